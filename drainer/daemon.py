@@ -1,0 +1,328 @@
+"""The drainer: spool frames in, captures out. One instance at a time.
+
+Shaped as ``initialize()``, ``loop(now)``, ``shutdown()`` so tests can drive a
+pass directly; ``run_detached``, ``run_watch``, ``run_once`` and
+``run_resume`` are the process modes around it. Signal handlers only set a
+flag.
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+import signal
+import stat
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Final
+
+import filelock
+import zstandard
+
+from memspool.config import Config, ensure_private_dir, private_umask
+from memspool.drainer.payload import Request, check_transcript_path, parse_payload
+from memspool.drainer.ship import Target, hold, load_cursor, mark_missing, ship
+from memspool.drainer.transcript import slice_transcript
+from memspool.errors import MemspoolError, TranscriptError
+from memspool.project import project_name
+from memspool.redact import redact
+from memspool.spool import Position, Spool
+from memspool.store import connect, set_state
+
+__all__ = ["Drainer", "PassResult", "acquire_lock", "setup_logging"]
+
+#: Frames handled per pass; the rest wait for the next pass (bounded work).
+MAX_FRAMES_PER_PASS: Final = 2000
+#: How often a detached drainer looks for new frames and grown transcripts
+#: while it lingers.
+POLL_SECS: Final = 0.2
+#: The watch daemon also wakes this often for held-back slices and retries.
+WATCH_TICK_SECS: Final = 30.0
+#: A log file this big is rotated; three old ones are kept.
+LOG_MAX_BYTES: Final = 1024 * 1024
+PID_NAME: Final = "drainer.pid"
+
+log = logging.getLogger("memspool.drainer")
+
+
+@dataclass
+class PassResult:
+    frames: int = 0
+    captures: int = 0
+    quarantined: int = 0
+    raw_bytes: int = 0
+    text_chars: int = 0
+    stored_bytes: int = 0
+
+    def add(self, other: PassResult) -> None:
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.frames or self.captures or self.quarantined)
+
+
+def setup_logging(config: Config) -> None:
+    """Log to ``HOME/drainer.log`` (rotated, 0600 through the umask)."""
+    ensure_private_dir(config.home)
+    if any(getattr(h, "_memspool", False) for h in log.handlers):
+        return
+    handler = logging.handlers.RotatingFileHandler(
+        config.log_path, maxBytes=LOG_MAX_BYTES, backupCount=3, encoding="utf-8"
+    )
+    handler._memspool = True  # type: ignore[attr-defined]
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+
+
+def acquire_lock(config: Config, timeout: float) -> filelock.BaseFileLock | None:
+    """The drainer lock, or ``None`` if another drainer kept it for ``timeout`` seconds."""
+    ensure_private_dir(config.home)
+    lock = filelock.FileLock(config.lock_path, timeout=timeout, mode=0o600)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        return None
+    (config.home / PID_NAME).write_text(f"{os.getpid()}\n", encoding="ascii")
+    return lock
+
+
+def _agent_id(path: Path) -> str:
+    stem = path.stem
+    return stem[len("agent-") :] if stem.startswith("agent-") else stem
+
+
+class Drainer:
+    """One drainer: holds the store connection, the spool and the compressor."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.stopping = False
+        self.spool = Spool(config.spool_dir, log=self._spool_log)
+        self._conn = None  # type: ignore[var-annotated]
+        self._compressor = zstandard.ZstdCompressor(level=config.zstd_level)
+        self._quarantined = 0
+        #: Targets drained by this process, with the size last read, so a
+        #: lingering drainer picks up lines Claude Code writes after the hook.
+        self.touched: dict[Path, tuple[Target, str, int]] = {}
+
+    # -- life cycle ---------------------------------------------------------
+
+    def initialize(self) -> None:
+        private_umask()
+        ensure_private_dir(self.config.home)
+        self.spool.ensure()
+        self._conn = connect(self.config)
+
+    def shutdown(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    @property
+    def conn(self):  # type: ignore[no-untyped-def]
+        if self._conn is None:
+            raise RuntimeError("Drainer.initialize() was not called")
+        return self._conn
+
+    def stop(self, signum: int = 0, frame: FrameType | None = None) -> None:
+        self.stopping = True
+
+    def _spool_log(self, message: str) -> None:
+        self._quarantined += "quarantined" in message
+        log.warning(message)
+
+    def _error(self, message: str) -> None:
+        log.error(message)
+        if self._conn is not None:
+            set_state(self._conn, "last_error", f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message}")
+
+    # -- one pass -----------------------------------------------------------
+
+    def loop(self, now: float | None = None) -> PassResult:
+        """Seal the active segment, drain every frame past the checkpoint, run due retries."""
+        now = time.time() if now is None else now
+        result = PassResult()
+        self._quarantined = 0
+        self.spool.seal()
+        while True:
+            requests, last, frames = self._read_batch()
+            result.frames += frames
+            for request in requests.values():
+                result.add(self._drain_request(request, now))
+            if last is None:
+                break
+            self.spool.commit(last)
+            if frames < MAX_FRAMES_PER_PASS:
+                break
+        result.add(self._drain_due(now))
+        result.quarantined = self._quarantined
+        set_state(self.conn, "last_drain", f"{now:.3f}")
+        return result
+
+    def _read_batch(self) -> tuple[dict[tuple[str, Path], Request], Position | None, int]:
+        requests: dict[tuple[str, Path], Request] = {}
+        last: Position | None = None
+        frames = 0
+        for position, frame in self.spool.read():
+            last = position
+            if frame is None:
+                continue
+            frames += 1
+            try:
+                request = parse_payload(frame.payload, frame.time_ns, self.config.transcript_roots)
+            except MemspoolError as exc:
+                self._error(f"skipped spool frame before {position.segment}@{position.offset}: {exc}")
+            else:
+                key = (request.session_id, request.transcript)
+                if key in requests:
+                    requests[key].merge(request)
+                else:
+                    requests[key] = request
+            if frames >= MAX_FRAMES_PER_PASS:
+                break
+        return requests, last, frames
+
+    def _targets(self, request: Request) -> Iterator[Target]:
+        project = project_name(request.cwd)
+        yield Target(request.transcript, request.session_id, None, project)
+        agents = set(request.agent_transcripts)
+        folder = request.transcript.with_suffix("") / "subagents"
+        if folder.is_dir():
+            for path in sorted(folder.glob("*.jsonl")):
+                try:
+                    agents.add(check_transcript_path(str(path), self.config.transcript_roots))
+                except TranscriptError as exc:
+                    self._error(str(exc))
+        for path in sorted(agents):
+            yield Target(path, request.session_id, _agent_id(path), project)
+
+    def _drain_request(self, request: Request, now: float) -> PassResult:
+        result = PassResult()
+        for target in self._targets(request):
+            preamble = request.instructions if target.agent_id is None else None
+            try:
+                result.add(self.drain_target(target, request.event, request.forced, now, preamble))
+            except (MemspoolError, OSError) as exc:
+                self._error(f"session {target.session_id}: {target.path}: {exc}")
+        return result
+
+    def drain_target(
+        self,
+        target: Target,
+        event: str,
+        forced: bool,
+        now: float,
+        preamble: list[tuple[str, str]] | None = None,
+    ) -> PassResult:
+        """Capture what is new in one transcript since its cursor."""
+        result = PassResult()
+        cursor = load_cursor(self.conn, target.path)
+        try:
+            handle = target.path.open("rb")
+        except FileNotFoundError:
+            if cursor is None or cursor.missing_since is None:
+                log.warning("session %s: transcript %s does not exist yet; will retry",
+                            target.session_id, target.path)
+            mark_missing(self.conn, target, cursor, event=event, now=now)
+            return result
+        with handle:
+            st = os.fstat(handle.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise TranscriptError(f"{target.path} is not a regular file", str(target.path))
+            offset = cursor.offset if cursor else 0
+            if cursor and cursor.ino is not None and (cursor.dev, cursor.ino) != (st.st_dev, st.st_ino):
+                log.warning("session %s: %s was replaced; re-reading it, skipping records "
+                            "already captured", target.session_id, target.path)
+                offset = 0
+            elif offset > st.st_size:
+                log.warning("session %s: %s shrank from %d to %d bytes; re-reading it, "
+                            "skipping records already captured",
+                            target.session_id, target.path, offset, st.st_size)
+                offset = 0
+            self.touched[target.path] = (target, event, st.st_size)
+            unchanged = cursor is not None and offset == cursor.offset == st.st_size
+            if unchanged and not preamble and cursor is not None and cursor.missing_since is None:
+                return result
+            for shipment in slice_transcript(
+                handle, offset,
+                is_seen=self._is_seen,
+                max_chars=self.config.max_capture_chars,
+                max_line=self.config.max_line_bytes,
+                preamble=preamble,
+            ):
+                if shipment.oversized or shipment.malformed:
+                    log.warning("session %s: %s: skipped %d oversized and %d malformed lines "
+                                "in bytes %d-%d", target.session_id, target.path,
+                                shipment.oversized, shipment.malformed, shipment.start, shipment.end)
+                chars = shipment.chars
+                if shipment.tail and 0 < chars < self.config.size_floor_chars and not forced:
+                    hold(self.conn, target, offset=shipment.start, dev=st.st_dev, ino=st.st_ino,
+                         event=event, now=now, held_since=cursor.held_since if cursor else None)
+                    continue
+                if not shipment.parts and shipment.end == shipment.start and cursor is not None \
+                        and cursor.missing_since is None and cursor.held_since is None \
+                        and cursor.offset == shipment.end:
+                    continue
+                ids = ship(self.conn, target, shipment, event=event, dev=st.st_dev, ino=st.st_ino,
+                           now=now, redact=redact, compressor=self._compressor)
+                result.captures += len(ids)
+                result.raw_bytes += shipment.end - shipment.start
+                result.text_chars += chars
+        return result
+
+    def _is_seen(self, key: str) -> bool:
+        return self.conn.execute(
+            "SELECT 1 FROM seen_records WHERE uuid = ?", (key,)
+        ).fetchone() is not None
+
+    def _drain_due(self, now: float) -> PassResult:
+        """Ship slices held back too long; retry transcripts that were missing."""
+        result = PassResult()
+        rows = self.conn.execute(
+            """
+            SELECT path, session_id, agent_id, project, held_since, missing_since FROM cursors
+            WHERE (held_since IS NOT NULL AND held_since <= ?)
+               OR (missing_since IS NOT NULL AND missing_since >= ?)
+            """,
+            (now - self.config.hold_max_secs, now - self.config.missing_retry_secs),
+        ).fetchall()
+        for row in rows:
+            target = Target(Path(row["path"]), row["session_id"], row["agent_id"], row["project"])
+            expired = row["held_since"] is not None
+            if row["missing_since"] is not None and not target.path.exists():
+                continue
+            try:
+                result.add(self.drain_target(target, "held-expired" if expired else "retry",
+                                             expired, now))
+            except (MemspoolError, OSError) as exc:
+                self._error(f"session {target.session_id}: {target.path}: {exc}")
+        return result
+
+    def grown_targets(self) -> list[tuple[Target, str]]:
+        """Transcripts this process drained that have grown since."""
+        grown = []
+        for path, (target, event, size) in self.touched.items():
+            try:
+                if path.stat().st_size != size:
+                    grown.append((target, event))
+            except OSError:
+                continue
+        return grown
+
+
+def install_signal_handlers(drainer: Drainer, wake: threading.Event | None = None) -> None:
+    def handler(signum: int, frame: FrameType | None) -> None:
+        drainer.stop()
+        if wake is not None:
+            wake.set()
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)

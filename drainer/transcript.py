@@ -1,0 +1,201 @@
+"""Reading a transcript from a byte cursor and cutting what it keeps into captures.
+
+The transcript is streamed line by line (never slurped): memory is bounded
+by one capture's text plus one line. Only complete lines are read; a half
+written last line waits for the next drain. A line longer than
+``max_line_bytes`` is skipped unread and counted as dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import BinaryIO, Final
+
+import orjson
+
+from memspool.drainer.compress import compress_record, record_key
+
+__all__ = ["Part", "Shipment", "iter_lines", "slice_transcript"]
+
+#: Bytes read per call while skipping an oversized line.
+SKIP_CHUNK: Final = 1024 * 1024
+#: Between two kept entries in a capture's text.
+SEPARATOR: Final = "\n\n"
+
+
+def iter_lines(handle: BinaryIO, start: int, max_line: int) -> Iterator[tuple[bytes | None, int]]:
+    """Yield ``(line, end_offset)`` for each complete line from ``start``.
+
+    ``line`` is ``None`` for a line longer than ``max_line`` (skipped unread).
+    Stops before a last line that has no newline yet.
+    """
+    handle.seek(start)
+    position = start
+    while True:
+        line = handle.readline(max_line + 1)
+        if not line:
+            return
+        if line.endswith(b"\n"):
+            position += len(line)
+            yield line, position
+            continue
+        if len(line) <= max_line:
+            return  # half-written last line: the writer is not done with it
+        skipped = len(line)
+        while True:
+            more = handle.readline(SKIP_CHUNK)
+            if not more:
+                return
+            skipped += len(more)
+            if more.endswith(b"\n"):
+                break
+        position += skipped
+        yield None, position
+
+
+@dataclass
+class Part:
+    """The kept text of one capture and where it came from in the transcript."""
+
+    text: str
+    byte_start: int
+    byte_end: int
+    kept: int = 0
+
+
+@dataclass
+class Shipment:
+    """Captures that must be stored together with the cursor moved to ``end``.
+
+    ``tail`` marks the last shipment of a read: the text up to the last
+    complete line, which the size floor may hold back.
+    """
+
+    start: int
+    end: int
+    tail: bool
+    parts: list[Part] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+    dropped: int = 0
+    unknown: int = 0
+    replayed: int = 0
+    malformed: int = 0
+    oversized: int = 0
+
+    @property
+    def chars(self) -> int:
+        return sum(len(p.text) for p in self.parts)
+
+
+def _parse(line: bytes) -> object:
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        pass
+    # A non-UTF-8 byte makes orjson refuse the whole line; keep the rest of it.
+    try:
+        return orjson.loads(line.decode("utf-8", "replace"))
+    except orjson.JSONDecodeError:
+        return None
+
+
+def pack(entries: list[tuple[str, int]], start: int, max_chars: int) -> list[Part]:
+    """Pack ``(text, line_end)`` entries into parts of at most ``max_chars``.
+
+    Entries are never cut unless one alone exceeds ``max_chars``; then it is
+    split into consecutive pieces, and nothing is dropped (invariant 5).
+    """
+    parts: list[Part] = []
+    current: list[str] = []
+    size = 0
+    part_start = start
+    last_end = start
+
+    def close(end: int) -> None:
+        nonlocal current, size, part_start
+        if current:
+            parts.append(Part(SEPARATOR.join(current), part_start, end, len(current)))
+            part_start = end
+        current, size = [], 0
+
+    for text, line_end in entries:
+        extra = len(text) + (len(SEPARATOR) if current else 0)
+        if current and size + extra > max_chars:
+            close(last_end)
+        if len(text) > max_chars:
+            close(last_end)
+            for offset in range(0, len(text), max_chars):
+                parts.append(Part(text[offset : offset + max_chars], part_start, line_end, 1))
+            part_start = line_end
+        else:
+            current.append(text)
+            size += len(text) + (len(SEPARATOR) if len(current) > 1 else 0)
+        last_end = line_end
+    close(last_end)
+    return parts
+
+
+def slice_transcript(
+    handle: BinaryIO,
+    start: int,
+    *,
+    is_seen: Callable[[str], bool],
+    max_chars: int,
+    max_line: int,
+    preamble: list[tuple[str, str]] | None = None,
+) -> Iterator[Shipment]:
+    """Read from ``start`` and yield shipments; the last one has ``tail=True``.
+
+    ``preamble`` entries ``(key, text)`` (PreCompact instructions) lead the
+    first capture. A record whose key ``is_seen`` (or that repeats within this
+    read) is counted as replayed and left out.
+    """
+    shipment = Shipment(start=start, end=start, tail=False)
+    entries: list[tuple[str, int]] = []
+    chars = 0
+    keys_here: set[str] = set()
+    for key, text in preamble or []:
+        if key not in keys_here and not is_seen(key):
+            keys_here.add(key)
+            shipment.keys.append(key)
+            entries.append((f"[precompact instructions] {text}", start))
+            chars += len(text)
+    for line, end in iter_lines(handle, start, max_line):
+        shipment.end = end
+        if line is None:
+            shipment.oversized += 1
+            shipment.dropped += 1
+            continue
+        record = _parse(line)
+        if record is None:
+            shipment.malformed += 1
+            shipment.dropped += 1
+            continue
+        kept = compress_record(record)
+        if kept.text is None:
+            if kept.verdict == "unknown":
+                shipment.unknown += 1
+            else:
+                shipment.dropped += 1
+            continue
+        key = record_key(record, line)  # type: ignore[arg-type]
+        if key in keys_here or is_seen(key):
+            shipment.replayed += 1
+            continue
+        keys_here.add(key)
+        shipment.keys.append(key)
+        entries.append((kept.text, end))
+        chars += len(kept.text) + len(SEPARATOR)
+        if chars >= max_chars:
+            shipment.parts = pack(entries, shipment.start, max_chars)
+            yield shipment
+            # The caller stores each shipment before asking for the next, so
+            # the store's seen set now holds these keys.
+            shipment = Shipment(start=end, end=end, tail=False)
+            entries, chars, keys_here = [], 0, set()
+    shipment.tail = True
+    shipment.parts = pack(entries, shipment.start, max_chars)
+    if shipment.parts:
+        shipment.parts[-1].byte_end = shipment.end
+    yield shipment

@@ -1,0 +1,82 @@
+"""``memspool install`` and ``memspool uninstall``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from memspool.cli._common import add_home, command, print_json
+from memspool.config import load_config
+from memspool.install import (
+    default_settings_path,
+    install_hooks,
+    install_systemd_unit,
+    uninstall_hooks,
+)
+
+INSTALL_DOC = """Add memspool's Stop, SubagentStop, PreCompact and SessionEnd hooks to Claude Code.
+
+Merges into settings.json (default ~/.claude/settings.json, or under
+CLAUDE_CONFIG_DIR; --scope project uses ./.claude/settings.json), keeps every
+other hook and setting, backs the file up first, and refuses to touch a file
+it cannot parse. Running it again changes nothing. The hook command carries
+the home it was installed for.
+
+Example:
+    memspool install
+    memspool install --settings ./.claude/settings.json --systemd
+"""
+
+UNINSTALL_DOC = """Remove memspool's hooks (and nothing else) from a Claude Code settings.json.
+
+Example:
+    memspool uninstall --scope project
+"""
+
+
+def _settings(args: argparse.Namespace) -> Path:
+    return Path(args.settings).expanduser() if args.settings else default_settings_path(args.scope)
+
+
+def _install(args: argparse.Namespace) -> int:
+    config = load_config(Path(args.home) if args.home else None)
+    result: dict[str, Any] = install_hooks(_settings(args), config)
+    if args.systemd:
+        result["systemd_unit"] = str(install_systemd_unit(config))
+    if args.json:
+        print_json(result)
+    else:
+        verb = "installed" if result["changed"] else "already installed"
+        print(f"memspool hooks {verb} in {result['settings']} ({', '.join(result['events'])})")
+        if result["backup"]:
+            print(f"backup: {result['backup']}")
+        print(f"home: {result['home']}")
+        if args.systemd:
+            print(f"systemd unit: {result['systemd_unit']}\n"
+                  f"  enable it: systemctl --user daemon-reload && "
+                  f"systemctl --user enable --now memspool-drainer")
+    return 0
+
+
+def _uninstall(args: argparse.Namespace) -> int:
+    result = uninstall_hooks(_settings(args))
+    if args.json:
+        print_json(result)
+    else:
+        print(f"removed {result['removed']} memspool hook(s) from {result['settings']}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    for name, doc, handler in (("install", INSTALL_DOC, _install),
+                               ("uninstall", UNINSTALL_DOC, _uninstall)):
+        parser = command(sub, name, doc, handler)
+        parser.add_argument("--settings", help="settings.json to edit")
+        parser.add_argument("--scope", choices=("user", "project"), default="user",
+                            help="which settings.json when --settings is not given (default: user)")
+        parser.add_argument("--json", action="store_true", help="print the result as JSON")
+        if name == "install":
+            add_home(parser)
+            parser.add_argument("--systemd", action="store_true",
+                                help="also write the drainer's systemd user unit")

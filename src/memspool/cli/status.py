@@ -1,0 +1,45 @@
+"""``memspool status``."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from memspool.cli._common import add_home, command, print_json
+from memspool.config import load_config
+from memspool.status import collect_status
+
+DOC = """Show the capture path's state: spool backlog, captures queued, sessions, last drain and error.
+
+Example:
+    memspool status --json
+"""
+
+
+def _status(args: argparse.Namespace) -> int:
+    status = collect_status(load_config(Path(args.home) if args.home else None))
+    if args.json:
+        print_json(status)
+        return 0
+    last = status["last_drain"]
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(last)) if last else "never"
+    print(f"home:              {status['home']}")
+    print(f"spool pending:     {status['pending_frames']} frame(s), {status['pending_bytes']} bytes")
+    print(f"drainer running:   {'yes' if status['drainer_running'] else 'no'}")
+    print(f"captures queued:   {status['captures_queued']} (of {status['captures_total']})")
+    print(f"sessions tracked:  {status['sessions_tracked']}")
+    print(f"held back:         {status['slices_held_back']} slice(s) below the size floor")
+    print(f"missing:           {status['transcripts_missing']} transcript(s) being retried")
+    print(f"quarantined:       {status['quarantined_files']} damaged spool region(s)")
+    print(f"hook errors:       {status['hook_errors']}")
+    print(f"last drain:        {when}")
+    print(f"last error:        {status['last_error'] or 'none'}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    parser = command(sub, "status", DOC, _status)
+    add_home(parser)
+    parser.add_argument("--json", action="store_true", help="print the status as JSON")

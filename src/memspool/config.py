@@ -1,0 +1,193 @@
+"""Where memspool keeps its state, and the settings that steer it.
+
+Everything lives under one home folder: ``MEMSPOOL_HOME`` when set, else the
+platformdirs user data folder. ``config.toml`` in that folder holds settings;
+an environment variable ``MEMSPOOL_<NAME>`` overrides the key ``<name>``.
+The home is private: folders 0700, files 0600.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+import platformdirs
+
+from memspool.errors import ConfigError
+
+__all__ = [
+    "CONFIG_NAME",
+    "Config",
+    "default_home",
+    "ensure_private_dir",
+    "load_config",
+    "private_umask",
+]
+
+CONFIG_NAME: Final = "config.toml"
+#: Owner-only permissions for everything under the home (invariant 7).
+DIR_MODE: Final = 0o700
+FILE_MODE: Final = 0o600
+#: The LLM timeout's default; the issue fixes junk values to mean this too.
+DEFAULT_LLM_TIMEOUT_SECS: Final = 30.0
+
+
+def default_home(env: Mapping[str, str] | None = None) -> Path:
+    """The home folder: ``MEMSPOOL_HOME`` if set, else the user data folder."""
+    env = os.environ if env is None else env
+    explicit = env.get("MEMSPOOL_HOME", "").strip()
+    if explicit:
+        return Path(explicit).expanduser().absolute()
+    return Path(platformdirs.user_data_dir("memspool", appauthor=False))
+
+
+def _default_transcript_roots(env: Mapping[str, str]) -> tuple[Path, ...]:
+    roots = [Path("~/.claude/projects").expanduser()]
+    config_dir = env.get("CLAUDE_CONFIG_DIR", "").strip()
+    if config_dir:
+        roots.append(Path(config_dir).expanduser() / "projects")
+    return tuple(roots)
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """Resolved settings. Build one with :func:`load_config`."""
+
+    home: Path
+    #: Kept characters below which a slice is held back (not lost) until more
+    #: arrives or a PreCompact/SessionEnd forces it out.
+    size_floor_chars: int = 400
+    #: Kept characters per capture; a longer slice becomes several captures.
+    max_capture_chars: int = 200_000
+    #: A held-back slice older than this ships at the next drain anyway.
+    hold_max_secs: float = 3600.0
+    #: Seconds a detached drainer lingers for late transcript lines and new
+    #: frames before it exits.
+    idle_grace_secs: float = 3.0
+    #: How long a transcript that does not exist yet is retried.
+    missing_retry_secs: float = 86400.0
+    #: A transcript line longer than this is skipped unread (and counted).
+    max_line_bytes: int = 16 * 1024 * 1024
+    #: zstd level for stored captures: 10 is where ratio gains flatten on
+    #: transcript text while compression still runs at tens of MB/s.
+    zstd_level: int = 10
+    #: Transcripts are only read below these folders (a payload's path is
+    #: never trusted on its own).
+    transcript_roots: tuple[Path, ...] = ()
+    llm_timeout_secs: float = DEFAULT_LLM_TIMEOUT_SECS
+    llm_endpoint: str = ""
+    llm_model: str = ""
+
+    @property
+    def spool_dir(self) -> Path:
+        return self.home / "spool"
+
+    @property
+    def db_path(self) -> Path:
+        return self.home / "memspool.db"
+
+    @property
+    def log_path(self) -> Path:
+        return self.home / "drainer.log"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.home / "drainer.lock"
+
+
+_INT_KEYS: Final = ("size_floor_chars", "max_capture_chars", "max_line_bytes", "zstd_level")
+_FLOAT_KEYS: Final = ("hold_max_secs", "idle_grace_secs", "missing_retry_secs")
+_STR_KEYS: Final = ("llm_endpoint", "llm_model")
+
+
+def _coerce(key: str, value: Any, origin: str) -> Any:
+    try:
+        if key in _INT_KEYS:
+            if isinstance(value, bool):
+                raise ValueError
+            number = int(value)
+            if number < 0:
+                raise ValueError
+            return number
+        if key in _FLOAT_KEYS:
+            if isinstance(value, bool):
+                raise ValueError
+            seconds = float(value)
+            if not seconds >= 0:  # also rejects NaN
+                raise ValueError
+            return seconds
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"{origin}: {key} must be a non-negative number, got {value!r}. "
+            f"Fix the value or remove it to use the default."
+        ) from None
+    if key in _STR_KEYS:
+        return str(value)
+    if key == "transcript_roots":
+        if isinstance(value, str):
+            value = [part for part in value.split(os.pathsep) if part]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{origin}: transcript_roots must be a list of folder paths.")
+        return tuple(Path(v).expanduser().absolute() for v in value)
+    raise ConfigError(f"{origin}: unknown setting {key!r}.")
+
+
+def llm_timeout_from(raw: object) -> float:
+    """Seconds for an LLM call; anything that is not a positive number means 30."""
+    try:
+        seconds = float(raw)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return DEFAULT_LLM_TIMEOUT_SECS
+    if not 0 < seconds < float("inf"):
+        return DEFAULT_LLM_TIMEOUT_SECS
+    return seconds
+
+
+def load_config(home: Path | None = None, env: Mapping[str, str] | None = None) -> Config:
+    """Read ``config.toml`` under the home, then apply ``MEMSPOOL_*`` overrides.
+
+    The home is not created here; :func:`ensure_private_dir` does that when a
+    command is about to write.
+    """
+    env = os.environ if env is None else env
+    home = (home or default_home(env)).absolute()
+    values: dict[str, Any] = {"transcript_roots": _default_transcript_roots(env)}
+    config_file = home / CONFIG_NAME
+    if config_file.is_file():
+        try:
+            data = tomllib.loads(config_file.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{config_file} is not valid TOML ({exc}). Fix or remove it.") from None
+        for key, value in data.items():
+            if key == "llm_timeout_secs":
+                values[key] = llm_timeout_from(value)
+            else:
+                values[key] = _coerce(key, value, str(config_file))
+    for field in dataclasses.fields(Config):
+        if field.name == "home":
+            continue
+        name = f"MEMSPOOL_{field.name.upper()}"
+        if name not in env:
+            continue
+        if field.name == "llm_timeout_secs":
+            values[field.name] = llm_timeout_from(env[name])
+        else:
+            values[field.name] = _coerce(field.name, env[name], name)
+    return Config(home=home, **values)
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) owner-only; tighten it if it already exists."""
+    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    if path.stat().st_mode & 0o777 != DIR_MODE:
+        path.chmod(DIR_MODE)
+    return path
+
+
+def private_umask() -> int:
+    """Make files this process creates owner-only; returns the previous umask."""
+    return os.umask(0o077)

@@ -1,0 +1,158 @@
+"""``memspool demo``: a Claude Code session simulated on the bundled sample transcripts.
+
+It installs the real hooks into a scratch settings.json, writes a transcript
+in stages the way Claude Code does, runs the installed Stop, SubagentStop and
+PreCompact commands through ``sh -c`` with their payloads on stdin, waits for
+the detached drainer, and reports what was captured and the byte counts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from importlib.resources import files
+from pathlib import Path
+from typing import Any, Final
+
+from memspool.captures import capture_text, list_captures
+from memspool.config import load_config
+from memspool.install import install_hooks
+from memspool.spool import Spool
+from memspool.store import connect
+
+__all__ = ["run_demo"]
+
+MAIN_SAMPLE: Final = "spotter-subagent.jsonl"
+SUBAGENT_SAMPLE: Final = "spotter-ae4a77f8-aedd-4bc1-888f-c94edc91af04/subagents/agent-aac57f5.jsonl"
+SESSION_ID: Final = "491e126e-1e71-469c-ade2-fcc8af567c74"
+#: How long the demo waits for the detached drainer before it gives up.
+DRAIN_DEADLINE_SECS: Final = 60.0
+
+
+def _sample(name: str) -> bytes:
+    return files("memspool.samples").joinpath(name).read_bytes()
+
+
+def _run_hook(command: str, payload: dict[str, Any], env: dict[str, str], home: Path) -> None:
+    # Exactly as Claude Code runs a command hook: a shell, the JSON on stdin.
+    fired = time.time()
+    subprocess.run(["sh", "-c", command], input=json.dumps(payload).encode(),  # noqa: S607
+                   env=env, check=True, timeout=30)
+    # A person reads the answer before the next turn; let the drainer catch up.
+    _wait_drained(home, time.monotonic() + DRAIN_DEADLINE_SECS, since=fired)
+
+
+def _wait_drained(home: Path, deadline: float, *, since: float | None = None) -> bool:
+    """Poll until the spool is empty and a drain pass ended after ``since``
+    (or, without ``since``, until the detached drainer has exited)."""
+    from memspool.status import _drainer_running
+    from memspool.store import get_state
+
+    config = load_config(home)
+    spool = Spool(config.spool_dir)
+    while time.monotonic() < deadline:
+        if not spool.has_pending():
+            if since is None:
+                if not _drainer_running(config):
+                    return True
+            else:
+                conn = connect(config)
+                try:
+                    last = get_state(conn, "last_drain")
+                finally:
+                    conn.close()
+                if last is not None and float(last) > since:
+                    return True
+        time.sleep(0.05)
+    return False
+
+
+def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> dict[str, Any]:
+    """Run the simulated session; returns the numbers it printed."""
+    home = (home or Path(tempfile.mkdtemp(prefix="memspool-demo-"))).absolute()
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    claude = home / "demo-claude"
+    project_dir = claude / "projects" / "-home-user-projects-spotter"
+    project_dir.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(
+        f"transcript_roots = [{json.dumps(str(claude / 'projects'))}]\n", encoding="utf-8")
+    config = load_config(home)
+    settings = claude / "settings.json"
+    install_hooks(settings, config)
+    commands = {
+        event: groups[-1]["hooks"][0]["command"]
+        for event, groups in json.loads(settings.read_text())["hooks"].items()
+    }
+    out(f"memspool demo: home {home}")
+    out(f"  hooks installed in {settings}")
+
+    # The installed command carries its home; Claude Code's environment does not.
+    env = {k: v for k, v in os.environ.items() if k != "MEMSPOOL_HOME"}
+    transcript = project_dir / f"{SESSION_ID}.jsonl"
+    lines = _sample(MAIN_SAMPLE).splitlines(keepends=True)
+    cwd = str(home)
+    base = {"session_id": SESSION_ID, "transcript_path": str(transcript), "cwd": cwd}
+    stages = [lines[: len(lines) // 3], lines[len(lines) // 3 : 2 * len(lines) // 3],
+              lines[2 * len(lines) // 3 :]]
+    raw_total = 0
+    with transcript.open("ab") as handle:
+        handle.write(b"".join(stages[0]))
+    raw_total += sum(map(len, stages[0]))
+    _run_hook(commands["Stop"], {**base, "hook_event_name": "Stop", "stop_hook_active": False}, env, home)
+    out(f"  turn 1: wrote {len(stages[0])} transcript lines, fired Stop")
+
+    with transcript.open("ab") as handle:
+        handle.write(b"".join(stages[1]))
+    raw_total += sum(map(len, stages[1]))
+    agent = transcript.with_suffix("") / "subagents" / "agent-aac57f5.jsonl"
+    agent.parent.mkdir(parents=True, exist_ok=True)
+    agent_bytes = _sample(SUBAGENT_SAMPLE)
+    agent.write_bytes(agent_bytes)
+    raw_total += len(agent_bytes)
+    _run_hook(commands["SubagentStop"], {**base, "hook_event_name": "SubagentStop",
+              "stop_hook_active": False, "agent_id": "aac57f5",
+              "agent_transcript_path": str(agent)}, env, home)
+    out(f"  turn 2: wrote {len(stages[1])} lines and a subagent transcript, fired SubagentStop")
+
+    with transcript.open("ab") as handle:
+        handle.write(b"".join(stages[2]))
+    raw_total += sum(map(len, stages[2]))
+    _run_hook(commands["PreCompact"], {**base, "hook_event_name": "PreCompact", "trigger": "manual",
+              "custom_instructions": "Keep the decisions about the credo and dialyzer setup."}, env, home)
+    out(f"  turn 3: wrote {len(stages[2])} lines, fired PreCompact (forces the tail out)")
+
+    drained = _wait_drained(home, time.monotonic() + DRAIN_DEADLINE_SECS)
+    conn = connect(config)
+    try:
+        rows = list(reversed(list_captures(conn, limit=1000)))
+        sample_text = capture_text(conn, rows[0]["id"]) if rows else ""
+    finally:
+        conn.close()
+    text_chars = sum(r["text_chars"] for r in rows)
+    stored = sum(r["stored_bytes"] for r in rows)
+    covered = sum(r["raw_bytes"] for r in rows)
+    out("")
+    out(f"  detached drainer {'finished' if drained else 'did NOT finish in time'}; "
+        f"{len(rows)} capture(s):")
+    for r in rows:
+        who = f"subagent {r['agent_id']}" if r["agent_id"] else "main"
+        out(f"    #{r['id']:<3} {r['event']:<12} {who:<17} bytes {r['byte_start']}-{r['byte_end']}: "
+            f"kept {r['records_kept']} records, dropped {r['records_dropped']}; "
+            f"{r['raw_bytes']} raw -> {r['text_chars']} chars -> {r['stored_bytes']} zstd bytes")
+    out("")
+    ratio = covered / stored if stored else 0.0
+    out(f"  transcript bytes written: {raw_total}; covered by captures: {covered}")
+    out(f"  kept text: {text_chars} chars ({100 * text_chars / max(covered, 1):.1f}% of raw); "
+        f"stored zstd: {stored} bytes ({ratio:.0f}x smaller than raw)")
+    out("")
+    out("  start of the first capture:")
+    for line in sample_text[:700].splitlines():
+        out(f"    | {line}")
+    out("")
+    out(f"  look around: MEMSPOOL_HOME={home} memspool captures list")
+    return {"home": str(home), "captures": len(rows), "raw_bytes": raw_total, "covered": covered,
+            "text_chars": text_chars, "stored_bytes": stored, "drained": drained}

@@ -1,0 +1,184 @@
+"""Putting memspool's hooks into a Claude Code settings.json, and taking them out.
+
+Merging is idempotent and leaves every other hook and setting alone: our
+entries are recognised by a trailing ``# memspool-hook`` shell comment, the
+file is backed up before it changes, and a file that does not parse is
+never overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any, Final
+
+from memspool.config import Config, ensure_private_dir
+from memspool.errors import SettingsError
+from memspool.hooks import HOOK_SCRIPT
+
+__all__ = [
+    "HOOK_EVENTS",
+    "HOOK_MARKER",
+    "default_settings_path",
+    "hook_command",
+    "install_hooks",
+    "install_systemd_unit",
+    "uninstall_hooks",
+]
+
+#: Stop and SubagentStop end a turn; PreCompact comes before context is
+#: summarised away; SessionEnd lets a held-back tail ship when a session closes.
+HOOK_EVENTS: Final = ("Stop", "SubagentStop", "PreCompact", "SessionEnd")
+HOOK_MARKER: Final = "# memspool-hook"
+#: Seconds Claude Code gives the hook; it needs about 10 ms.
+HOOK_TIMEOUT_SECS: Final = 10
+UNIT_NAME: Final = "memspool-drainer.service"
+
+
+def default_settings_path(scope: str = "user", env: dict[str, str] | None = None) -> Path:
+    """``~/.claude/settings.json`` (or under ``CLAUDE_CONFIG_DIR``); ``.claude/settings.json`` for a project."""
+    env = dict(os.environ) if env is None else env
+    if scope == "project":
+        return Path.cwd() / ".claude" / "settings.json"
+    config_dir = env.get("CLAUDE_CONFIG_DIR", "").strip()
+    base = Path(config_dir).expanduser() if config_dir else Path.home() / ".claude"
+    return base / "settings.json"
+
+
+def hook_command(home: Path, python: str | None = None) -> str:
+    """The shell command Claude Code runs: this install's interpreter, isolated, no site."""
+    interpreter = python or sys.executable
+    return (
+        f"{shlex.quote(interpreter)} -I -S {shlex.quote(str(HOOK_SCRIPT))} "
+        f"--home {shlex.quote(str(home))} {HOOK_MARKER}"
+    )
+
+
+def _is_ours(hook: Any) -> bool:
+    return isinstance(hook, dict) and HOOK_MARKER in str(hook.get("command", ""))
+
+
+def _read(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"Cannot read {path}: {exc}. Nothing was changed.", str(path)) from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SettingsError(
+            f"{path} is not valid JSON ({exc}). memspool will not overwrite it: fix the file "
+            f"(or point --settings at another one) and run the command again. Nothing was changed.",
+            str(path),
+        ) from None
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path} does not hold a JSON object. Nothing was changed.", str(path))
+    hooks = data.get("hooks", {})
+    if not isinstance(hooks, dict) or not all(isinstance(v, list) for v in hooks.values()):
+        raise SettingsError(
+            f"{path} has a \"hooks\" entry memspool does not understand. Nothing was changed.",
+            str(path),
+        )
+    return data
+
+
+def _strip_ours(hooks: dict[str, Any]) -> int:
+    removed = 0
+    for event in list(hooks):
+        groups = []
+        for group in hooks[event]:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                kept = [h for h in group["hooks"] if not _is_ours(h)]
+                removed += len(group["hooks"]) - len(kept)
+                if not kept and len(group["hooks"]) > 0:
+                    continue
+                group = {**group, "hooks": kept}
+            groups.append(group)
+        if groups:
+            hooks[event] = groups
+        else:
+            del hooks[event]
+    return removed
+
+
+def _write(path: Path, data: dict[str, Any]) -> Path | None:
+    backup = None
+    mode = 0o600
+    if path.exists():
+        mode = path.stat().st_mode & 0o777
+        backup = path.with_name(f"{path.name}.memspool-backup-{time.strftime('%Y%m%d-%H%M%S')}")
+        shutil.copy2(path, backup)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.memspool-tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2)
+        handle.write("\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+    return backup
+
+
+def install_hooks(settings: Path, config: Config, python: str | None = None) -> dict[str, Any]:
+    """Merge memspool's hook commands into ``settings``; returns what was done."""
+    data = _read(settings)
+    original = json.dumps(data, sort_keys=True)
+    hooks = data.setdefault("hooks", {})
+    _strip_ours(hooks)
+    command = hook_command(config.home, python)
+    for event in HOOK_EVENTS:
+        hooks.setdefault(event, []).append(
+            {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECS}]}
+        )
+    ensure_private_dir(config.home)
+    ensure_private_dir(config.spool_dir)
+    changed = json.dumps(data, sort_keys=True) != original
+    backup = _write(settings, data) if changed else None
+    return {"settings": str(settings), "changed": changed, "backup": str(backup) if backup else None,
+            "events": list(HOOK_EVENTS), "command": command, "home": str(config.home)}
+
+
+def uninstall_hooks(settings: Path) -> dict[str, Any]:
+    """Remove memspool's hook entries (only those) from ``settings``."""
+    data = _read(settings)
+    hooks = data.get("hooks")
+    removed = _strip_ours(hooks) if isinstance(hooks, dict) else 0
+    if isinstance(hooks, dict) and not hooks:
+        del data["hooks"]
+    backup = _write(settings, data) if removed else None
+    return {"settings": str(settings), "removed": removed, "backup": str(backup) if backup else None}
+
+
+def unit_template() -> str:
+    from importlib.resources import files
+
+    return files("memspool.systemd").joinpath(UNIT_NAME).read_text(encoding="utf-8")
+
+
+def render_unit(config: Config, python: str | None = None) -> str:
+    """The unit with this install's interpreter and home filled in."""
+    interpreter = python or sys.executable
+    exec_start = (f"ExecStart={interpreter} -m memspool.drainer --watch "
+                  f"--home {shlex.quote(str(config.home))}")
+    lines = [exec_start if line.startswith("ExecStart=") else line
+             for line in unit_template().splitlines()]
+    return "\n".join(lines) + "\n"
+
+
+def install_systemd_unit(config: Config, unit_dir: Path | None = None) -> Path:
+    """Write the drainer's user unit; enable it with ``systemctl --user enable --now``."""
+    folder = unit_dir or Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "systemd" / "user"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / UNIT_NAME
+    target.write_text(render_unit(config), encoding="utf-8")
+    return target

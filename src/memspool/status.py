@@ -1,0 +1,59 @@
+"""What the capture path is doing: spool backlog, queue, sessions, last drain and error."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from memspool.config import Config
+from memspool.spool import Spool
+from memspool.store import connect, get_state
+
+__all__ = ["collect_status"]
+
+
+def _drainer_running(config: Config) -> bool:
+    import fcntl
+
+    try:
+        fd = os.open(config.lock_path, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # also drops the probe's lock
+    return False
+
+
+def collect_status(config: Config) -> dict[str, Any]:
+    frames, pending_bytes = Spool(config.spool_dir).pending()
+    quarantine = config.spool_dir / "quarantine"
+    status: dict[str, Any] = {
+        "home": str(config.home),
+        "pending_frames": frames,
+        "pending_bytes": pending_bytes,
+        "quarantined_files": len(list(quarantine.iterdir())) if quarantine.is_dir() else 0,
+        "drainer_running": _drainer_running(config),
+    }
+    conn = connect(config)
+    try:
+        one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+        status["captures_queued"] = one("SELECT count(*) FROM captures WHERE digested_at IS NULL")
+        status["captures_total"] = one("SELECT count(*) FROM captures")
+        status["sessions_tracked"] = one("SELECT count(DISTINCT session_id) FROM cursors")
+        status["slices_held_back"] = one("SELECT count(*) FROM cursors WHERE held_since IS NOT NULL")
+        status["transcripts_missing"] = one(
+            "SELECT count(*) FROM cursors WHERE missing_since IS NOT NULL")
+        last = get_state(conn, "last_drain")
+        status["last_drain"] = float(last) if last else None
+        status["last_error"] = get_state(conn, "last_error")
+    finally:
+        conn.close()
+    hook_log = config.home / "hook-errors.log"
+    status["hook_errors"] = (
+        sum(1 for _ in hook_log.open("rb")) if hook_log.exists() else 0
+    )
+    return status

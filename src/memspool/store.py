@@ -1,0 +1,162 @@
+"""The SQLite store: one file under the home, WAL mode, schema by migrations.
+
+``captures`` is the ingest queue the drainer fills and the archivist empties;
+it is never full-text indexed and never searched (invariant 4). ``cursors``
+hold each transcript's byte position; ``seen_records`` the uuids already
+captured, so replayed records (resumed sessions, compaction) stay out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Final
+
+from memspool.config import FILE_MODE, Config, ensure_private_dir
+from memspool.errors import StoreError
+
+__all__ = ["MIGRATIONS", "connect", "get_state", "set_state", "transaction"]
+
+#: Seconds a writer waits for another writer's lock before failing; the
+#: drainer's transactions are short, so this is only reached when a process hangs.
+BUSY_TIMEOUT_SECS: Final = 30.0
+
+#: Each entry moves the schema one version up (PRAGMA user_version).
+#: Append only: never edit a migration that has shipped.
+MIGRATIONS: Final[list[str]] = [
+    # 1: the capture path.
+    """
+    CREATE TABLE captures (
+        id              INTEGER PRIMARY KEY,
+        session_id      TEXT    NOT NULL,
+        agent_id        TEXT,
+        project         TEXT    NOT NULL,
+        event           TEXT    NOT NULL,
+        transcript_path TEXT    NOT NULL,
+        byte_start      INTEGER NOT NULL,
+        byte_end        INTEGER NOT NULL,
+        part            INTEGER NOT NULL DEFAULT 1,
+        records_kept    INTEGER NOT NULL,
+        records_dropped INTEGER NOT NULL,
+        records_unknown INTEGER NOT NULL DEFAULT 0,
+        records_replayed INTEGER NOT NULL DEFAULT 0,
+        raw_bytes       INTEGER NOT NULL,
+        text_chars      INTEGER NOT NULL,
+        stored_bytes    INTEGER NOT NULL,
+        redactions      INTEGER NOT NULL DEFAULT 0,
+        body            BLOB    NOT NULL,
+        created_at      REAL    NOT NULL,
+        digested_at     REAL
+    );
+    CREATE INDEX captures_queue ON captures (digested_at, id);
+    CREATE INDEX captures_session ON captures (session_id, id);
+    CREATE TABLE cursors (
+        path          TEXT PRIMARY KEY,
+        session_id    TEXT NOT NULL,
+        agent_id      TEXT,
+        project       TEXT NOT NULL,
+        dev           INTEGER,
+        ino           INTEGER,
+        offset        INTEGER NOT NULL DEFAULT 0,
+        held_since    REAL,
+        force_pending INTEGER NOT NULL DEFAULT 0,
+        last_event    TEXT NOT NULL DEFAULT '',
+        missing_since REAL,
+        updated_at    REAL NOT NULL
+    );
+    CREATE TABLE seen_records (uuid TEXT PRIMARY KEY) WITHOUT ROWID;
+    CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    """,
+]
+
+
+def _create_private_file(path: Path) -> None:
+    # SQLite gives the -wal and -shm files the mode of the database file, so
+    # creating the database 0600 first keeps all three private.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE)
+    os.close(fd)
+
+
+def connect(config: Config) -> sqlite3.Connection:
+    """Open (creating and migrating if needed) the store of ``config.home``.
+
+    The connection is in autocommit mode: write through :func:`transaction`.
+    """
+    ensure_private_dir(config.home)
+    path = config.db_path
+    if not path.exists():
+        _create_private_file(path)
+    try:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECS, isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA journal_mode=WAL")
+        # FULL: a committed capture and its cursor survive power loss, not
+        # only a process crash; the drainer commits a few times per turn.
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        _migrate(conn)
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(
+            f"Cannot open the store {path}: {exc}. If the file is damaged, move it "
+            f"aside and run `memspool drainer --resume` to start a new one."
+        ) from exc
+    return conn
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > len(MIGRATIONS):
+        raise StoreError(
+            f"The store has schema version {version}, newer than this memspool "
+            f"knows ({len(MIGRATIONS)}). Upgrade memspool."
+        )
+    for number in range(version, len(MIGRATIONS)):
+        with transaction(conn):
+            for statement in _statements(MIGRATIONS[number]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number + 1}")
+
+
+def _statements(script: str) -> Iterator[str]:
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                yield buffer.strip()
+            buffer = ""
+    if buffer.strip():
+        yield buffer.strip()
+
+
+@contextlib.contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolls back on any exception."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def get_state(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_state(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute(
+        "INSERT INTO state (key, value) VALUES (?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
+
+
+def now() -> float:
+    return time.time()

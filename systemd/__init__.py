@@ -1,0 +1,1 @@
+"""systemd user units shipped with memspool (data, not code)."""
