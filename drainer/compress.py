@@ -163,12 +163,16 @@ def _assistant(record: dict[str, Any], label: str) -> Kept:
     return Kept("\n".join(parts), "kept") if parts else _DROPPED
 
 
-def compress_record(record: Any) -> Kept:
-    """Keep what a person or an archivist would want from ``record``."""
+def compress_record(record: Any, *, mark_sidechain: bool = True) -> Kept:
+    """Keep what a person or an archivist would want from ``record``.
+
+    ``mark_sidechain`` labels inline subagent records (``isSidechain``, older
+    Claude Code) as ``[subagent ...]``; a subagent's own file needs no label.
+    """
     if not isinstance(record, dict):
         return _UNKNOWN
     kind = record.get("type")
-    sidechain = "subagent " if record.get("isSidechain") is True else ""
+    sidechain = "subagent " if mark_sidechain and record.get("isSidechain") is True else ""
     if kind == "user":
         return _user(record, f"{sidechain}user")
     if kind == "assistant":

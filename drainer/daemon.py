@@ -71,8 +71,11 @@ class PassResult:
 def setup_logging(config: Config) -> None:
     """Log to ``HOME/drainer.log`` (rotated, 0600 through the umask)."""
     ensure_private_dir(config.home)
-    if any(getattr(h, "_memspool", False) for h in log.handlers):
-        return
+    for old in [h for h in log.handlers if getattr(h, "_memspool", False)]:
+        if Path(old.baseFilename) == config.log_path:  # type: ignore[attr-defined]
+            return
+        log.removeHandler(old)
+        old.close()
     handler = logging.handlers.RotatingFileHandler(
         config.log_path, maxBytes=LOG_MAX_BYTES, backupCount=3, encoding="utf-8"
     )
@@ -117,7 +120,7 @@ class Drainer:
 
     def initialize(self) -> None:
         private_umask()
-        ensure_private_dir(self.config.home)
+        setup_logging(self.config)
         self.spool.ensure()
         self._conn = connect(self.config)
 
@@ -257,6 +260,7 @@ class Drainer:
                 max_chars=self.config.max_capture_chars,
                 max_line=self.config.max_line_bytes,
                 preamble=preamble,
+                mark_sidechain=target.agent_id is None,
             ):
                 if shipment.oversized or shipment.malformed:
                     log.warning("session %s: %s: skipped %d oversized and %d malformed lines "

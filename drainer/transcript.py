@@ -144,6 +144,7 @@ def slice_transcript(
     max_chars: int,
     max_line: int,
     preamble: list[tuple[str, str]] | None = None,
+    mark_sidechain: bool = True,
 ) -> Iterator[Shipment]:
     """Read from ``start`` and yield shipments; the last one has ``tail=True``.
 
@@ -172,7 +173,7 @@ def slice_transcript(
             shipment.malformed += 1
             shipment.dropped += 1
             continue
-        kept = compress_record(record)
+        kept = compress_record(record, mark_sidechain=mark_sidechain)
         if kept.text is None:
             if kept.verdict == "unknown":
                 shipment.unknown += 1

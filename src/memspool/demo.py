@@ -52,7 +52,7 @@ def _wait_drained(home: Path, deadline: float, *, since: float | None = None) ->
     from memspool.status import _drainer_running
     from memspool.store import get_state
 
-    config = load_config(home)
+    config = load_config(home, env={})
     spool = Spool(config.spool_dir)
     while time.monotonic() < deadline:
         if not spool.has_pending():
@@ -80,7 +80,7 @@ def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> di
     project_dir.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(
         f"transcript_roots = [{json.dumps(str(claude / 'projects'))}]\n", encoding="utf-8")
-    config = load_config(home)
+    config = load_config(home, env={})
     settings = claude / "settings.json"
     install_hooks(settings, config)
     commands = {
@@ -90,8 +90,9 @@ def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> di
     out(f"memspool demo: home {home}")
     out(f"  hooks installed in {settings}")
 
-    # The installed command carries its home; Claude Code's environment does not.
-    env = {k: v for k, v in os.environ.items() if k != "MEMSPOOL_HOME"}
+    # The installed command carries its home; Claude Code's environment knows
+    # nothing of memspool, and the demo's settings must not be overridden.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSPOOL_")}
     transcript = project_dir / f"{SESSION_ID}.jsonl"
     lines = _sample(MAIN_SAMPLE).splitlines(keepends=True)
     cwd = str(home)

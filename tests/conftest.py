@@ -1,0 +1,85 @@
+"""Shared fixtures: every test gets its own MEMSPOOL_HOME and Claude folder."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
+SPOTTER = FIXTURES / "spotter-subagent.jsonl"
+CCVIEWER = FIXTURES / "ccviewer-fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
+SPOTTER_AGENT = FIXTURES / "spotter-ae4a77f8-aedd-4bc1-888f-c94edc91af04" / "subagents" / "agent-aac57f5.jsonl"
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def memspool_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private home and Claude projects folder; nothing leaks from the real environment."""
+    home = tmp_path / "home"
+    projects = tmp_path / "claude" / "projects"
+    projects.mkdir(parents=True)
+    for name in list(os.environ):
+        if name.startswith("MEMSPOOL_"):
+            monkeypatch.delenv(name)
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.setenv("MEMSPOOL_HOME", str(home))
+    monkeypatch.setenv("MEMSPOOL_TRANSCRIPT_ROOTS", str(projects))
+    # Keep detached drainers short-lived so tests do not leave them behind.
+    monkeypatch.setenv("MEMSPOOL_IDLE_GRACE_SECS", "0.3")
+    yield home
+    _kill_drainers(home)
+
+
+def _kill_drainers(home: Path) -> None:
+    pid_file = home / "drainer.pid"
+    with contextlib.suppress(OSError, ValueError):
+        pid = int(pid_file.read_text())
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if b"memspool.drainer" in cmdline:
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def home(memspool_env: Path) -> Path:
+    return memspool_env
+
+
+@pytest.fixture
+def projects(tmp_path: Path) -> Path:
+    return tmp_path / "claude" / "projects"
+
+
+def wait_for(predicate: Callable[[], object], timeout: float = 30.0, interval: float = 0.05) -> object:
+    """Poll ``predicate`` until it returns something truthy; fail the test at the deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"condition not met within {timeout} s: {predicate}")
+        time.sleep(interval)
+
+
+def run_cli(*args: str, input: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    """``python -m memspool ARGS`` in a real process with the test's environment."""
+    proc = subprocess.run([sys.executable, "-m", "memspool", *args], input=input,
+                          capture_output=True, timeout=120)
+    if check and proc.returncode != 0:
+        pytest.fail(f"memspool {' '.join(args)} exited {proc.returncode}: {proc.stderr.decode()}")
+    return proc
+
+
+def payload(event: str, session: str, transcript: Path, cwd: Path | str = "/tmp", **extra: object) -> bytes:
+    return json.dumps({"session_id": session, "transcript_path": str(transcript), "cwd": str(cwd),
+                       "hook_event_name": event, **extra}).encode()

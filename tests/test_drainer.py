@@ -1,0 +1,350 @@
+"""The drainer, one pass at a time: slicing, the size floor, resyncs, subagents, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import CCVIEWER, SPOTTER, SPOTTER_AGENT, payload
+
+from memspool.captures import capture_text
+from memspool.config import load_config
+from memspool.drainer import Drainer
+from memspool.spool import append
+
+SESSION = "11111111-2222-3333-4444-555555555555"
+
+
+@pytest.fixture
+def drainer(home: Path) -> Iterator[Drainer]:
+    d = Drainer(load_config())
+    d.initialize()
+    yield d
+    d.shutdown()
+
+
+def fire(d: Drainer, event: str, transcript: Path, session: str = SESSION, **extra: object) -> None:
+    append(str(d.config.spool_dir), payload(event, session, transcript, **extra))
+
+
+def texts(d: Drainer) -> list[str]:
+    ids = [r[0] for r in d.conn.execute("SELECT id FROM captures ORDER BY id")]
+    return [capture_text(d.conn, i) for i in ids]
+
+
+def rows(d: Drainer) -> list[dict[str, object]]:
+    return [dict(r) for r in d.conn.execute("SELECT * FROM captures ORDER BY id")]
+
+
+def line(kind: str, text: str, uuid: str, **extra: object) -> bytes:
+    if kind == "user":
+        record = {"type": "user", "uuid": uuid, "message": {"role": "user", "content": text}}
+    else:
+        record = {"type": "assistant", "uuid": uuid,
+                  "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}}
+    record.update(extra)
+    return json.dumps(record).encode() + b"\n"
+
+
+def test_real_transcript_keeps_reasoning_drops_tool_output(drainer: Drainer, projects: Path) -> None:
+    transcript = projects / "p" / f"{SESSION}.jsonl"
+    transcript.parent.mkdir()
+    transcript.write_bytes(SPOTTER.read_bytes())
+    fire(drainer, "Stop", transcript)
+    result = drainer.loop()
+    assert result.frames == 1 and result.captures == 1
+    text = "\n".join(texts(drainer))
+    # kept: prompts, thinking, assistant text, one line per tool call
+    assert "[user] <command-message>handgemacht:create-beads" in text
+    assert "[thinking] Let me research the fastest way to set up Credo" in text
+    assert "[assistant] I'll research the setup options" in text
+    assert "[tool WebFetch] https://github.com/bradleygolden/claude-marketplac" in text
+    assert "[tool Bash]" in text
+    # dropped: tool result bodies, toolUseResult, progress, snapshots, signatures
+    records = [json.loads(x) for x in SPOTTER.read_bytes().splitlines()]
+    for r in records:
+        for block in (r.get("message") or {}).get("content") or []:
+            if isinstance(block, dict) and block.get("type") == "tool_result" and not block.get("is_error"):
+                body = block["content"] if isinstance(block["content"], str) else json.dumps(block["content"])
+                if len(body) > 200:
+                    assert body[50:150] not in text
+            if isinstance(block, dict) and block.get("signature"):
+                assert block["signature"][:40] not in text
+    assert "hook_progress" not in text and "trackedFileBackups" not in text
+    row = rows(drainer)[0]
+    assert row["byte_start"] == 0 and row["byte_end"] == SPOTTER.stat().st_size
+    assert row["records_kept"] == 30 and row["records_dropped"] == 66
+    assert row["text_chars"] < 0.1 * row["raw_bytes"]
+
+
+def test_old_format_inline_sidechain_and_summary(drainer: Drainer, projects: Path) -> None:
+    transcript = projects / f"{SESSION}.jsonl"
+    transcript.write_bytes(CCVIEWER.read_bytes())
+    fire(drainer, "Stop", transcript)
+    drainer.loop()
+    text = "\n".join(texts(drainer))
+    assert text.startswith("[summary] ")
+    assert "[subagent assistant]" in text and "[tool TodoWrite]" in text
+    assert sum(r["text_chars"] for r in rows(drainer)) < 0.1 * CCVIEWER.stat().st_size
+
+
+def test_half_written_line_waits_for_its_newline(drainer: Drainer, projects: Path) -> None:
+    transcript = projects / f"{SESSION}.jsonl"
+    first = line("user", "Explain why the cursor must only move past complete lines " * 10, "u1")
+    half = line("assistant", "Because a half written JSON line cannot be parsed yet " * 10, "a1")
+    transcript.write_bytes(first + half[:40])
+    fire(drainer, "Stop", transcript)
+    drainer.loop()
+    assert len(texts(drainer)) == 1
+    assert rows(drainer)[0]["byte_end"] == len(first)
+    with transcript.open("ab") as handle:
+        handle.write(half[40:])
+    fire(drainer, "PreCompact", transcript)
+    drainer.loop()
+    second = texts(drainer)[1]
+    assert second.startswith("[assistant] Because a half written")
+    assert rows(drainer)[1]["byte_start"] == len(first)
+
+
+def test_size_floor_holds_back_then_precompact_forces(drainer: Drainer, projects: Path) -> None:
+    transcript = projects / f"{SESSION}.jsonl"
+    transcript.write_bytes(line("user", "short question about the lock", "u1"))
+    fire(drainer, "Stop", transcript)
+    drainer.loop()
+    assert texts(drainer) == []  # below 400 characters: held back
+    cursor = drainer.conn.execute("SELECT offset, held_since FROM cursors").fetchone()
+    assert cursor["offset"] == 0 and cursor["held_since"] is not None
+    with transcript.open("ab") as handle:
+        handle.write(line("assistant", "short answer", "a1"))
+    fire(drainer, "PreCompact", transcript, trigger="manual",
+         custom_instructions="Keep the lock decision")
+    drainer.loop()
+    [text] = texts(drainer)
+    assert text == ("[precompact instructions] Keep the lock decision\n\n"
+                    "[user] short question about the lock\n\n[assistant] short answer")
+    assert drainer.conn.execute("SELECT held_since FROM cursors").fetchone()[0] is None
+    # the same PreCompact frame replayed adds nothing
+    drainer.loop()
+    assert len(texts(drainer)) == 1
+
+
+def test_held_back_slice_ships_after_hold_max(drainer: Drainer, projects: Path) -> None:
+    transcript = projects / f"{SESSION}.jsonl"
+    transcript.write_bytes(line("user", "a small tail that nobody forces out", "u1"))
+    fire(drainer, "Stop", transcript)
+    drainer.loop(now=1000.0)
+    assert texts(drainer) == []
+    drainer.loop(now=1000.0 + drainer.config.hold_max_secs + 1)
+    assert texts(drainer) == ["[user] a small tail that nobody forces out"]
+    assert rows(drainer)[0]["event"] == "held-expired"
+
+
+def test_oversized_slice_becomes_several_captures_nothing_truncated(home: Path, projects: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMSPOOL_MAX_CAPTURE_CHARS", "1000")
+    d = Drainer(load_config())
+    d.initialize()
+    try:
+        transcript = projects / f"{SESSION}.jsonl"
+        big = "B" * 2500  # one record longer than a capture
+        body = b"".join(line("user", f"question {i} " + "q" * 300, f"u{i}") for i in range(6))
+        transcript.write_bytes(body + line("assistant", big, "big") + line("user", "tail " * 100, "t"))
+        fire(d, "Stop", transcript)
+        d.loop()
+        parts = texts(d)
+        assert len(parts) >= 5 and all(len(p) <= 1000 for p in parts)
+        joined = "".join(parts)
+        assert joined.count("B") == 2500
+        for i in range(6):
+            assert f"question {i} " in joined
+        spans = [(r["byte_start"], r["byte_end"]) for r in rows(d)]
+        assert spans[0][0] == 0 and spans[-1][1] == transcript.stat().st_size
+        assert all(a[1] <= b[0] or a == b for a, b in zip(spans, spans[1:]))
+    finally:
+        d.shutdown()
+
+
+def test_compaction_boundary_and_replayed_records(drainer: Drainer, projects: Path) -> None:
+    transcript = projects / f"{SESSION}.jsonl"
+    before = [
+        line("user", "Why does the drainer hold a file lock while it runs at all?", "u1"),
+        line("assistant", "So that exactly one drainer advances the cursors at a time.", "a1"),
+    ]
+    compaction = [
+        json.dumps({"type": "system", "subtype": "compact_boundary", "uuid": "cb1",
+                    "compactMetadata": {"trigger": "auto", "preTokens": 150000}}).encode() + b"\n",
+        json.dumps({"type": "user", "uuid": "cs1", "isCompactSummary": True,
+                    "message": {"role": "user", "content": "This session is being continued. "
+                                "Summary: the drainer lock guarantees one writer."}}).encode() + b"\n",
+    ]
+    replay = [before[1]]  # compaction can replay a record under its original uuid
+    after = [line("user", "Now add a watch mode that wakes on spool changes, please.", "u2")]
+    transcript.write_bytes(b"".join(before))
+    fire(drainer, "PreCompact", transcript)
+    drainer.loop()
+    with transcript.open("ab") as handle:
+        handle.write(b"".join(compaction + replay + after))
+    fire(drainer, "PreCompact", transcript)
+    drainer.loop()
+    first, second = texts(drainer)
+    assert "exactly one drainer" in first
+    assert second.startswith("[compact boundary]\n\n[compact summary] This session is being continued.")
+    assert "exactly one drainer" not in second
+    assert second.endswith("[user] Now add a watch mode that wakes on spool changes, please.")
+    assert rows(drainer)[1]["records_replayed"] == 1
+
+
+def test_shrunk_transcript_resyncs_without_duplicates(drainer: Drainer, projects: Path) -> None:
+    transcript = projects / f"{SESSION}.jsonl"
+    a = line("user", "first question about resyncing cursors " * 5, "u1")
+    b = line("assistant", "first answer about resyncing cursors " * 5, "a1")
+    transcript.write_bytes(a + b)
+    fire(drainer, "PreCompact", transcript)
+    drainer.loop()
+    c = line("user", "a new question after the file was rewritten", "u2")
+    transcript.write_bytes(b + c)  # shorter than before, same inode
+    assert transcript.stat().st_size < len(a + b)
+    fire(drainer, "PreCompact", transcript)
+    drainer.loop()
+    assert texts(drainer)[1] == "[user] a new question after the file was rewritten"
+    log = drainer.config.log_path.read_text()
+    assert "shrank" in log
+
+
+def test_replaced_transcript_resyncs_without_duplicates(drainer: Drainer, projects: Path) -> None:
+    transcript = projects / f"{SESSION}.jsonl"
+    a = line("user", "question before the resume " * 20, "u1")
+    transcript.write_bytes(a)
+    fire(drainer, "Stop", transcript)
+    drainer.loop()
+    replacement = projects / "new.jsonl"
+    replacement.write_bytes(a + a + line("user", "asked after the resume " * 20, "u2"))
+    os.replace(replacement, transcript)  # new inode, longer than the cursor
+    fire(drainer, "Stop", transcript)
+    drainer.loop()
+    assert len(texts(drainer)) == 2
+    assert texts(drainer)[1].count("asked after the resume") == 20
+    assert "question before" not in texts(drainer)[1]
+    assert "replaced" in drainer.config.log_path.read_text()
+
+
+def test_resumed_session_replays_are_not_captured_twice(drainer: Drainer, projects: Path) -> None:
+    old = projects / "old.jsonl"
+    old.write_bytes(line("user", "original question in the first session " * 15, "u1"))
+    fire(drainer, "Stop", old, session="aaaa")
+    drainer.loop()
+    new = projects / "new-session.jsonl"
+    new.write_bytes(old.read_bytes() + line("user", "follow-up in the resumed session " * 15, "u9"))
+    fire(drainer, "Stop", new, session="bbbb")
+    drainer.loop()
+    second = texts(drainer)[1]
+    assert "original question" not in second and "follow-up" in second
+
+
+def test_missing_transcript_is_retried_not_fatal(drainer: Drainer, projects: Path) -> None:
+    transcript = projects / f"{SESSION}.jsonl"
+    fire(drainer, "Stop", transcript)
+    result = drainer.loop()
+    assert result.frames == 1 and result.captures == 0
+    assert drainer.conn.execute("SELECT missing_since FROM cursors").fetchone()[0] is not None
+    assert "does not exist yet" in drainer.config.log_path.read_text()
+    transcript.write_bytes(line("user", "the transcript appeared later on " * 20, "u1"))
+    drainer.loop()  # no new frame: the retry finds it
+    assert len(texts(drainer)) == 1
+    assert rows(drainer)[0]["event"] == "retry"
+    assert drainer.conn.execute("SELECT missing_since FROM cursors").fetchone()[0] is None
+
+
+def test_subagent_transcripts_get_their_own_cursors(drainer: Drainer, projects: Path) -> None:
+    transcript = projects / f"{SESSION}.jsonl"
+    transcript.write_bytes(SPOTTER.read_bytes())
+    folder = projects / SESSION / "subagents"
+    folder.mkdir(parents=True)
+    agent = folder / "agent-aac57f5.jsonl"
+    agent.write_bytes(SPOTTER_AGENT.read_bytes())
+    fire(drainer, "SubagentStop", transcript, agent_id="aac57f5", agent_transcript_path=str(agent))
+    drainer.loop()
+    by_agent = {r["agent_id"]: r for r in rows(drainer)}
+    assert set(by_agent) == {None, "aac57f5"}
+    assert by_agent["aac57f5"]["byte_end"] == SPOTTER_AGENT.stat().st_size
+    agent_text = capture_text(drainer.conn, by_agent["aac57f5"]["id"])  # type: ignore[arg-type]
+    assert agent_text.startswith("[user] ")
+    assert drainer.conn.execute("SELECT count(*) FROM cursors").fetchone()[0] == 2
+    # more subagent output later is captured from the subagent's own cursor
+    with agent.open("ab") as handle:
+        handle.write(line("assistant", "subagent follow-up finding " * 20, "sub-new"))
+    fire(drainer, "Stop", transcript)
+    drainer.loop()
+    assert texts(drainer)[-1].startswith("[assistant] subagent follow-up finding")
+
+
+def test_bad_payloads_and_lines_are_skipped_and_counted(drainer: Drainer, projects: Path) -> None:
+    transcript = projects / f"{SESSION}.jsonl"
+    weird = [
+        b'{"type": "brand-new-record-type", "uuid": "n1", "data": 1}\n',
+        b"this is not json at all\n",
+        b'{"type": "user", "uuid": "u1", "message": {"content": "caf\xe9 in latin-1 and a question '
+        + b"q" * 400 + b'"}}\n',
+        b"[1, 2, 3]\n",
+    ]
+    transcript.write_bytes(b"".join(weird))
+    spool = str(drainer.config.spool_dir)
+    append(spool, b"not json")
+    append(spool, b'{"session_id": "../../etc", "transcript_path": "/etc/passwd"}')
+    append(spool, payload("Stop", SESSION, Path("/etc/passwd.jsonl")))
+    append(spool, payload("Stop", SESSION, Path("relative/path.jsonl")))
+    fire(drainer, "Stop", transcript)
+    result = drainer.loop()
+    assert result.frames == 5 and result.captures == 1
+    row = rows(drainer)[0]
+    assert row["records_unknown"] == 2 and row["records_dropped"] == 1
+    assert "caf\ufffd in latin-1" in texts(drainer)[0]
+    log = drainer.config.log_path.read_text()
+    assert "not JSON" in log and "no usable session_id" in log and "outside the transcript roots" in log
+    assert "absolute .jsonl" in log
+
+
+def test_line_past_max_line_bytes_is_skipped_unread(home: Path, projects: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMSPOOL_MAX_LINE_BYTES", "4096")
+    d = Drainer(load_config())
+    d.initialize()
+    try:
+        transcript = projects / f"{SESSION}.jsonl"
+        huge = line("user", "H" * 50_000, "huge")
+        after = line("user", "the line after the huge one survives " * 15, "u2")
+        transcript.write_bytes(huge + after)
+        fire(d, "Stop", transcript)
+        d.loop()
+        [text] = texts(d)
+        assert "H" * 100 not in text and "survives" in text
+        assert rows(d)[0]["byte_end"] == len(huge + after)
+    finally:
+        d.shutdown()
+
+
+def test_store_and_home_are_private(drainer: Drainer, projects: Path) -> None:
+    transcript = projects / f"{SESSION}.jsonl"
+    transcript.write_bytes(SPOTTER.read_bytes())
+    fire(drainer, "Stop", transcript)
+    drainer.loop()
+    home = drainer.config.home
+    assert home.stat().st_mode & 0o777 == 0o700
+    for path in home.rglob("*"):
+        expected = 0o700 if path.is_dir() else 0o600
+        assert path.stat().st_mode & 0o777 == expected, path
+
+
+def test_secrets_are_redacted_before_storage(drainer: Drainer, projects: Path) -> None:
+    transcript = projects / f"{SESSION}.jsonl"
+    key = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    transcript.write_bytes(line("user", f"my token is {key} please use it " * 20, "u1"))
+    fire(drainer, "PreCompact", transcript)
+    drainer.loop()
+    [text] = texts(drainer)
+    assert key not in text and "[REDACTED:github]" in text
+    raw = drainer.conn.execute("SELECT body FROM captures").fetchone()[0]
+    assert key.encode() not in raw

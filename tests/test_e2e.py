@@ -1,0 +1,114 @@
+"""End to end through real processes: installed hook command -> detached drainer -> store."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import SPOTTER, payload, run_cli, wait_for
+
+SESSION = "491e126e-1e71-469c-ade2-fcc8af567c74"
+
+
+def _captures(home: Path) -> list[dict[str, object]]:
+    db = home / "memspool.db"
+    if not db.exists():
+        return []
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in conn.execute("SELECT * FROM captures ORDER BY id")]
+    except sqlite3.OperationalError:
+        return []  # schema not created yet
+    finally:
+        conn.close()
+
+
+def _installed_command(tmp_path: Path, event: str) -> str:
+    settings = tmp_path / "settings.json"
+    run_cli("install", "--settings", str(settings))
+    groups = json.loads(settings.read_text())["hooks"][event]
+    return str(groups[-1]["hooks"][0]["command"])
+
+
+def test_installed_stop_hook_to_stored_capture(tmp_path: Path, home: Path, projects: Path) -> None:
+    command = _installed_command(tmp_path, "Stop")
+    transcript = projects / "-home-marco-projects-spotter" / f"{SESSION}.jsonl"
+    transcript.parent.mkdir()
+    transcript.write_bytes(SPOTTER.read_bytes())
+    # Claude Code's environment knows nothing of memspool: the command carries the home.
+    env = {k: v for k, v in os.environ.items() if k != "MEMSPOOL_HOME"}
+    proc = subprocess.run(["sh", "-c", command], input=payload("Stop", SESSION, transcript, tmp_path),
+                          capture_output=True, env=env, timeout=30)
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    rows = wait_for(lambda: _captures(home))
+    assert isinstance(rows, list) and len(rows) == 1
+    row = rows[0]
+    assert row["session_id"] == SESSION and row["event"] == "Stop"
+    assert row["byte_end"] == SPOTTER.stat().st_size
+    assert row["records_kept"] == 30 and row["records_dropped"] == 66
+    assert row["project"] == tmp_path.name
+    text = run_cli("captures", "show", str(row["id"])).stdout.decode()
+    assert "[thinking] Let me research the fastest way" in text
+    assert "[tool WebSearch]" in text
+    assert '"toolUseResult"' not in text and "hook_progress" not in text
+    # the detached drainer exits once idle
+    wait_for(lambda: not json.loads(run_cli("status", "--json").stdout)["drainer_running"])
+    status = json.loads(run_cli("status", "--json").stdout)
+    assert status["pending_frames"] == 0 and status["captures_queued"] == 1
+    assert status["sessions_tracked"] == 1 and status["last_drain"] is not None
+
+
+def test_watch_daemon_drains_on_spool_events(tmp_path: Path, home: Path, projects: Path) -> None:
+    command = _installed_command(tmp_path, "PreCompact")
+    daemon = subprocess.Popen([sys.executable, "-m", "memspool", "drainer", "--watch"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        wait_for(lambda: json.loads(run_cli("status", "--json").stdout)["drainer_running"])
+        transcript = projects / f"{SESSION}.jsonl"
+        for turn in range(3):
+            with transcript.open("ab") as handle:
+                handle.write(json.dumps({"type": "user", "uuid": f"u{turn}", "message": {
+                    "content": f"turn {turn}: what does the watch daemon do?"}}).encode() + b"\n")
+            subprocess.run(["sh", "-c", command], check=True, timeout=30,
+                           input=payload("PreCompact", SESSION, transcript))
+            wait_for(lambda turn=turn: len(_captures(home)) == turn + 1)
+        # the watch daemon held the lock, so no hook spawned a drainer of its own
+        assert int((home / "drainer.pid").read_text()) == daemon.pid
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=30) == 0
+    finally:
+        if daemon.poll() is None:
+            os.killpg(daemon.pid, signal.SIGKILL)
+            daemon.wait()
+        daemon.stderr.close()  # type: ignore[union-attr]
+
+
+def test_drainer_once_and_status_text(home: Path, projects: Path) -> None:
+    transcript = projects / f"{SESSION}.jsonl"
+    transcript.write_bytes(SPOTTER.read_bytes())
+    from memspool.spool import append
+
+    (home / "spool").mkdir(parents=True, mode=0o700)
+    append(str(home / "spool"), payload("Stop", SESSION, transcript))
+    out = run_cli("drainer", "--once").stdout.decode()
+    assert "drained 1 frame(s) into 1 capture(s)" in out
+    listing = run_cli("captures", "list").stdout.decode()
+    assert "Stop" in listing and SESSION[:14] in listing
+    status = run_cli("status").stdout.decode()
+    assert "captures queued:   1 (of 1)" in status
+    missing = run_cli("captures", "show", "99", check=False)
+    assert missing.returncode == 1 and b"No capture with id 99" in missing.stderr
+
+
+def test_demo_runs_from_the_bundled_samples(tmp_path: Path) -> None:
+    proc = run_cli("demo", "--home", str(tmp_path / "demo"), "--json")
+    result = json.loads(proc.stdout)
+    assert result["drained"] and result["captures"] >= 3
+    assert result["covered"] == result["raw_bytes"]
+    assert result["text_chars"] < 0.1 * result["raw_bytes"]

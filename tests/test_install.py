@@ -1,0 +1,124 @@
+"""memspool install / uninstall against real settings.json files, and the systemd unit."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from memspool.config import load_config
+from memspool.install import HOOK_EVENTS, HOOK_MARKER, render_unit
+
+
+def _ours(settings: dict) -> dict[str, list[str]]:  # type: ignore[type-arg]
+    return {
+        event: [h["command"] for g in groups for h in g.get("hooks", []) if HOOK_MARKER in h["command"]]
+        for event, groups in settings.get("hooks", {}).items()
+    }
+
+
+USER_SETTINGS = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(ls:*)"]},
+    "hooks": {
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}],
+    },
+}
+
+
+def test_install_merges_keeps_others_is_idempotent_and_backs_up(tmp_path: Path, home: Path) -> None:
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps(USER_SETTINGS))
+    run_cli("install", "--settings", str(settings))
+    data = json.loads(settings.read_text())
+    assert data["model"] == "opus" and data["permissions"] == USER_SETTINGS["permissions"]
+    assert data["hooks"]["PreToolUse"] == USER_SETTINGS["hooks"]["PreToolUse"]
+    assert data["hooks"]["Stop"][0] == USER_SETTINGS["hooks"]["Stop"][0]
+    ours = _ours(data)
+    assert all(len(ours[e]) == 1 for e in HOOK_EVENTS)
+    command = ours["Stop"][0]
+    assert " -I -S " in command and f"--home {home}" in command
+    backups = list(tmp_path.glob("settings.json.memspool-backup-*"))
+    assert len(backups) == 1 and json.loads(backups[0].read_text()) == USER_SETTINGS
+    before = settings.read_bytes()
+    run_cli("install", "--settings", str(settings))
+    assert settings.read_bytes() == before  # idempotent: nothing changed, no new backup
+    assert len(list(tmp_path.glob("settings.json.memspool-backup-*"))) == 1
+    assert home.stat().st_mode & 0o777 == 0o700
+
+
+def test_uninstall_removes_only_memspool(tmp_path: Path) -> None:
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps(USER_SETTINGS))
+    run_cli("install", "--settings", str(settings))
+    run_cli("uninstall", "--settings", str(settings))
+    assert json.loads(settings.read_text()) == USER_SETTINGS
+
+
+def test_refuses_to_overwrite_unparseable_settings(tmp_path: Path) -> None:
+    settings = tmp_path / "settings.json"
+    broken = b'{"hooks": {"Stop": [ // a comment and a trailing comma,\n]}'
+    settings.write_bytes(broken)
+    proc = run_cli("install", "--settings", str(settings), check=False)
+    assert proc.returncode == 1
+    assert b"not valid JSON" in proc.stderr and b"Nothing was changed" in proc.stderr
+    assert settings.read_bytes() == broken
+    assert not list(tmp_path.glob("settings.json.memspool-backup-*"))
+
+
+def test_default_settings_path_honours_claude_config_dir(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cc"))
+    run_cli("install")
+    data = json.loads((tmp_path / "cc" / "settings.json").read_text())
+    assert set(_ours(data)) == set(HOOK_EVENTS)
+    mode = (tmp_path / "cc" / "settings.json").stat().st_mode & 0o777
+    assert mode == 0o600  # a new settings file is private
+
+
+def test_project_scope_writes_dot_claude(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    subprocess.run([sys.executable, "-m", "memspool", "install", "--scope", "project"],
+                   cwd=project, check=True, capture_output=True, timeout=60)
+    assert set(_ours(json.loads((project / ".claude" / "settings.json").read_text()))) == set(HOOK_EVENTS)
+
+
+def test_plugin_manifest_and_hooks_json_are_valid() -> None:
+    root = Path(__file__).resolve().parent.parent
+    manifest = json.loads((root / ".claude-plugin" / "plugin.json").read_text())
+    assert manifest["name"] == "memspool"
+    hooks = json.loads((root / "hooks" / "hooks.json").read_text())["hooks"]
+    assert set(HOOK_EVENTS) <= set(hooks)
+    for event in HOOK_EVENTS:
+        command = hooks[event][0]["hooks"][0]["command"]
+        assert "${CLAUDE_PLUGIN_ROOT}" in command and "capture.py" in command
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze not installed")
+def test_systemd_unit_verifies(tmp_path: Path) -> None:
+    unit = tmp_path / "memspool-drainer.service"
+    unit.write_text(render_unit(load_config()))
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}  # --user needs one, CI has none
+    proc = subprocess.run(["systemd-analyze", "--user", "verify", str(unit)],
+                          capture_output=True, text=True, timeout=60, env=env)
+    problems = [line for line in (proc.stdout + proc.stderr).splitlines()
+                if "memspool-drainer" in line]
+    assert proc.returncode == 0 and not problems, proc.stdout + proc.stderr
+
+
+def test_install_systemd_writes_the_unit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    run_cli("install", "--settings", str(tmp_path / "s.json"), "--systemd")
+    unit = (tmp_path / "xdg" / "systemd" / "user" / "memspool-drainer.service").read_text()
+    assert "Type=exec" in unit and "Restart=on-failure" in unit
+    assert "-m memspool.drainer --watch --home" in unit

@@ -1,0 +1,224 @@
+"""The spool: frame format, torn and corrupt frames, sealing, concurrent appends."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memspool.hooks import HOOK_SCRIPT
+from memspool.spool import HEADER_SIZE, Position, Spool, append, encode
+from memspool.spool.frame import SpoolCorrupt, decode
+
+
+def _frames(spool: Spool) -> list[bytes | None]:
+    return [None if f is None else f.payload for _, f in spool.read()]
+
+
+@given(st.binary(max_size=4096), st.integers(min_value=0, max_value=2**63 - 1))
+def test_frame_round_trip(payload: bytes, stamp: int) -> None:
+    frame = encode(payload, time_ns=stamp)
+    decoded = decode(frame[:HEADER_SIZE], frame[HEADER_SIZE:], 0)
+    assert decoded.payload == payload
+    assert decoded.time_ns == stamp
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    payloads=st.lists(st.binary(min_size=0, max_size=300), min_size=1, max_size=12),
+    damage=st.lists(st.tuples(st.integers(min_value=0), st.integers(min_value=0, max_value=255)),
+                    max_size=4),
+    cut=st.integers(min_value=0, max_value=40),
+)
+def test_damaged_segments_never_misparse(
+    tmp_path_factory: pytest.TempPathFactory, payloads: list[bytes],
+    damage: list[tuple[int, int]], cut: int,
+) -> None:
+    """Whatever bytes are flipped or cut, every frame read back is one that was written."""
+    folder = tmp_path_factory.mktemp("spool")
+    data = bytearray(b"".join(encode(p) for p in payloads))
+    for position, value in damage:
+        data[position % len(data)] = value
+    del data[len(data) - min(cut, len(data) - 1):]
+    (folder / "seg-00000000000000000001.seg").write_bytes(bytes(data))
+    spool = Spool(folder)
+    read = [p for p in _frames(spool) if p is not None]
+    assert all(p in payloads for p in read)
+    if not damage and cut == 0:
+        assert read == payloads
+
+
+def test_append_then_seal_and_read(tmp_path: Path) -> None:
+    spool = Spool(tmp_path / "spool")
+    for i in range(5):
+        append(str(spool.directory), f'{{"n": {i}}}'.encode())
+    assert spool.has_pending()
+    assert spool.pending() == (5, 5 * (HEADER_SIZE + 8))
+    name = spool.seal()
+    assert name is not None and not (spool.directory / "active.seg").exists()
+    items = list(spool.read())
+    assert [f.payload for _, f in items if f] == [f'{{"n": {i}}}'.encode() for i in range(5)]
+    spool.commit(items[-1][0])
+    assert not spool.has_pending()
+    assert spool.sealed_segments() == []  # consumed segments are deleted
+    assert list(spool.read()) == []
+
+
+def test_torn_frame_is_quarantined_and_logged(tmp_path: Path) -> None:
+    lines: list[str] = []
+    spool = Spool(tmp_path, log=lines.append)
+    good = [encode(b'{"a": 1}'), encode(b'{"b": 2}')]
+    torn = encode(b'{"c": 3, "long": "' + b"x" * 100 + b'"}')[:-40]
+    (tmp_path / "seg-00000000000000000001.seg").write_bytes(b"".join(good) + torn)
+    assert _frames(spool) == [b'{"a": 1}', b'{"b": 2}', None]
+    assert len(lines) == 1 and "quarantined" in lines[0] and "torn" in lines[0]
+    bad = list((tmp_path / "quarantine").iterdir())
+    assert len(bad) == 1 and bad[0].read_bytes() == torn
+    assert oct(bad[0].stat().st_mode & 0o777) == "0o600"
+
+
+def test_corrupt_frame_in_the_middle_later_frames_still_read(tmp_path: Path) -> None:
+    lines: list[str] = []
+    spool = Spool(tmp_path, log=lines.append)
+    frames = [encode(f'{{"n": {i}}}'.encode()) for i in range(3)]
+    middle = bytearray(frames[1])
+    middle[HEADER_SIZE + 2] ^= 0x55  # one payload byte flipped: the CRC catches it
+    (tmp_path / "seg-00000000000000000001.seg").write_bytes(frames[0] + bytes(middle) + frames[2])
+    assert _frames(spool) == [b'{"n": 0}', None, b'{"n": 2}']
+    assert "checksum" in lines[0]
+
+
+def test_damaged_length_does_not_swallow_the_next_frame(tmp_path: Path) -> None:
+    spool = Spool(tmp_path, log=lambda _: None)
+    frames = [encode(b"first"), encode(b"second"), encode(b"third")]
+    first = bytearray(frames[0])
+    first[8:12] = (2 ** 20).to_bytes(4, "little")  # claims a megabyte
+    (tmp_path / "seg-00000000000000000001.seg").write_bytes(bytes(first) + frames[1] + frames[2])
+    assert _frames(spool) == [None, b"second", b"third"]
+
+
+def test_checkpoint_survives_and_damaged_checkpoint_replays(tmp_path: Path) -> None:
+    spool = Spool(tmp_path)
+    (tmp_path / "seg-00000000000000000001.seg").write_bytes(encode(b"one") + encode(b"two"))
+    first = next(iter(spool.read()))[0]
+    spool.commit(first)
+    assert [f.payload for _, f in Spool(tmp_path).read() if f] == [b"two"]
+    (tmp_path / "checkpoint").write_text("garbage")
+    lines: list[str] = []
+    assert [f.payload for _, f in Spool(tmp_path, log=lines.append).read() if f] == [b"one", b"two"]
+    assert "damaged" in lines[0]
+
+
+def test_recover_removes_half_written_checkpoint_and_consumed_segments(tmp_path: Path) -> None:
+    spool = Spool(tmp_path)
+    (tmp_path / "seg-00000000000000000001.seg").write_bytes(encode(b"old"))
+    (tmp_path / "seg-00000000000000000002.seg").write_bytes(encode(b"new"))
+    (tmp_path / "checkpoint").write_text(f"v1 seg-00000000000000000001.seg {HEADER_SIZE + 3}\n")
+    (tmp_path / "checkpoint.tmp").write_text("v1 half")
+    notes = spool.recover()
+    assert any("half-written" in n for n in notes)
+    assert spool.sealed_segments() == ["seg-00000000000000000002.seg"]
+    assert [f.payload for _, f in spool.read() if f] == [b"new"]
+
+
+def test_writer_that_opened_before_the_seal_is_waited_for(tmp_path: Path) -> None:
+    """A frame written through a descriptor opened before the rename is still read."""
+    spool = Spool(tmp_path)
+    append(str(tmp_path), b"before")
+    fd = os.open(tmp_path / "active.seg", os.O_WRONLY | os.O_APPEND)
+    fcntl.flock(fd, fcntl.LOCK_SH)  # a hook mid-append holds the shared lock
+    name = spool.seal()
+    assert name
+    os.write(fd, encode(b"late"))
+    reader = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys; from memspool.spool import Spool; from pathlib import Path; "
+         "print([f.payload.decode() for _, f in Spool(Path(sys.argv[1])).read() if f])",
+         str(tmp_path)],
+        stdout=subprocess.PIPE, text=True)
+    with pytest.raises(subprocess.TimeoutExpired):
+        reader.wait(timeout=0.5)  # blocked on the writer's lock
+    os.close(fd)
+    out, _ = reader.communicate(timeout=30)
+    assert out.strip() == "['before', 'late']"
+
+
+def test_append_after_seal_goes_to_a_new_active_segment(tmp_path: Path) -> None:
+    spool = Spool(tmp_path)
+    append(str(tmp_path), b"one")
+    spool.seal()
+    append(str(tmp_path), b"two")
+    assert spool.active_size() > 0
+    spool.seal()
+    assert [f.payload for _, f in spool.read() if f] == [b"one", b"two"]
+
+
+def test_fifty_hooks_at_once_every_frame_intact(home: Path) -> None:
+    home.mkdir(mode=0o700, parents=True)
+    # Hold the drainer lock so the hooks only append (and spawn nobody).
+    lock_fd = os.open(home / "drainer.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(lock_fd, fcntl.LOCK_EX)
+    try:
+        payloads = [f'{{"session_id": "s{i}", "pad": "{"x" * (i * 97)}"}}'.encode() for i in range(50)]
+        procs = [
+            subprocess.Popen([sys.executable, "-I", "-S", str(HOOK_SCRIPT), "--home", str(home)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            for _ in payloads
+        ]
+        for proc, data in zip(procs, payloads, strict=True):
+            proc.stdin.write(data)  # type: ignore[union-attr]
+        for proc in procs:
+            proc.stdin.close()  # type: ignore[union-attr]
+        for proc in procs:
+            assert proc.wait(timeout=60) == 0
+            assert proc.stdout.read() == b"" and proc.stderr.read() == b""  # type: ignore[union-attr]
+            proc.stdout.close()  # type: ignore[union-attr]
+            proc.stderr.close()  # type: ignore[union-attr]
+        spool = Spool(home / "spool")
+        spool.seal()
+        read = [f.payload for _, f in spool.read() if f]
+        assert sorted(read) == sorted(payloads)
+        assert not (home / "spool" / "quarantine").exists()
+    finally:
+        os.close(lock_fd)
+
+
+def test_hook_imports_nothing_heavy(home: Path) -> None:
+    home.mkdir(mode=0o700, parents=True)
+    lock_fd = os.open(home / "drainer.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(lock_fd, fcntl.LOCK_EX)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-I", "-S", "-X", "importtime", str(HOOK_SCRIPT), "--home", str(home)],
+            input=b'{"session_id": "x"}', capture_output=True, timeout=30)
+    finally:
+        os.close(lock_fd)
+    assert proc.returncode == 0 and proc.stdout == b""
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines()
+                if line.startswith("import time:")}
+    assert "memspool.spool" in imported
+    for heavy in ("sqlite3", "orjson", "zstandard", "watchdog", "json", "subprocess", "memspool.drainer"):
+        assert heavy not in imported, heavy
+
+
+def test_hook_exits_zero_and_logs_when_spool_unwritable(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "spool").write_text("a file where the spool folder should be")
+    proc = subprocess.run([sys.executable, "-I", "-S", str(HOOK_SCRIPT), "--home", str(home)],
+                          input=b"{}", capture_output=True, timeout=30)
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    log = (home / "hook-errors.log").read_text()
+    assert "hook failed" in log and "spool" in log
+
+
+def test_position_orders_by_segment_then_offset() -> None:
+    assert Position("seg-1", 10) < Position("seg-2", 0)
+    with pytest.raises(SpoolCorrupt):
+        decode(b"\x00" * HEADER_SIZE, b"", 0)
