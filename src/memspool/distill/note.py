@@ -1,0 +1,37 @@
+"""A draft note: what the distiller hands to reconciliation with memory."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Final
+
+from memspool.distill.classify import PASSIVE, classify
+from memspool.distill.keys import note_key, summary_line, title
+
+__all__ = ["PASSIVE_TITLE_CHARS", "Note"]
+
+#: The mem_capture_passive contract: a passive memory is titled by its first 50 characters.
+PASSIVE_TITLE_CHARS: Final = 50
+
+
+@dataclasses.dataclass(frozen=True)
+class Note:
+    """One distilled fact: its type, its summary line and its full text."""
+
+    type: str
+    summary: str
+    body: str
+
+    @property
+    def key(self) -> str:
+        return note_key(self.summary)
+
+    @classmethod
+    def from_text(cls, text: str) -> Note:
+        """A rule-based note: classified by markers, summarised by its first line."""
+        return cls(type=classify(text), summary=summary_line(text), body=text)
+
+    @classmethod
+    def passive(cls, item: str) -> Note:
+        """A learnings item saved by ``--passive``."""
+        return cls(type=PASSIVE, summary=title(item, PASSIVE_TITLE_CHARS), body=item)
