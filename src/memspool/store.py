@@ -71,6 +71,62 @@ MIGRATIONS: Final[list[str]] = [
     CREATE TABLE seen_records (uuid TEXT PRIMARY KEY) WITHOUT ROWID;
     CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     """,
+    # 2: durable memory (memspool.memory): memories, their provenance, the term
+    # index near-duplicate candidates are found through, and FTS5 for recall.
+    """
+    CREATE TABLE memories (
+        id             INTEGER PRIMARY KEY,
+        project        TEXT    NOT NULL,
+        key            TEXT    NOT NULL,
+        type           TEXT    NOT NULL,
+        layer          TEXT    NOT NULL DEFAULT 'buffer',
+        summary        TEXT    NOT NULL,
+        body           TEXT    NOT NULL,
+        importance     REAL    NOT NULL DEFAULT 0.6,
+        confidence     REAL    NOT NULL DEFAULT 0.5,
+        corroborations INTEGER NOT NULL DEFAULT 0,
+        created_at     REAL    NOT NULL,
+        updated_at     REAL    NOT NULL,
+        UNIQUE (project, key)
+    );
+    CREATE INDEX memories_layer ON memories (project, layer, updated_at);
+    CREATE TABLE provenance (
+        id         INTEGER PRIMARY KEY,
+        memory_id  INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+        action     TEXT    NOT NULL,
+        session    TEXT    NOT NULL,
+        source     TEXT    NOT NULL,
+        capture_id INTEGER REFERENCES captures (id) ON DELETE SET NULL,
+        text_hash  TEXT    NOT NULL,
+        at         REAL    NOT NULL
+    );
+    CREATE INDEX provenance_memory ON provenance (memory_id, at);
+    CREATE INDEX provenance_text ON provenance (text_hash, at);
+    CREATE INDEX provenance_capture ON provenance (capture_id) WHERE capture_id IS NOT NULL;
+    CREATE TABLE memory_terms (
+        project   TEXT    NOT NULL,
+        term      TEXT    NOT NULL,
+        memory_id INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+        PRIMARY KEY (project, term, memory_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX memory_terms_memory ON memory_terms (memory_id);
+    CREATE VIRTUAL TABLE memories_fts USING fts5 (
+        summary, body, content = 'memories', content_rowid = 'id',
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts (rowid, summary, body) VALUES (new.id, new.summary, new.body);
+    END;
+    CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, summary, body)
+        VALUES ('delete', old.id, old.summary, old.body);
+    END;
+    CREATE TRIGGER memories_fts_update AFTER UPDATE OF summary, body ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, summary, body)
+        VALUES ('delete', old.id, old.summary, old.body);
+        INSERT INTO memories_fts (rowid, summary, body) VALUES (new.id, new.summary, new.body);
+    END;
+    """,
 ]
 
 

@@ -1,9 +1,120 @@
-"""Placeholder for the `memspool capture` command (registered once implemented)."""
+"""``memspool capture``: distil a payload into durable memory notes."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from memspool.cli._common import add_home, command
+from memspool.config import load_config
+from memspool.distill import MAX_NOTES, MAX_PAYLOAD_BYTES, LlmOptions, capture
+from memspool.errors import MemspoolError, PayloadError
+from memspool.store import connect
+
+DOC = f"""Distil a payload (stdin, or --file) into durable memory notes; print a JSON report.
+
+The payload is redacted, split (JSONL records, markdown sections, or
+paragraphs; learnings sections one note per item), classified and keyed;
+each note updates the memory with its key, merges into a near-duplicate, or
+becomes a new provisional memory. At most {MAX_NOTES} notes per call.
+
+Example:
+    echo "Pitfall: requests has no default timeout" | memspool capture --project api
+    memspool capture --file notes.md --dry-run
+    memspool capture --passive < answer.md
+"""
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Not implemented yet: registers nothing."""
+def _read_payload(stream: BinaryIO, name: str) -> str:
+    # One byte past the limit is enough to know it is too big, without slurping a 50 MB file.
+    data = stream.read(MAX_PAYLOAD_BYTES + 1)
+    if len(data) > MAX_PAYLOAD_BYTES:
+        raise PayloadError(
+            f"{name} is larger than {MAX_PAYLOAD_BYTES} bytes (4 MiB), the most one capture "
+            f"takes. Split it into smaller captures."
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PayloadError(
+            f"{name} is not UTF-8 (byte {exc.start}: {data[exc.start:exc.start + 1]!r}). "
+            f"Convert it, e.g. with iconv, and capture again."
+        ) from None
+
+
+def _payload(args: argparse.Namespace) -> str:
+    if args.file is None or args.file == "-":
+        return _read_payload(sys.stdin.buffer, "stdin")
+    try:
+        with Path(args.file).open("rb") as stream:
+            return _read_payload(stream, args.file)
+    except OSError as exc:
+        raise PayloadError(f"Cannot read {args.file}: {exc.strerror or exc}.") from None
+
+
+def _fail(message: str) -> int:
+    sys.stdout.write(json.dumps({"ok": False, "error": message}) + "\n")
+    return 1
+
+
+def _run(args: argparse.Namespace) -> int:
+    llm = None
+    if args.llm or args.llm_endpoint or args.llm_model:
+        llm = LlmOptions(endpoint=args.llm_endpoint or "", model=args.llm_model or "")
+    try:
+        text = _payload(args)
+        config = load_config(Path(args.home) if args.home else None)
+        conn = connect(config)
+        try:
+            report = capture(
+                text, config=config, conn=conn, project=args.project, session=args.session,
+                source=args.source, dry_run=args.dry_run, max_entities=args.max_entities,
+                passive=args.passive, llm=llm,
+            )
+        finally:
+            conn.close()
+    except MemspoolError as exc:
+        return _fail(str(exc))
+    sys.stdout.write(report.to_json() + "\n")
+    return 0
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
+    return number
+
+
+def register(sub: Any) -> None:
+    parser = command(sub, "capture", DOC, _run)
+    add_home(parser)
+    parser.add_argument("--file", metavar="F", help="read the payload from F (default: stdin)")
+    parser.add_argument("--project", metavar="P",
+                        help="project the notes belong to (default: git root name, else cwd name)")
+    parser.add_argument("--session", metavar="S",
+                        help="session for provenance (default: manual-save-<project>)")
+    parser.add_argument("--source", metavar="SRC", help="source for provenance (default: manual)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="report what would happen and write nothing")
+    parser.add_argument("--max-entities", metavar="N", type=_positive, default=None,
+                        help=f"at most N notes (can lower the cap of {MAX_NOTES}, never raise it)")
+    modes = parser.add_mutually_exclusive_group()
+    modes.add_argument("--passive", action="store_true",
+                       help='only learnings sections, saved as passive memories; prints '
+                            '{"saved", "skipped", "total"}')
+    modes.add_argument("--llm", action="store_true",
+                       help="distil with an LLM first; on any failure the rules run "
+                            "and the report says why (llm_fallback)")
+    parser.add_argument("--llm-endpoint", metavar="URL",
+                        help="Ollama .../api/generate or OpenAI-compatible "
+                             ".../v1/chat/completions (default: llm_endpoint in config.toml); "
+                             "implies --llm")
+    parser.add_argument("--llm-model", metavar="M",
+                        help="model name (default: llm_model in config.toml); implies --llm")
