@@ -251,8 +251,12 @@ class Drainer:
                             target.session_id, target.path, offset, st.st_size)
                 offset = 0
             self.touched[target.path] = (target, event, st.st_size)
-            unchanged = cursor is not None and offset == cursor.offset == st.st_size
-            if unchanged and not preamble and cursor is not None and cursor.missing_since is None:
+            # The stored cursor already says exactly where this file stands.
+            settled = (
+                cursor is not None and cursor.offset == offset and cursor.missing_since is None
+                and (cursor.dev, cursor.ino) == (st.st_dev, st.st_ino)
+            )
+            if settled and offset == st.st_size and not preamble:
                 return result
             for shipment in slice_transcript(
                 handle, offset,
@@ -271,10 +275,8 @@ class Drainer:
                     hold(self.conn, target, offset=shipment.start, dev=st.st_dev, ino=st.st_ino,
                          event=event, now=now, held_since=cursor.held_since if cursor else None)
                     continue
-                if not shipment.parts and shipment.end == shipment.start and cursor is not None \
-                        and cursor.missing_since is None and cursor.held_since is None \
-                        and cursor.offset == shipment.end:
-                    continue
+                if settled and not shipment.parts and shipment.end == offset:
+                    continue  # nothing new, nothing to record
                 ids = ship(self.conn, target, shipment, event=event, dev=st.st_dev, ino=st.st_ino,
                            now=now, redact=redact, compressor=self._compressor)
                 result.captures += len(ids)

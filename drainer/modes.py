@@ -96,8 +96,8 @@ def run_detached(config: Config) -> int:
         return 0  # the holder re-checks the spool after it lets go
     drainer = Drainer(config)
     install_signal_handlers(drainer)
-    drainer.initialize()
     try:
+        drainer.initialize()
         while True:
             _linger(drainer)
             lock.release()
@@ -105,9 +105,10 @@ def run_detached(config: Config) -> int:
             # spawn anyone, so look again now that the lock is free.
             if drainer.stopping or not drainer.spool.has_pending():
                 return 0
-            lock = acquire_lock(config, 0)
-            if lock is None:
+            relock = acquire_lock(config, 0)
+            if relock is None:
                 return 0  # whoever took it will drain (a hook spawning a drainer, or a drainer)
+            lock = relock
     except Exception:
         log.exception("detached drainer failed; frames stay in the spool for the next one")
         return 1

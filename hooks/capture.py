@@ -28,9 +28,9 @@ def _spool_module():  # type: ignore[no-untyped-def]
         package = type(sys)("memspool")
         package.__path__ = [root]
         sys.modules["memspool"] = package
-    import memspool.spool
+    import memspool.spool.writer
 
-    return memspool.spool
+    return memspool.spool.writer
 
 
 def _wake_drainer(home: str) -> None:

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import time
 import zlib
-from typing import NamedTuple
+
+# No `typing` here: this module is on the hook path, where every import
+# costs start-up time (typing alone pulls in re, collections and more).
 
 __all__ = ["HEADER_SIZE", "MAGIC", "MAX_PAYLOAD", "VERSION", "Frame", "SpoolCorrupt", "decode_header", "encode"]
 
@@ -44,10 +46,18 @@ class SpoolCorrupt(ValueError):
         self.offset = offset
 
 
-class Frame(NamedTuple):
-    kind: int
-    time_ns: int
-    payload: bytes
+class Frame:
+    """A verified frame: its kind, when the hook wrote it, and the payload bytes."""
+
+    __slots__ = ("kind", "payload", "time_ns")
+
+    def __init__(self, kind: int, time_ns: int, payload: bytes) -> None:
+        self.kind = kind
+        self.time_ns = time_ns
+        self.payload = payload
+
+    def __repr__(self) -> str:
+        return f"Frame(kind={self.kind}, time_ns={self.time_ns}, payload={self.payload[:40]!r})"
 
 
 def _crc(header: bytes, payload: bytes) -> int:

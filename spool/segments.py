@@ -1,4 +1,4 @@
-"""Segments on disk: append (the hook's side), seal, read, checkpoint (the drainer's side).
+"""Segments on disk, the drainer's side: seal, read, checkpoint, recover.
 
 Files in the spool folder::
 
@@ -24,18 +24,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
-from memspool.spool.frame import HEADER_SIZE, MAGIC, Frame, SpoolCorrupt, decode, decode_header, encode
+from memspool.spool.frame import HEADER_SIZE, MAGIC, Frame, SpoolCorrupt, decode, decode_header
+from memspool.spool.writer import ACTIVE_NAME
 
-__all__ = ["ACTIVE_NAME", "Checkpoint", "Position", "Spool", "append"]
+__all__ = ["ACTIVE_NAME", "Checkpoint", "Position", "Spool"]
 
-ACTIVE_NAME = "active.seg"
 SEALED_PREFIX = "seg-"
 SEGMENT_SUFFIX = ".seg"
 CHECKPOINT_NAME = "checkpoint"
 QUARANTINE_DIR = "quarantine"
-#: A hook that lost the race with a seal just opens the new active segment;
-#: more than a few rounds means something else is renaming the file.
-APPEND_ATTEMPTS = 8
 #: Bytes read at a time when searching for the next frame after damage.
 SCAN_CHUNK = 64 * 1024
 
@@ -48,41 +45,6 @@ class Position(NamedTuple):
 
 
 Checkpoint = Position
-
-
-def append(spool_dir: str, payload: bytes) -> None:
-    """Append one frame to the active segment (the hook's whole job in the spool).
-
-    Raises ``OSError`` when the spool cannot be written; a short write leaves a
-    torn frame that the reader detects and quarantines.
-    """
-    frame = encode(payload)
-    path = os.path.join(spool_dir, ACTIVE_NAME)
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
-    for _ in range(APPEND_ATTEMPTS):
-        try:
-            fd = os.open(path, flags, 0o600)
-        except FileNotFoundError:
-            os.makedirs(spool_dir, mode=0o700, exist_ok=True)
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH)
-            # A seal may have renamed the file between open and flock; then this
-            # descriptor points at a sealed segment that may already be read.
-            mine = os.fstat(fd)
-            try:
-                current = os.stat(path)
-            except FileNotFoundError:
-                continue
-            if (mine.st_ino, mine.st_dev) != (current.st_ino, current.st_dev):
-                continue
-            written = os.write(fd, frame)
-            if written != len(frame):
-                raise OSError(f"short write to {path}: {written} of {len(frame)} bytes")
-            return
-        finally:
-            os.close(fd)  # also drops the shared flock
-    raise OSError(f"{path} kept being replaced during {APPEND_ATTEMPTS} append attempts")
 
 
 def _fsync_dir(directory: Path) -> None:
