@@ -112,3 +112,27 @@ def test_demo_runs_from_the_bundled_samples(tmp_path: Path) -> None:
     assert result["drained"] and result["captures"] >= 3
     assert result["covered"] == result["raw_bytes"]
     assert result["text_chars"] < 0.1 * result["raw_bytes"]
+
+
+def test_resume_after_a_crash_mid_rotation(home: Path, projects: Path) -> None:
+    """A stale pid file, a half-written checkpoint, a consumed segment and a torn tail."""
+    from memspool.spool import encode
+
+    transcript = projects / f"{SESSION}.jsonl"
+    transcript.write_bytes(SPOTTER.read_bytes())
+    spool = home / "spool"
+    spool.mkdir(parents=True, mode=0o700)
+    frame = encode(payload("Stop", SESSION, transcript))
+    (spool / "seg-00000000000000000001.seg").write_bytes(frame)  # consumed already
+    (spool / "checkpoint").write_text(f"v1 seg-00000000000000000001.seg {len(frame)}\n")
+    (spool / "checkpoint.tmp").write_text("v1 seg-0000")  # the crash hit mid-write
+    (spool / "seg-00000000000000000002.seg").write_bytes(frame + frame[:30])  # torn tail
+    (spool / "active.seg").write_bytes(encode(payload("PreCompact", SESSION, transcript)))
+    (home / "drainer.pid").write_text("999999\n")
+    result = json.loads(run_cli("drainer", "--resume", "--json").stdout)
+    assert any("half-written" in note for note in result["recovered"])
+    assert any("consumed" in note for note in result["recovered"])
+    assert result["frames"] == 2 and result["captures"] == 1 and result["quarantined"] == 1
+    assert sorted(p.name for p in spool.iterdir()) == ["checkpoint", "quarantine"]
+    assert len(list((spool / "quarantine").iterdir())) == 1
+    assert "quarantined 30 bytes" in (home / "drainer.log").read_text()
