@@ -41,7 +41,7 @@ from memspool.distill.similarity import (
     index_terms,
     query_terms,
 )
-from memspool.distill.split import learnings_items, split_payload
+from memspool.distill.split import learnings_items, scrub, split_payload
 from memspool.errors import PayloadError
 from memspool.project import project_name
 from memspool.redact import redact
@@ -289,7 +289,7 @@ def capture(
     project = project or project_name(Path.cwd())
     ctx_session = session or f"manual-save-{project}"
     _check_capture_id(conn, capture_id)
-    redacted, _ = redact(text)
+    redacted, _ = redact(scrub(text))
     report = CaptureReport(dry_run=dry_run, passive=passive)
     # The model is asked before any lock is taken: a slow model must not hold
     # the store's write lock against the drainer.

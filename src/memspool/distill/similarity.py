@@ -196,8 +196,10 @@ def _build_synonyms() -> dict[str, str]:
 
 
 _SYNONYMS: Final = _build_synonyms()
-_ANTONYM_STEMS: Final = tuple(
-    (_SYNONYMS.get(_stem(a), _stem(a)), _SYNONYMS.get(_stem(b), _stem(b))) for a, b in _ANTONYMS
+#: (left word, right word, left term, right term): terms to match, words to tell.
+_ANTONYM_TERMS: Final = tuple(
+    (a, b, _SYNONYMS.get(_stem(a), _stem(a)), _SYNONYMS.get(_stem(b), _stem(b)))
+    for a, b in _ANTONYMS
 )
 
 
@@ -325,9 +327,9 @@ def _veto(a: _Profile, b: _Profile, a_terms: set[str], b_terms: set[str]) -> str
     if a.negated != b.negated:
         return "negated on one side only"
     a_only, b_only = a_terms - b_terms, b_terms - a_terms
-    for left, right in _ANTONYM_STEMS:
+    for left_word, right_word, left, right in _ANTONYM_TERMS:
         if (left in a_only and right in b_only) or (right in a_only and left in b_only):
-            return f"antonyms {left}/{right}"
+            return f"antonyms {left_word}/{right_word}"
     for left, right in a.preferences:
         if (right, left) in b.preferences and (left, right) not in b.preferences:
             return "preference or order reversed"

@@ -31,6 +31,8 @@ __all__ = [
     "Piece",
     "is_learnings_heading",
     "learnings_items",
+    "record_text",
+    "scrub",
     "split_payload",
     "split_pieces",
 ]
@@ -95,13 +97,19 @@ def _jsonl_records(text: str) -> list[dict[str, object]] | None:
     return records or None
 
 
+def scrub(text: str) -> str:
+    """``text`` without lone surrogates (a JSON ``"\\ud800"`` decodes to one), which no
+    UTF-8 store accepts; each becomes ``?``."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def record_text(record: dict[str, object]) -> str:
     """The note text of one JSONL record."""
     for field in JSONL_TEXT_FIELDS:
         value = record.get(field)
         if isinstance(value, str) and value.strip():
-            return value
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+            return scrub(value)
+    return scrub(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
 
 
 def _sections(lines: list[str]) -> Iterator[tuple[str | None, list[str]]]:

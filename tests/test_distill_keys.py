@@ -1,0 +1,76 @@
+"""Summary lines and keys: stable slugs of the first line."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memspool.distill.keys import (
+    KEY_CHARS,
+    SUMMARY_CHARS,
+    normalized_text,
+    note_key,
+    summary_line,
+    text_hash,
+    title,
+)
+
+SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+def test_summary_line_is_the_first_non_empty_line_without_markup() -> None:
+    assert summary_line("\n\n## **Decision:** use `zstd`\nbody") == "Decision: use zstd"
+    assert summary_line("1. first item text\n2. second") == "first item text"
+    assert summary_line("- bullet   with   spaces") == "bullet with spaces"
+    assert summary_line("> quoted line\nmore") == "quoted line"
+
+
+def test_summary_line_is_clipped_to_160_characters() -> None:
+    assert SUMMARY_CHARS == 160
+    line = "word " * 100
+    assert len(summary_line(line)) <= 160
+    assert summary_line(line) == line[:160].strip()
+
+
+def test_keys_are_slugs_of_the_summary() -> None:
+    assert note_key("Hello, World!") == "hello-world"
+    assert note_key("bcrypt cost=12 is the right balance") == "bcrypt-cost-12-is-the-right-balance"
+    assert note_key("Café in São Paulo") == "cafe-in-sao-paulo"
+    assert note_key("  --Leading and trailing--  ") == "leading-and-trailing"
+
+
+def test_keys_are_at_most_64_characters_and_long_summaries_stay_apart() -> None:
+    assert KEY_CHARS == 64
+    a = "The flaky upload test fails because two workers share one temp directory in CI"
+    b = "The flaky upload test fails because two workers share one temp directory locally"
+    assert len(note_key(a)) <= 64 and SLUG.match(note_key(a))
+    assert note_key(a) != note_key(b)
+    assert note_key(a) == note_key(a + "")  # stable
+
+
+def test_a_summary_without_alphanumerics_gets_a_hash_key() -> None:
+    key = note_key("!!! ??? ***")
+    assert re.fullmatch(r"note-[0-9a-f]{12}", key)
+    assert note_key("!!! ??? ***") == key
+    assert note_key("日本語のメモ") != note_key("中文笔记")
+    assert note_key("日本語のメモ").startswith("note-")
+
+
+@given(st.text(max_size=300))
+def test_every_key_is_a_valid_slug(summary: str) -> None:
+    key = note_key(summary)
+    assert len(key) <= KEY_CHARS
+    assert SLUG.match(key)
+
+
+def test_normalized_text_and_hash_ignore_case_and_spacing() -> None:
+    assert normalized_text("  Same\tTEXT\n here ") == "same text here"
+    assert text_hash("Same TEXT here") == text_hash("same   text\nhere")
+    assert text_hash("same text here") != text_hash("same text there")
+
+
+def test_title_is_the_first_characters_on_one_line() -> None:
+    item = "bcrypt cost=12 is the right balance for our server performance"
+    assert title(item, 50) == "bcrypt cost=12 is the right balance for our server"
