@@ -24,12 +24,17 @@ from memspool.store import connect
 #: How long the slow server waits before answering: far beyond the test's timeout.
 SLOW_SECS = 10.0
 TIMEOUT_SECS = 0.5
-PAYLOAD = ("We spent the morning on the upload bug.\n\n"
-           "The flaky upload test failed because two workers shared one temp directory.\n\n"
-           "Decided to give each worker its own tmp_path.")
+PAYLOAD = (
+    "We spent the morning on the upload bug.\n\n"
+    "The flaky upload test failed because two workers shared one temp directory.\n\n"
+    "Decided to give each worker its own tmp_path."
+)
 GOOD_NOTES = [
-    {"type": "root-cause", "summary": "Flaky upload test: workers shared a temp directory",
-     "body": "Two workers shared one temp directory, so uploads collided."},
+    {
+        "type": "root-cause",
+        "summary": "Flaky upload test: workers shared a temp directory",
+        "body": "Two workers shared one temp directory, so uploads collided.",
+    },
     {"type": "decision", "summary": "Each worker gets its own tmp_path", "body": ""},
 ]
 
@@ -96,15 +101,23 @@ def url(server: _Server, path: str) -> str:
 def ollama(content: object) -> Reply:
     def reply(handler: _Handler, body: dict[str, Any]) -> None:
         text = content if isinstance(content, str) else json.dumps(content)
-        handler.send(200, json.dumps({"model": body.get("model"), "response": text, "done": True}).encode())
+        handler.send(
+            200, json.dumps({"model": body.get("model"), "response": text, "done": True}).encode()
+        )
+
     return reply
 
 
 def openai(content: object) -> Reply:
     def reply(handler: _Handler, body: dict[str, Any]) -> None:
         text = content if isinstance(content, str) else json.dumps(content)
-        handler.send(200, json.dumps({"choices": [{"index": 0, "message": {
-            "role": "assistant", "content": text}}]}).encode())
+        handler.send(
+            200,
+            json.dumps(
+                {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]}
+            ).encode(),
+        )
+
     return reply
 
 
@@ -121,8 +134,9 @@ def conn(config: Config) -> Iterator[sqlite3.Connection]:
     connection.close()
 
 
-def run(conn: sqlite3.Connection, config: Config, llm: LlmOptions, text: str = PAYLOAD,
-        **kwargs: Any) -> CaptureReport:
+def run(
+    conn: sqlite3.Connection, config: Config, llm: LlmOptions, text: str = PAYLOAD, **kwargs: Any
+) -> CaptureReport:
     return capture(text, config=config, conn=conn, project="api", llm=llm, **kwargs)
 
 
@@ -134,13 +148,16 @@ def assert_fell_back(report: CaptureReport, reason: str) -> None:
     assert data["captured"] == 3
 
 
-# answers well ----------------------------------------------------------------------------------
+# answers well ------------------------------------------------------------------------------------
 
 
-def test_ollama_answers_well(serve: Callable[[Reply], _Server], conn: sqlite3.Connection,
-                             config: Config) -> None:
+def test_ollama_answers_well(
+    serve: Callable[[Reply], _Server], conn: sqlite3.Connection, config: Config
+) -> None:
     server = serve(ollama({"notes": GOOD_NOTES}))
-    report = run(conn, config, LlmOptions(endpoint=url(server, "/api/generate"), model="qwen2.5:3b"))
+    report = run(
+        conn, config, LlmOptions(endpoint=url(server, "/api/generate"), model="qwen2.5:3b")
+    )
     data = report.as_dict()
     assert data["distiller"] == "llm" and "llm_fallback" not in data
     assert [(n.type, n.summary, n.action) for n in report.notes] == [
@@ -148,17 +165,22 @@ def test_ollama_answers_well(serve: Callable[[Reply], _Server], conn: sqlite3.Co
         ("decision", "Each worker gets its own tmp_path", "created"),
     ]
     second = memory.get(conn, report.notes[1].id or 0)
-    assert second is not None and second.body == "Each worker gets its own tmp_path"  # empty body -> summary
+    assert (
+        second is not None and second.body == "Each worker gets its own tmp_path"
+    )  # empty body -> summary
     [(path, body)] = server.requests
     assert path == "/api/generate"
     assert (body["model"], body["stream"], body["format"]) == ("qwen2.5:3b", False, "json")
     assert "two workers shared one temp directory" in body["prompt"]
 
 
-def test_openai_compatible_answers_well(serve: Callable[[Reply], _Server], conn: sqlite3.Connection,
-                                        config: Config) -> None:
+def test_openai_compatible_answers_well(
+    serve: Callable[[Reply], _Server], conn: sqlite3.Connection, config: Config
+) -> None:
     server = serve(openai({"notes": GOOD_NOTES}))
-    report = run(conn, config, LlmOptions(endpoint=url(server, "/v1/chat/completions"), model="local"))
+    report = run(
+        conn, config, LlmOptions(endpoint=url(server, "/v1/chat/completions"), model="local")
+    )
     assert report.distiller == "llm" and len(report.notes) == 2
     [(path, body)] = server.requests
     assert path == "/v1/chat/completions"
@@ -166,8 +188,12 @@ def test_openai_compatible_answers_well(serve: Callable[[Reply], _Server], conn:
     assert "two workers shared one temp directory" in body["messages"][1]["content"]
 
 
-def test_endpoint_and_model_come_from_the_config(serve: Callable[[Reply], _Server], conn: sqlite3.Connection,
-                                                 tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_endpoint_and_model_come_from_the_config(
+    serve: Callable[[Reply], _Server],
+    conn: sqlite3.Connection,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     server = serve(ollama({"notes": GOOD_NOTES}))
     monkeypatch.setenv("MEMSPOOL_LLM_ENDPOINT", url(server, "/api/generate"))
     monkeypatch.setenv("MEMSPOOL_LLM_MODEL", "from-env")
@@ -176,13 +202,29 @@ def test_endpoint_and_model_come_from_the_config(serve: Callable[[Reply], _Serve
     assert server.requests[0][1]["model"] == "from-env"
 
 
-def test_only_the_redacted_payload_reaches_the_model(serve: Callable[[Reply], _Server],
-                                                     conn: sqlite3.Connection, config: Config) -> None:
+def test_only_the_redacted_payload_reaches_the_model(
+    serve: Callable[[Reply], _Server], conn: sqlite3.Connection, config: Config
+) -> None:
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-    server = serve(ollama({"notes": [{"type": "pitfall", "summary": f"Token {token} leaked",
-                                      "body": f"the model echoed {token}"}]}))
-    report = run(conn, config, LlmOptions(endpoint=url(server, "/api/generate")),
-                 text=f"The deploy token {token} leaked into the logs.")
+    server = serve(
+        ollama(
+            {
+                "notes": [
+                    {
+                        "type": "pitfall",
+                        "summary": f"Token {token} leaked",
+                        "body": f"the model echoed {token}",
+                    }
+                ]
+            }
+        )
+    )
+    report = run(
+        conn,
+        config,
+        LlmOptions(endpoint=url(server, "/api/generate")),
+        text=f"The deploy token {token} leaked into the logs.",
+    )
     assert token not in json.dumps(server.requests)
     found = memory.get(conn, report.notes[0].id or 0)
     assert found is not None and token not in found.summary + found.body
@@ -191,14 +233,17 @@ def test_only_the_redacted_payload_reaches_the_model(serve: Callable[[Reply], _S
 # untrusted output --------------------------------------------------------------------------------
 
 
-def test_the_models_notes_are_sanitised(serve: Callable[[Reply], _Server], conn: sqlite3.Connection,
-                                        config: Config) -> None:
+def test_the_models_notes_are_sanitised(
+    serve: Callable[[Reply], _Server], conn: sqlite3.Connection, config: Config
+) -> None:
     notes: list[object] = [
         {"type": "banana", "summary": "Unknown types become takeaway", "body": "first body"},
         {"type": "Root Cause", "summary": "  spelled   loosely\n across lines ", "body": "second"},
         {"type": "pitfall", "summary": "   ", "body": "no summary: dropped"},
         {"type": "pitfall", "body": "missing summary: dropped"},
-        "not an object", 42, None,
+        "not an object",
+        42,
+        None,
         {"type": "decision", "summary": "S" * 500, "body": "B" * 10_000},
         {"type": "pattern", "summary": "control\x00 chars\x1b[31m removed", "body": "x\x07y"},
         {"type": ["pattern"], "summary": 12, "body": "a non-string summary is dropped"},
@@ -218,24 +263,30 @@ def test_the_models_notes_are_sanitised(serve: Callable[[Reply], _Server], conn:
     assert control is not None and control.body == "xy"
 
 
-def test_more_notes_than_the_cap_are_dropped(serve: Callable[[Reply], _Server], conn: sqlite3.Connection,
-                                             config: Config) -> None:
-    notes = [{"type": "takeaway", "summary": f"Fact {i} about widget{i}", "body": f"widget{i} detail"}
-             for i in range(25)]
+def test_more_notes_than_the_cap_are_dropped(
+    serve: Callable[[Reply], _Server], conn: sqlite3.Connection, config: Config
+) -> None:
+    notes = [
+        {"type": "takeaway", "summary": f"Fact {i} about widget{i}", "body": f"widget{i} detail"}
+        for i in range(25)
+    ]
     server = serve(openai({"notes": notes}))
-    report = run(conn, config, LlmOptions(endpoint=url(server, "/v1/chat/completions")), max_entities=7)
+    report = run(
+        conn, config, LlmOptions(endpoint=url(server, "/v1/chat/completions")), max_entities=7
+    )
     assert (report.captured, len(report.notes), report.dropped) == (25, 7, 18)
     assert "At most 7 notes" in server.requests[0][1]["messages"][0]["content"]
 
 
-def test_an_empty_notes_list_is_a_valid_answer(serve: Callable[[Reply], _Server], conn: sqlite3.Connection,
-                                               config: Config) -> None:
+def test_an_empty_notes_list_is_a_valid_answer(
+    serve: Callable[[Reply], _Server], conn: sqlite3.Connection, config: Config
+) -> None:
     server = serve(ollama({"notes": []}))
     report = run(conn, config, LlmOptions(endpoint=url(server, "/api/generate")))
     assert (report.distiller, report.captured) == ("llm", 0)
 
 
-# answers with junk -----------------------------------------------------------------------------------
+# answers with junk -------------------------------------------------------------------------------
 
 
 OLLAMA, OPENAI = "/api/generate", "/v1/chat/completions"
@@ -248,32 +299,54 @@ def redirect(handler: _Handler, location: str) -> None:
     handler.end_headers()
 
 
-@pytest.mark.parametrize(("path", "reply", "reason"), [
-    (OLLAMA, ollama("Sure! Here are your notes: 1. workers shared a dir"), "reply is not JSON"),
-    (OLLAMA, ollama({"items": []}), 'not an object with a "notes" list'),
-    (OLLAMA, ollama(["a", "list"]), 'not an object with a "notes" list'),
-    (OLLAMA, ollama({"notes": [{"type": "pitfall"}, "x"]}), "none of the model's notes had a summary"),
-    (OPENAI, openai({"notes": "not a list"}), 'not an object with a "notes" list'),
-    (OPENAI, openai("```json\n{\"notes\": []}\n```"), "reply is not JSON"),
-    (OPENAI, ollama({"notes": GOOD_NOTES}), "has no openai reply field"),
-    (OLLAMA, lambda h, b: h.send(200, b"<html>not json</html>", "text/html"), "answer is not JSON"),
-    (OLLAMA, lambda h, b: h.send(200, b'{"choices": []}'), "has no ollama reply field"),
-    (OLLAMA, lambda h, b: h.send(200, json.dumps({"response": 12}).encode()), "reply is not text"),
-    (OLLAMA, lambda h, b: h.send(500, b'{"error": "model not found"}'), "answered HTTP 500"),
-    (OPENAI, lambda h, b: h.send(302, b""), "answered HTTP 302"),
-    (OPENAI, lambda h, b: redirect(h, "http://127.0.0.1:9/api/generate"), "answered HTTP 307"),
-    (OLLAMA, lambda h, b: redirect(h, "file:///etc/passwd"), "answered HTTP 307"),
-    (OLLAMA, lambda h, b: h.send(200, b" " * (1024 * 1024 + 10)), "larger than"),
-])
-def test_junk_answers_fall_back_to_the_rules(serve: Callable[[Reply], _Server], conn: sqlite3.Connection,
-                                             config: Config, path: str, reply: Reply, reason: str) -> None:
+@pytest.mark.parametrize(
+    ("path", "reply", "reason"),
+    [
+        (OLLAMA, ollama("Sure! Here are your notes: 1. workers shared a dir"), "reply is not JSON"),
+        (OLLAMA, ollama({"items": []}), 'not an object with a "notes" list'),
+        (OLLAMA, ollama(["a", "list"]), 'not an object with a "notes" list'),
+        (
+            OLLAMA,
+            ollama({"notes": [{"type": "pitfall"}, "x"]}),
+            "none of the model's notes had a summary",
+        ),
+        (OPENAI, openai({"notes": "not a list"}), 'not an object with a "notes" list'),
+        (OPENAI, openai('```json\n{"notes": []}\n```'), "reply is not JSON"),
+        (OPENAI, ollama({"notes": GOOD_NOTES}), "has no openai reply field"),
+        (
+            OLLAMA,
+            lambda h, b: h.send(200, b"<html>not json</html>", "text/html"),
+            "answer is not JSON",
+        ),
+        (OLLAMA, lambda h, b: h.send(200, b'{"choices": []}'), "has no ollama reply field"),
+        (
+            OLLAMA,
+            lambda h, b: h.send(200, json.dumps({"response": 12}).encode()),
+            "reply is not text",
+        ),
+        (OLLAMA, lambda h, b: h.send(500, b'{"error": "model not found"}'), "answered HTTP 500"),
+        (OPENAI, lambda h, b: h.send(302, b""), "answered HTTP 302"),
+        (OPENAI, lambda h, b: redirect(h, "http://127.0.0.1:9/api/generate"), "answered HTTP 307"),
+        (OLLAMA, lambda h, b: redirect(h, "file:///etc/passwd"), "answered HTTP 307"),
+        (OLLAMA, lambda h, b: h.send(200, b" " * (1024 * 1024 + 10)), "larger than"),
+    ],
+)
+def test_junk_answers_fall_back_to_the_rules(  # noqa: PLR0917 - pytest passes fixtures positionally
+    serve: Callable[[Reply], _Server],
+    conn: sqlite3.Connection,
+    config: Config,
+    path: str,
+    reply: Reply,
+    reason: str,
+) -> None:
     server = serve(reply)
     report = run(conn, config, LlmOptions(endpoint=url(server, path)))
     assert_fell_back(report, reason)
 
 
-def test_a_dropped_connection_falls_back(serve: Callable[[Reply], _Server], conn: sqlite3.Connection,
-                                         config: Config) -> None:
+def test_a_dropped_connection_falls_back(
+    serve: Callable[[Reply], _Server], conn: sqlite3.Connection, config: Config
+) -> None:
     def hang_up(handler: _Handler, body: dict[str, Any]) -> None:
         handler.close_connection = True
         handler.connection.shutdown(socket.SHUT_RDWR)
@@ -284,24 +357,28 @@ def test_a_dropped_connection_falls_back(serve: Callable[[Reply], _Server], conn
     assert report.llm_fallback
 
 
-# answers slowly, or not at all ------------------------------------------------------------------------
+# answers slowly, or not at all -------------------------------------------------------------------
 
 
-def test_a_slow_server_times_out_and_falls_back(serve: Callable[[Reply], _Server], conn: sqlite3.Connection,
-                                                config: Config) -> None:
+def test_a_slow_server_times_out_and_falls_back(
+    serve: Callable[[Reply], _Server], conn: sqlite3.Connection, config: Config
+) -> None:
     def slow(handler: _Handler, body: dict[str, Any]) -> None:
         handler.server.release.wait(SLOW_SECS)
         handler.send(200, json.dumps({"response": json.dumps({"notes": GOOD_NOTES})}).encode())
 
     server = serve(slow)
     started = time.monotonic()
-    report = run(conn, config, LlmOptions(endpoint=url(server, "/api/generate"), timeout_secs=TIMEOUT_SECS))
+    report = run(
+        conn, config, LlmOptions(endpoint=url(server, "/api/generate"), timeout_secs=TIMEOUT_SECS)
+    )
     assert time.monotonic() - started < SLOW_SECS
     assert_fell_back(report, f"within {TIMEOUT_SECS:g} s")
 
 
-def test_a_trickling_server_meets_the_overall_deadline(serve: Callable[[Reply], _Server],
-                                                       conn: sqlite3.Connection, config: Config) -> None:
+def test_a_trickling_server_meets_the_overall_deadline(
+    serve: Callable[[Reply], _Server], conn: sqlite3.Connection, config: Config
+) -> None:
     def trickle(handler: _Handler, body: dict[str, Any]) -> None:
         handler.send_response(200)
         handler.send_header("Content-Length", "100000")
@@ -314,13 +391,16 @@ def test_a_trickling_server_meets_the_overall_deadline(serve: Callable[[Reply], 
 
     server = serve(trickle)
     started = time.monotonic()
-    report = run(conn, config, LlmOptions(endpoint=url(server, "/api/generate"), timeout_secs=TIMEOUT_SECS))
+    report = run(
+        conn, config, LlmOptions(endpoint=url(server, "/api/generate"), timeout_secs=TIMEOUT_SECS)
+    )
     assert time.monotonic() - started < SLOW_SECS
     assert_fell_back(report, f"within {TIMEOUT_SECS:g} s")
 
 
-def test_the_timeout_comes_from_the_environment(serve: Callable[[Reply], _Server], conn: sqlite3.Connection,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_timeout_comes_from_the_environment(
+    serve: Callable[[Reply], _Server], conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def slow(handler: _Handler, body: dict[str, Any]) -> None:
         handler.server.release.wait(SLOW_SECS)
 
@@ -344,7 +424,9 @@ def test_nothing_listening_falls_back(conn: sqlite3.Connection, config: Config) 
     assert_fell_back(report, "cannot reach")
 
 
-def test_a_server_that_accepts_but_never_answers_falls_back(conn: sqlite3.Connection, config: Config) -> None:
+def test_a_server_that_accepts_but_never_answers_falls_back(
+    conn: sqlite3.Connection, config: Config
+) -> None:
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen(1)  # the kernel completes the handshake; nobody ever reads or answers
@@ -353,18 +435,23 @@ def test_a_server_that_accepts_but_never_answers_falls_back(conn: sqlite3.Connec
     assert_fell_back(report, f"within {TIMEOUT_SECS:g} s")
 
 
-@pytest.mark.parametrize(("endpoint", "reason"), [
-    ("", "no LLM endpoint"),
-    ("file:///etc/passwd", "not an http(s) URL"),
-    ("http://127.0.0.1:9/v1/models", "must end with /api/generate"),
-])
-def test_unusable_endpoints_fall_back(conn: sqlite3.Connection, config: Config, endpoint: str,
-                                      reason: str) -> None:
+@pytest.mark.parametrize(
+    ("endpoint", "reason"),
+    [
+        ("", "no LLM endpoint"),
+        ("file:///etc/passwd", "not an http(s) URL"),
+        ("http://127.0.0.1:9/v1/models", "must end with /api/generate"),
+    ],
+)
+def test_unusable_endpoints_fall_back(
+    conn: sqlite3.Connection, config: Config, endpoint: str, reason: str
+) -> None:
     assert_fell_back(run(conn, config, LlmOptions(endpoint=endpoint)), reason)
 
 
-def test_a_payload_too_long_for_a_model_falls_back(serve: Callable[[Reply], _Server],
-                                                   conn: sqlite3.Connection, config: Config) -> None:
+def test_a_payload_too_long_for_a_model_falls_back(
+    serve: Callable[[Reply], _Server], conn: sqlite3.Connection, config: Config
+) -> None:
     server = serve(ollama({"notes": GOOD_NOTES}))
     text = "\n\n".join(f"Paragraph {i} " + "word " * 200 for i in range(120))
     report = run(conn, config, LlmOptions(endpoint=url(server, "/api/generate")), text=text)

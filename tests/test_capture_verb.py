@@ -16,8 +16,19 @@ from memspool.distill.capture import DUPLICATE_WINDOW_SECS, CaptureReport
 from memspool.errors import MemspoolError, PayloadError
 from memspool.store import connect, transaction
 
-REPORT_FIELDS = {"ok", "captured", "created", "updated", "merged", "skipped", "dropped",
-                 "candidates", "dry_run", "distiller", "notes"}
+REPORT_FIELDS = {
+    "ok",
+    "captured",
+    "created",
+    "updated",
+    "merged",
+    "skipped",
+    "dropped",
+    "candidates",
+    "dry_run",
+    "distiller",
+    "notes",
+}
 NOTE_FIELDS = {"id", "key", "type", "summary", "action"}
 T0 = 1_800_000_000.0
 
@@ -50,28 +61,45 @@ def table_counts(conn: sqlite3.Connection) -> dict[str, int]:
     return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}  # noqa: S608
 
 
-# new memories ---------------------------------------------------------------------------------
+# new memories ------------------------------------------------------------------------------------
 
 
-def test_new_notes_are_provisional_memories_with_provenance(conn: sqlite3.Connection, config: Config) -> None:
-    report = run(conn, config, "Pitfall: requests has no default timeout, so a hung server blocks.\n\n"
-                               "We decided to store timestamps as UTC epoch floats.")
+def test_new_notes_are_provisional_memories_with_provenance(
+    conn: sqlite3.Connection, config: Config
+) -> None:
+    report = run(
+        conn,
+        config,
+        "Pitfall: requests has no default timeout, so a hung server blocks.\n\n"
+        "We decided to store timestamps as UTC epoch floats.",
+    )
     assert actions(report) == ["created", "created"]
     assert [n.type for n in report.notes] == ["pitfall", "decision"]
     for note in report.notes:
         assert note.id is not None
         found = memory.get(conn, note.id)
         assert found is not None
-        assert (found.project, found.layer, found.importance, found.confidence, found.corroborations) == (
-            "api", "buffer", 0.6, 0.5, 0)
+        assert (
+            found.project,
+            found.layer,
+            found.importance,
+            found.confidence,
+            found.corroborations,
+        ) == ("api", "buffer", 0.6, 0.5, 0)
         assert found.key == note.key and found.summary == note.summary
         [record] = memory.provenance(conn, note.id)
         assert (record.action, record.session, record.source, record.capture_id, record.at) == (
-            "created", "manual-save-api", "manual", None, T0)
+            "created",
+            "manual-save-api",
+            "manual",
+            None,
+            T0,
+        )
 
 
-def test_default_project_is_the_git_root_name(conn: sqlite3.Connection, config: Config,
-                                              tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_project_is_the_git_root_name(
+    conn: sqlite3.Connection, config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "billing-service"
     (root / ".git").mkdir(parents=True)
     (root / "src" / "deep").mkdir(parents=True)
@@ -83,7 +111,9 @@ def test_default_project_is_the_git_root_name(conn: sqlite3.Connection, config: 
 
 
 def test_session_and_source_are_recorded(conn: sqlite3.Connection, config: Config) -> None:
-    report = run(conn, config, "A note with explicit provenance fields.", session="s-42", source="mcp")
+    report = run(
+        conn, config, "A note with explicit provenance fields.", session="s-42", source="mcp"
+    )
     [record] = memory.provenance(conn, report.notes[0].id or 0)
     assert (record.session, record.source) == ("s-42", "mcp")
 
@@ -91,18 +121,27 @@ def test_session_and_source_are_recorded(conn: sqlite3.Connection, config: Confi
 def test_queued_captures_are_named_in_provenance(conn: sqlite3.Connection, config: Config) -> None:
     with transaction(conn):
         capture_id = conn.execute(
-            "INSERT INTO captures (session_id, project, event, transcript_path, byte_start, byte_end,"
+            "INSERT INTO captures (session_id, project, event, transcript_path, byte_start,"
+            " byte_end,"
             " records_kept, records_dropped, raw_bytes, text_chars, stored_bytes, body, created_at)"
             " VALUES ('s1', 'api', 'Stop', '/t.jsonl', 0, 10, 1, 0, 10, 10, 10, x'00', 0)"
         ).lastrowid
-    report = run(conn, config, "A note distilled from a queued capture.", capture_id=capture_id,
-                 session="s1", source="archivist")
+    report = run(
+        conn,
+        config,
+        "A note distilled from a queued capture.",
+        capture_id=capture_id,
+        session="s1",
+        source="archivist",
+    )
     assert memory.provenance(conn, report.notes[0].id or 0)[0].capture_id == capture_id
     with pytest.raises(PayloadError, match="Capture 999 is not in the queue"):
         run(conn, config, "A note naming a capture that does not exist.", capture_id=999)
 
 
-def test_the_payload_is_redacted_before_anything_is_stored(conn: sqlite3.Connection, config: Config) -> None:
+def test_the_payload_is_redacted_before_anything_is_stored(
+    conn: sqlite3.Connection, config: Config
+) -> None:
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     report = run(conn, config, f"The deploy token {token} leaked into the logs.")
     found = memory.get(conn, report.notes[0].id or 0)
@@ -113,17 +152,20 @@ def test_the_payload_is_redacted_before_anything_is_stored(conn: sqlite3.Connect
 
 def test_memories_are_searchable_through_fts(conn: sqlite3.Connection, config: Config) -> None:
     report = run(conn, config, "# Zstd level\nCaptures use zstd level 10 for the ratio.")
-    rows = conn.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'ratio'").fetchall()
+    rows = conn.execute(
+        "SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'ratio'"
+    ).fetchall()
     assert [r[0] for r in rows] == [report.notes[0].id]
 
 
-# update in place, exact duplicates ------------------------------------------------------------
+# update in place, exact duplicates ---------------------------------------------------------------
 
 
 def test_same_key_updates_in_place(conn: sqlite3.Connection, config: Config) -> None:
     first = run(conn, config, "# Zstd level\nCaptures use zstd level 10 for the ratio.")
-    second = run(conn, config, "# Zstd level\nCaptures now use zstd level 12; 10 was too weak.",
-                 now=T0 + 60)
+    second = run(
+        conn, config, "# Zstd level\nCaptures now use zstd level 12; 10 was too weak.", now=T0 + 60
+    )
     assert actions(second) == ["updated"]
     assert second.notes[0].id == first.notes[0].id
     found = memory.get(conn, first.notes[0].id or 0)
@@ -136,11 +178,17 @@ def test_same_key_updates_in_place(conn: sqlite3.Connection, config: Config) -> 
     assert conn.execute(match, ("weak",)).fetchone()[0] == 1
 
 
-def test_an_exact_recapture_within_fifteen_minutes_is_skipped(conn: sqlite3.Connection, config: Config) -> None:
+def test_an_exact_recapture_within_fifteen_minutes_is_skipped(
+    conn: sqlite3.Connection, config: Config
+) -> None:
     text = "Careful: git stash does not include untracked files unless you pass -u."
     first = run(conn, config, text)
-    again = run(conn, config, "  careful:  GIT stash does not include untracked files unless you pass -u.",
-                now=T0 + DUPLICATE_WINDOW_SECS - 1)
+    again = run(
+        conn,
+        config,
+        "  careful:  GIT stash does not include untracked files unless you pass -u.",
+        now=T0 + DUPLICATE_WINDOW_SECS - 1,
+    )
     assert actions(again) == ["skipped"]
     assert again.notes[0].id == first.notes[0].id
     assert len(memory.provenance(conn, first.notes[0].id or 0)) == 1
@@ -148,16 +196,24 @@ def test_an_exact_recapture_within_fifteen_minutes_is_skipped(conn: sqlite3.Conn
     assert actions(later) == ["updated"]
 
 
-def test_exact_duplicates_are_scoped_to_the_project(conn: sqlite3.Connection, config: Config) -> None:
+def test_exact_duplicates_are_scoped_to_the_project(
+    conn: sqlite3.Connection, config: Config
+) -> None:
     text = "Careful: git stash does not include untracked files unless you pass -u."
     run(conn, config, text, project="api")
     other = run(conn, config, text, project="web")
     assert actions(other) == ["created"]
 
 
-def test_a_repeated_key_within_one_payload_keeps_the_first(conn: sqlite3.Connection, config: Config) -> None:
-    report = run(conn, config, "# Cache key\nIncludes the lock file hash.\n\n"
-                               "# Cache key\nIncludes the Python version instead.\n")
+def test_a_repeated_key_within_one_payload_keeps_the_first(
+    conn: sqlite3.Connection, config: Config
+) -> None:
+    report = run(
+        conn,
+        config,
+        "# Cache key\nIncludes the lock file hash.\n\n"
+        "# Cache key\nIncludes the Python version instead.\n",
+    )
     assert actions(report) == ["created", "skipped"]
     assert report.notes[1].id == report.notes[0].id
     found = memory.get(conn, report.notes[0].id or 0)
@@ -167,61 +223,104 @@ def test_a_repeated_key_within_one_payload_keeps_the_first(conn: sqlite3.Connect
 # near-duplicates ------------------------------------------------------------------------------
 
 
-def test_a_reworded_recapture_merges_and_counts_a_corroboration(conn: sqlite3.Connection, config: Config) -> None:
-    first = run(conn, config, "The flaky upload test failed because two workers shared one temp directory.")
-    again = run(conn, config, "Upload test flakiness: two workers were sharing a single temp directory.",
-                session="s2", source="hook", now=T0 + 10)
+def test_a_reworded_recapture_merges_and_counts_a_corroboration(
+    conn: sqlite3.Connection, config: Config
+) -> None:
+    first = run(
+        conn, config, "The flaky upload test failed because two workers shared one temp directory."
+    )
+    again = run(
+        conn,
+        config,
+        "Upload test flakiness: two workers were sharing a single temp directory.",
+        session="s2",
+        source="hook",
+        now=T0 + 10,
+    )
     assert actions(again) == ["merged"]
     assert again.candidates >= 1
     merged = again.notes[0]
     assert (merged.id, merged.key, merged.summary) == (
-        first.notes[0].id, first.notes[0].key, first.notes[0].summary)
+        first.notes[0].id,
+        first.notes[0].key,
+        first.notes[0].summary,
+    )
     found = memory.get(conn, merged.id or 0)
     assert found is not None and found.corroborations == 1 and found.updated_at == T0 + 10
     assert [(r.action, r.session, r.source) for r in memory.provenance(conn, found.id)] == [
-        ("created", "manual-save-api", "manual"), ("merged", "s2", "hook")]
+        ("created", "manual-save-api", "manual"),
+        ("merged", "s2", "hook"),
+    ]
     assert len(memory.list_memories(conn, "api")) == 1
 
 
-def test_a_different_fact_on_the_same_topic_is_a_new_memory(conn: sqlite3.Connection, config: Config) -> None:
+def test_a_different_fact_on_the_same_topic_is_a_new_memory(
+    conn: sqlite3.Connection, config: Config
+) -> None:
     run(conn, config, "The flaky upload test failed because two workers shared one temp directory.")
-    other = run(conn, config, "The flaky upload test also fails when the S3 mock is not reset between tests.")
+    other = run(
+        conn,
+        config,
+        "The flaky upload test also fails when the S3 mock is not reset between tests.",
+    )
     assert actions(other) == ["created"]
     assert len(memory.list_memories(conn, "api")) == 2
 
 
-def test_near_duplicates_are_scoped_to_the_project(conn: sqlite3.Connection, config: Config) -> None:
+def test_near_duplicates_are_scoped_to_the_project(
+    conn: sqlite3.Connection, config: Config
+) -> None:
     run(conn, config, "The flaky upload test failed because two workers shared one temp directory.")
-    other = run(conn, config, "Upload test flakiness: two workers were sharing a single temp directory.",
-                project="web")
+    other = run(
+        conn,
+        config,
+        "Upload test flakiness: two workers were sharing a single temp directory.",
+        project="web",
+    )
     assert actions(other) == ["created"] and other.candidates == 0
 
 
-def test_a_merge_that_adds_detail_keeps_the_richer_text(conn: sqlite3.Connection, config: Config) -> None:
+def test_a_merge_that_adds_detail_keeps_the_richer_text(
+    conn: sqlite3.Connection, config: Config
+) -> None:
     first = run(conn, config, "JWT refresh tokens need atomic rotation.")
-    richer = run(conn, config, "Atomic rotation of JWT refresh tokens, or two tabs race and log out.",
-                 now=T0 + 5)
+    richer = run(
+        conn,
+        config,
+        "Atomic rotation of JWT refresh tokens, or two tabs race and log out.",
+        now=T0 + 5,
+    )
     assert actions(richer) == ["merged"]
     found = memory.get(conn, first.notes[0].id or 0)
     assert found is not None and "two tabs race" in found.body
     assert found.summary == first.notes[0].summary  # the identity stays
 
 
-def test_notes_within_one_payload_merge_into_each_other(conn: sqlite3.Connection, config: Config) -> None:
-    report = run(conn, config, "The CDN cached the API response for 10 minutes, which made the dashboard stale.\n\n"
-                               "Stale dashboard: the API response was cached by the CDN for 10 minutes.")
+def test_notes_within_one_payload_merge_into_each_other(
+    conn: sqlite3.Connection, config: Config
+) -> None:
+    report = run(
+        conn,
+        config,
+        "The CDN cached the API response for 10 minutes, which made the dashboard stale.\n\n"
+        "Stale dashboard: the API response was cached by the CDN for 10 minutes.",
+    )
     assert actions(report) == ["created", "merged"]
     assert report.notes[1].id == report.notes[0].id
 
 
-def test_candidates_come_from_the_term_index_not_a_scan(conn: sqlite3.Connection, config: Config) -> None:
+def test_candidates_come_from_the_term_index_not_a_scan(
+    conn: sqlite3.Connection, config: Config
+) -> None:
     for i in range(30):
         run(conn, config, f"Unrelated fact number {i} about topic{i} and subject{i} widgets.")
     run(conn, config, "The flaky upload test failed because two workers shared one temp directory.")
     statements: list[str] = []
     conn.set_trace_callback(statements.append)
     try:
-        report = run(conn, config, "Upload test flakiness: two workers were sharing a single temp directory.")
+        report = run(
+            conn, config, "Upload test flakiness: two workers were sharing a single temp directory."
+        )
     finally:
         conn.set_trace_callback(None)
     assert actions(report) == ["merged"] and report.candidates == 1
@@ -231,21 +330,27 @@ def test_candidates_come_from_the_term_index_not_a_scan(conn: sqlite3.Connection
     assert "SCAN memories" not in plan and "SCAN m " not in plan + " ", plan
 
 
-# caps -------------------------------------------------------------------------------------------
+# caps --------------------------------------------------------------------------------------------
 
 
 def _paragraphs(n: int) -> str:
-    return "\n\n".join(f"Distinct fact {i}: widget{i} needs gadget{i} configured." for i in range(n))
+    return "\n\n".join(
+        f"Distinct fact {i}: widget{i} needs gadget{i} configured." for i in range(n)
+    )
 
 
-def test_at_most_twenty_notes_per_call_the_rest_dropped(conn: sqlite3.Connection, config: Config) -> None:
+def test_at_most_twenty_notes_per_call_the_rest_dropped(
+    conn: sqlite3.Connection, config: Config
+) -> None:
     report = run(conn, config, _paragraphs(25))
     assert (report.captured, len(report.notes), report.dropped) == (25, 20, 5)
     assert report.as_dict()["created"] == 20
     assert len(memory.list_memories(conn)) == 20
 
 
-def test_max_entities_lowers_the_cap_but_never_raises_it(conn: sqlite3.Connection, config: Config) -> None:
+def test_max_entities_lowers_the_cap_but_never_raises_it(
+    conn: sqlite3.Connection, config: Config
+) -> None:
     low = run(conn, config, _paragraphs(25), max_entities=5, dry_run=True)
     assert (len(low.notes), low.dropped) == (5, 20)
     high = run(conn, config, _paragraphs(25), max_entities=500, dry_run=True)
@@ -255,17 +360,30 @@ def test_max_entities_lowers_the_cap_but_never_raises_it(conn: sqlite3.Connectio
             run(conn, config, _paragraphs(2), max_entities=bad)
 
 
-# dry run ------------------------------------------------------------------------------------------
+# dry run -----------------------------------------------------------------------------------------
 
 
-def test_dry_run_writes_nothing_and_reports_the_same_actions(conn: sqlite3.Connection, config: Config) -> None:
-    run(conn, config, "# Zstd level\nCaptures use zstd level 10 for the ratio.\n\n"
-                      "# Upload test\nThe flaky upload test failed because two workers shared one temp directory.")
-    payload = ("# Zstd level\nCaptures use zstd level 12 now.\n\n"              # updated
-               "# Flakiness\nUpload test flakiness: two workers were sharing a single temp directory.\n\n"  # merged
-               "# New fact\nThe CDN cached the API response for 10 minutes.\n\n"   # created
-               "# Same fact again\nThe API response was cached by the CDN for 10 minutes.\n\n"  # merged into new
-               "# New fact\nA repeated key keeps the first note.\n")             # skipped
+def test_dry_run_writes_nothing_and_reports_the_same_actions(
+    conn: sqlite3.Connection, config: Config
+) -> None:
+    run(
+        conn,
+        config,
+        "# Zstd level\nCaptures use zstd level 10 for the ratio.\n\n"
+        "# Upload test\nThe flaky upload test failed because two workers shared one temp "
+        "directory.",
+    )
+    payload = (
+        # updated:
+        "# Zstd level\nCaptures use zstd level 12 now.\n\n"
+        # merged:
+        "# Flakiness\nUpload test flakiness: two workers were sharing a single temp directory.\n\n"
+        # created:
+        "# New fact\nThe CDN cached the API response for 10 minutes.\n\n"
+        # merged into the memory just created:
+        "# Same fact again\nThe API response was cached by the CDN for 10 minutes.\n\n"
+        "# New fact\nA repeated key keeps the first note.\n"
+    )  # skipped
     before = table_counts(conn)
     dry = run(conn, config, payload, dry_run=True, now=T0 + 60)
     assert table_counts(conn) == before
@@ -281,11 +399,12 @@ def test_dry_run_writes_nothing_and_reports_the_same_actions(conn: sqlite3.Conne
     assert [n.id for n in dry.notes][2:] == [None, None, None]
 
 
-# transactions -----------------------------------------------------------------------------------
+# transactions ------------------------------------------------------------------------------------
 
 
-def test_all_writes_of_one_call_commit_together(conn: sqlite3.Connection, config: Config,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_all_writes_of_one_call_commit_together(
+    conn: sqlite3.Connection, config: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
     real_insert = memory.insert
     calls = []
 
@@ -303,7 +422,9 @@ def test_all_writes_of_one_call_commit_together(conn: sqlite3.Connection, config
     assert not conn.in_transaction
 
 
-def test_inside_a_callers_transaction_the_caller_decides(conn: sqlite3.Connection, config: Config) -> None:
+def test_inside_a_callers_transaction_the_caller_decides(
+    conn: sqlite3.Connection, config: Config
+) -> None:
     conn.execute("BEGIN IMMEDIATE")
     report = run(conn, config, "A note written inside the archivist's transaction.")
     assert conn.in_transaction and actions(report) == ["created"]
@@ -317,19 +438,30 @@ def test_inside_a_callers_transaction_the_caller_decides(conn: sqlite3.Connectio
     assert [m.id for m in memory.list_memories(conn)] == [kept.notes[0].id]
 
 
-# passive ----------------------------------------------------------------------------------------
+# passive -----------------------------------------------------------------------------------------
 
 
-def test_passive_capture_follows_the_issue_example(conn: sqlite3.Connection, config: Config) -> None:
-    first = run(conn, config, "## Key Learnings:\n\n"
-                              "1. bcrypt cost=12 is the right balance for our server performance\n"
-                              "2. JWT refresh tokens need atomic rotation to prevent race conditions\n",
-                passive=True)
+def test_passive_capture_follows_the_issue_example(
+    conn: sqlite3.Connection, config: Config
+) -> None:
+    first = run(
+        conn,
+        config,
+        "## Key Learnings:\n\n"
+        "1. bcrypt cost=12 is the right balance for our server performance\n"
+        "2. JWT refresh tokens need atomic rotation to prevent race conditions\n",
+        passive=True,
+    )
     assert first.passive_counts() == {"saved": 2, "skipped": 0, "total": 2}
-    second = run(conn, config, "## Key Learnings:\n\n"
-                               "1. bcrypt cost=12 is the right balance\n"
-                               "2. New learning about rate limiting\n",
-                 passive=True, now=T0 + 60)
+    second = run(
+        conn,
+        config,
+        "## Key Learnings:\n\n"
+        "1. bcrypt cost=12 is the right balance\n"
+        "2. New learning about rate limiting\n",
+        passive=True,
+        now=T0 + 60,
+    )
     assert second.passive_counts() == {"saved": 1, "skipped": 1, "total": 2}
     saved = memory.list_memories(conn, "api")
     assert [m.type for m in saved] == ["passive"] * 3
@@ -337,10 +469,19 @@ def test_passive_capture_follows_the_issue_example(conn: sqlite3.Connection, con
     assert saved[0].body == "bcrypt cost=12 is the right balance for our server performance"
 
 
-def test_passive_skips_the_same_items_within_fifteen_minutes(conn: sqlite3.Connection, config: Config) -> None:
-    text = ("Narrative that passive capture ignores entirely.\n\n### Learnings\n"
-            "- WAL mode lets readers run beside the single writer\n- Use busy_timeout on every connection\n")
-    assert run(conn, config, text, passive=True).passive_counts() == {"saved": 2, "skipped": 0, "total": 2}
+def test_passive_skips_the_same_items_within_fifteen_minutes(
+    conn: sqlite3.Connection, config: Config
+) -> None:
+    text = (
+        "Narrative that passive capture ignores entirely.\n\n### Learnings\n"
+        "- WAL mode lets readers run beside the single writer\n"
+        "- Use busy_timeout on every connection\n"
+    )
+    assert run(conn, config, text, passive=True).passive_counts() == {
+        "saved": 2,
+        "skipped": 0,
+        "total": 2,
+    }
     again = run(conn, config, text, passive=True, now=T0 + DUPLICATE_WINDOW_SECS - 1)
     assert again.passive_counts() == {"saved": 0, "skipped": 2, "total": 2}
     later = run(conn, config, text, passive=True, now=T0 + DUPLICATE_WINDOW_SECS + 1)
@@ -349,19 +490,23 @@ def test_passive_skips_the_same_items_within_fifteen_minutes(conn: sqlite3.Conne
 
 
 def test_passive_takes_only_learnings_sections(conn: sqlite3.Connection, config: Config) -> None:
-    report = run(conn, config, "A paragraph that a normal capture would keep as a note.", passive=True)
+    report = run(
+        conn, config, "A paragraph that a normal capture would keep as a note.", passive=True
+    )
     assert report.passive_counts() == {"saved": 0, "skipped": 0, "total": 0}
     assert memory.list_memories(conn) == []
 
 
-def test_passive_items_over_the_cap_count_as_skipped(conn: sqlite3.Connection, config: Config) -> None:
+def test_passive_items_over_the_cap_count_as_skipped(
+    conn: sqlite3.Connection, config: Config
+) -> None:
     items = "\n".join(f"- learning item number {i} about widget{i}" for i in range(23))
     report = run(conn, config, f"## Key Learnings\n{items}\n", passive=True)
     assert report.passive_counts() == {"saved": 20, "skipped": 3, "total": 23}
     assert report.as_dict()["dropped"] == 3
 
 
-# the report and bad input ---------------------------------------------------------------------------
+# the report and bad input ------------------------------------------------------------------------
 
 
 def test_the_report_has_exactly_the_issue_fields(conn: sqlite3.Connection, config: Config) -> None:
@@ -372,7 +517,9 @@ def test_the_report_has_exactly_the_issue_fields(conn: sqlite3.Connection, confi
 
 
 @pytest.mark.parametrize("text", ["", "   \n\t\n  "])
-def test_an_empty_payload_is_a_clear_error(conn: sqlite3.Connection, config: Config, text: str) -> None:
+def test_an_empty_payload_is_a_clear_error(
+    conn: sqlite3.Connection, config: Config, text: str
+) -> None:
     with pytest.raises(PayloadError, match="empty") as caught:
         run(conn, config, text)
     assert isinstance(caught.value, MemspoolError)
@@ -386,7 +533,9 @@ def test_an_oversized_payload_is_a_clear_error(conn: sqlite3.Connection, config:
         run(conn, config, "é" * (MAX_PAYLOAD_BYTES // 2 + 1))
 
 
-def test_a_payload_of_only_chatter_captures_nothing(conn: sqlite3.Connection, config: Config) -> None:
+def test_a_payload_of_only_chatter_captures_nothing(
+    conn: sqlite3.Connection, config: Config
+) -> None:
     report = run(conn, config, "ok\n\nthanks!\n\ndone")
     assert (report.captured, report.notes) == (0, [])
 

@@ -59,56 +59,94 @@ def test_the_verdict_is_symmetric_on_the_labelled_pairs() -> None:
         assert is_near_duplicate(a, b) == is_near_duplicate(b, a), (a, b)
 
 
-@pytest.mark.parametrize(("a", "b", "veto"), [
-    ("Use zstd level 10 for captures.", "Use zstd level 3 for captures.",
-     "different identifiers or numbers"),
-    ("SQLite FTS5 supports prefix queries.", "SQLite FTS5 does not support prefix queries.",
-     "negated on one side only"),
-    ("Enable WAL mode for the local store database.", "Disable WAL mode for the local store database.",
-     "antonyms enable/disable"),
-    ("Prefer SQLite over Postgres for the local store.", "Prefer Postgres over SQLite for the local store.",
-     "preference or order reversed"),
-    ("Run database migrations before deploying the code.", "Run database migrations after deploying the code.",
-     "preference or order reversed"),
-    ("git stash skips untracked files unless you pass -u.", "git stash skips ignored files unless you pass -a.",
-     "different identifiers or numbers"),
-])
+@pytest.mark.parametrize(
+    ("a", "b", "veto"),
+    [
+        (
+            "Use zstd level 10 for captures.",
+            "Use zstd level 3 for captures.",
+            "different identifiers or numbers",
+        ),
+        (
+            "SQLite FTS5 supports prefix queries.",
+            "SQLite FTS5 does not support prefix queries.",
+            "negated on one side only",
+        ),
+        (
+            "Enable WAL mode for the local store database.",
+            "Disable WAL mode for the local store database.",
+            "antonyms enable/disable",
+        ),
+        (
+            "Prefer SQLite over Postgres for the local store.",
+            "Prefer Postgres over SQLite for the local store.",
+            "preference or order reversed",
+        ),
+        (
+            "Run database migrations before deploying the code.",
+            "Run database migrations after deploying the code.",
+            "preference or order reversed",
+        ),
+        (
+            "git stash skips untracked files unless you pass -u.",
+            "git stash skips ignored files unless you pass -a.",
+            "different identifiers or numbers",
+        ),
+    ],
+)
 def test_vetoes_keep_different_facts_apart(a: str, b: str, veto: str) -> None:
     result = compare(a, b)
     assert not result.duplicate
     assert result.veto == veto
 
 
-@pytest.mark.parametrize(("a", "b"), [
-    ("Run database migrations before deploying the new code.",
-     "Deploy the new code after running the database migrations."),
-    ("The build is slow because the layer cache is invalidated.",
-     "Layer cache invalidation: that is why the build is slow."),
-    ("Don't call asyncio.run inside a running event loop.",
-     "Never call asyncio.run inside an event loop that is running."),
-])
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (
+            "Run database migrations before deploying the new code.",
+            "Deploy the new code after running the database migrations.",
+        ),
+        (
+            "The build is slow because the layer cache is invalidated.",
+            "Layer cache invalidation: that is why the build is slow.",
+        ),
+        (
+            "Don't call asyncio.run inside a running event loop.",
+            "Never call asyncio.run inside an event loop that is running.",
+        ),
+    ],
+)
 def test_rewordings_are_merged(a: str, b: str) -> None:
     assert is_near_duplicate(a, b)
 
 
 def test_a_short_note_is_not_swallowed_by_a_long_one_mentioning_it() -> None:
     short = "Use WAL mode for SQLite."
-    long = ("SQLite tuning notes: use WAL mode, set busy_timeout, keep transactions short, "
-            "checkpoint after bulk loads, vacuum monthly, and watch the page cache size "
-            "on the reporting replica where analytics queries run all night.")
+    long = (
+        "SQLite tuning notes: use WAL mode, set busy_timeout, keep transactions short, "
+        "checkpoint after bulk loads, vacuum monthly, and watch the page cache size "
+        "on the reporting replica where analytics queries run all night."
+    )
     assert not is_near_duplicate(short, long)
 
 
 def test_adds_detail_means_a_strict_superset_of_terms() -> None:
-    assert adds_detail("bcrypt cost=12 is the right balance",
-                       "bcrypt cost=12 is the right balance for our server performance")
-    assert not adds_detail("bcrypt cost=12 is the right balance for our server performance",
-                           "bcrypt cost=12 is the right balance")
+    assert adds_detail(
+        "bcrypt cost=12 is the right balance",
+        "bcrypt cost=12 is the right balance for our server performance",
+    )
+    assert not adds_detail(
+        "bcrypt cost=12 is the right balance for our server performance",
+        "bcrypt cost=12 is the right balance",
+    )
     assert not adds_detail("same words here ok", "ok here same words")
 
 
 def test_index_terms_put_identifiers_first_and_are_bounded() -> None:
-    terms = index_terms("Call os.rename with tmp_path 3 times " + " ".join(f"w{i}x" for i in range(300)))
+    terms = index_terms(
+        "Call os.rename with tmp_path 3 times " + " ".join(f"w{i}x" for i in range(300))
+    )
     assert terms[0] in {"os.rename", "tmp_path"}
     assert len(terms) <= 128
 

@@ -28,7 +28,10 @@ def words(text: str) -> Counter[str]:
 
 def test_jsonl_takes_the_first_text_field_in_contract_order() -> None:
     lines = [
-        {"message": "the message field is the last choice here", "content": "content wins over all others"},
+        {
+            "message": "the message field is the last choice here",
+            "content": "content wins over all others",
+        },
         {"summary": "summary before message in the order", "message": "message loses to summary"},
         {"lesson": "lesson comes before summary, too", "summary": "summary loses to lesson"},
         {"insight": "insight comes before lesson in the order", "lesson": "lesson loses"},
@@ -45,7 +48,10 @@ def test_jsonl_takes_the_first_text_field_in_contract_order() -> None:
 
 
 def test_jsonl_without_a_text_field_keeps_the_compact_record() -> None:
-    payload = '{"kind": "decision",  "why": "one writer only"}\n\n{"content": ["not", "a string"], "n": 1}\n'
+    payload = (
+        '{"kind": "decision",  "why": "one writer only"}\n\n'
+        '{"content": ["not", "a string"], "n": 1}\n'
+    )
     assert split_payload(payload) == [
         '{"kind":"decision","why":"one writer only"}',
         '{"content":["not","a string"],"n":1}',
@@ -84,7 +90,9 @@ def test_markdown_gives_one_note_per_section_and_keeps_the_preamble() -> None:
 
 
 def test_a_hash_inside_a_code_fence_is_not_a_heading() -> None:
-    payload = "# Shell tip\n```sh\n# this is a comment, not a heading\nls -la\n```\nDone with the tip.\n"
+    payload = (
+        "# Shell tip\n```sh\n# this is a comment, not a heading\nls -la\n```\nDone with the tip.\n"
+    )
     assert split_payload(payload) == [payload.strip()]
 
 
@@ -108,7 +116,9 @@ def test_a_section_that_is_only_a_short_heading_is_chatter() -> None:
 
 
 def test_paragraphs_split_on_blank_lines_and_drop_chatter() -> None:
-    payload = "First paragraph, line one\nline two of it.\n\n   \nok\n\n\nThe third paragraph here.\n"
+    payload = (
+        "First paragraph, line one\nline two of it.\n\n   \nok\n\n\nThe third paragraph here.\n"
+    )
     assert split_payload(payload) == [
         "First paragraph, line one\nline two of it.",
         "The third paragraph here.",
@@ -147,8 +157,15 @@ def test_learnings_sections_give_one_note_per_item() -> None:
 
 
 def test_learnings_headings_any_case_colon_optional() -> None:
-    for heading in ("## Key Learnings:", "### Learnings", "## Aprendizajes Clave:",
-                    "## KEY LEARNINGS", "### learnings:", "## aprendizajes clave", "## **Key Learnings:**"):
+    for heading in (
+        "## Key Learnings:",
+        "### Learnings",
+        "## Aprendizajes Clave:",
+        "## KEY LEARNINGS",
+        "### learnings:",
+        "## aprendizajes clave",
+        "## **Key Learnings:**",
+    ):
         payload = f"{heading}\n- El costo de bcrypt=12 es el balance correcto\n"
         assert learnings_items(payload) == ["El costo de bcrypt=12 es el balance correcto"], heading
 
@@ -173,7 +190,9 @@ def test_learnings_items_ignore_other_sections_and_loose_text() -> None:
 
 
 def test_learnings_inside_jsonl_records_are_found() -> None:
-    record = {"content": "Done.\n\n## Key Learnings:\n1. WAL mode lets readers run beside the writer\n"}
+    record = {
+        "content": "Done.\n\n## Key Learnings:\n1. WAL mode lets readers run beside the writer\n"
+    }
     assert learnings_items(json.dumps(record)) == ["WAL mode lets readers run beside the writer"]
 
 
@@ -190,12 +209,28 @@ def test_no_learnings_section_gives_no_items() -> None:
 # properties -------------------------------------------------------------------------------------
 
 _LINES = st.one_of(
-    st.sampled_from([
-        "# Heading", "## Key Learnings:", "### learnings", "## Aprendizajes Clave", "```", "~~~",
-        "", "   ", "- a bulleted learning item long enough", "1. a numbered item", "2) x",
-        "plain words in a line", "#not-a-heading", "    indented continuation line", "* star",
-        '{"content": "a json line"}', "{", "}",
-    ]),
+    st.sampled_from(
+        [
+            "# Heading",
+            "## Key Learnings:",
+            "### learnings",
+            "## Aprendizajes Clave",
+            "```",
+            "~~~",
+            "",
+            "   ",
+            "- a bulleted learning item long enough",
+            "1. a numbered item",
+            "2) x",
+            "plain words in a line",
+            "#not-a-heading",
+            "    indented continuation line",
+            "* star",
+            '{"content": "a json line"}',
+            "{",
+            "}",
+        ]
+    ),
     st.text(max_size=40),
 )
 _PAYLOADS = st.one_of(st.text(max_size=400), st.lists(_LINES, max_size=30).map("\n".join))
@@ -234,8 +269,11 @@ def test_jsonl_loses_no_record_text_but_chatter(contents: list[str]) -> None:
     text = "\n".join(json.dumps({"content": content, "other": 1}) for content in contents)
     notes = split_payload(text)
     expected = [
-        scrub(c.strip() if c.strip() else json.dumps(
-            {"content": c, "other": 1}, ensure_ascii=False, separators=(",", ":")))
+        scrub(
+            c.strip()
+            if c.strip()
+            else json.dumps({"content": c, "other": 1}, ensure_ascii=False, separators=(",", ":"))
+        )
         for c in contents
     ]
     assert notes == [e for e in expected if len(e) >= CHATTER_CHARS]
