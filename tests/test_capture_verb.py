@@ -13,7 +13,7 @@ from memspool import memory
 from memspool.config import Config, load_config
 from memspool.distill import MAX_PAYLOAD_BYTES, capture
 from memspool.distill.capture import DUPLICATE_WINDOW_SECS, CaptureReport
-from memspool.errors import MemspoolError, PayloadError
+from memspool.errors import MemspoolError, PayloadError, StoreError
 from memspool.store import connect, transaction
 
 REPORT_FIELDS = {
@@ -416,8 +416,9 @@ def test_all_writes_of_one_call_commit_together(
 
     monkeypatch.setattr(memory, "insert", failing_insert)
     before = table_counts(conn)
-    with pytest.raises(sqlite3.OperationalError, match="injected"):
+    with pytest.raises(StoreError, match="injected") as caught:
         run(conn, config, _paragraphs(5))
+    assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
     assert table_counts(conn) == before
     assert not conn.in_transaction
 

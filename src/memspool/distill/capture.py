@@ -42,7 +42,7 @@ from memspool.distill.similarity import (
     query_terms,
 )
 from memspool.distill.split import learnings_items, scrub, split_payload
-from memspool.errors import PayloadError
+from memspool.errors import PayloadError, StoreError
 from memspool.project import project_name
 from memspool.redact import redact
 
@@ -282,7 +282,9 @@ def capture(
     only learnings sections' items, as ``passive`` memories. ``llm`` asks a
     model first and falls back to the rules on any failure. ``now`` (epoch
     seconds) is for tests. Raises :class:`~memspool.errors.PayloadError` for
-    an empty or oversized payload or a bad ``max_entities`` / ``capture_id``.
+    an empty or oversized payload or a bad ``max_entities`` / ``capture_id``,
+    :class:`~memspool.errors.StoreError` when the store refuses the writes
+    (then nothing of the call is kept).
     """
     _check_payload(text)
     cap = _note_cap(max_entities)
@@ -299,6 +301,12 @@ def capture(
     ctx = _Context(conn=conn, project=project, session=ctx_session, source=source or DEFAULT_SOURCE,
                    capture_id=capture_id, now=time.time() if now is None else now,
                    dry_run=dry_run, report=report)
-    with memory.unit_of_work(conn, keep=not dry_run):
-        report.notes = [_reconcile(ctx, note) for note in notes[:cap]]
+    try:
+        with memory.unit_of_work(conn, keep=not dry_run):
+            report.notes = [_reconcile(ctx, note) for note in notes[:cap]]
+    except sqlite3.Error as exc:
+        raise StoreError(
+            f"Cannot write memories to {config.db_path}: {exc}. Nothing of this capture was "
+            f"saved; if another process holds the store, try again."
+        ) from exc
     return report

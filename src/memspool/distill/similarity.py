@@ -61,6 +61,10 @@ CONTAINED_MIN_DICE: Final = 0.5
 OVERLAP_MIN_DICE: Final = 0.8
 #: Identifiers and numbers weigh double: they are what a note is about.
 KEY_WEIGHT: Final = 2.0
+#: Profiles of texts up to this length are cached (a capture compares each note
+#: with several candidates); longer ones are recomputed, so a 4 MiB section is
+#: never pinned in memory by the cache.
+CACHED_TEXT_CHARS: Final = 8192
 #: Index at most this many terms per memory, and look up at most QUERY_TERMS
 #: of a new note: enough for a long section, bounded for a huge one.
 INDEX_TERMS: Final = 128
@@ -264,8 +268,16 @@ def _relations(words: list[str], pivots: frozenset[str]) -> set[tuple[str, str]]
     return found
 
 
-@lru_cache(maxsize=1024)
 def _profile(text: str) -> _Profile:
+    return _cached_profile(text) if len(text) <= CACHED_TEXT_CHARS else _build_profile(text)
+
+
+@lru_cache(maxsize=1024)
+def _cached_profile(text: str) -> _Profile:
+    return _build_profile(text)
+
+
+def _build_profile(text: str) -> _Profile:
     words = _words(text)
     terms: set[str] = set()
     keys: set[str] = set()
