@@ -1,0 +1,46 @@
+"""Every command has help with an example, and README documents it."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+from memspool.cli import build_parser
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+
+
+def _commands() -> list[tuple[str, argparse.ArgumentParser]]:
+    found = []
+
+    def walk(parser: argparse.ArgumentParser, prefix: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    found.append((f"{prefix} {name}".strip(), sub))
+                    walk(sub, f"{prefix} {name}")
+
+    walk(build_parser(), "")
+    return found
+
+
+COMMANDS = _commands()
+
+
+def test_the_command_list_is_not_empty() -> None:
+    names = {name for name, _ in COMMANDS}
+    assert {"install", "uninstall", "drainer", "status", "captures list", "captures show", "demo"} <= names
+
+
+@pytest.mark.parametrize(("name", "parser"), COMMANDS, ids=[n for n, _ in COMMANDS])
+def test_command_has_help_with_an_example(name: str, parser: argparse.ArgumentParser) -> None:
+    assert "Example:" in parser.format_help(), f"`memspool {name} --help` shows no example"
+
+
+@pytest.mark.parametrize("name", [n for n, _ in COMMANDS])
+def test_command_is_in_readme(name: str) -> None:
+    pattern = rf"memspool {re.escape(name)}(?![\w-])"
+    assert re.search(pattern, README), f"README does not mention `memspool {name}`"
