@@ -1,9 +1,63 @@
-"""Placeholder for the `memspool redact` command (registered once implemented)."""
+"""``memspool redact``: the redactor as a filter, for checking text before it goes anywhere."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from memspool.cli._common import command
+from memspool.redact import redact
+
+DOC = """Redact secrets from stdin (or --file) and write the result to stdout.
+
+Each secret becomes [REDACTED:<family>]; everything else, including bytes
+that are not UTF-8, comes out unchanged. With --json, print
+{"text": ..., "counts": {family: n}} instead. What no rule recognises goes
+through: treat a secret that was pasted anywhere as exposed, and rotate it.
+
+Example:
+    memspool redact < session.jsonl > session.redacted.jsonl
+    memspool redact --file .env --json
+"""
+
+#: Undecodable bytes become lone surrogates and are encoded back to the same bytes, so
+#: the filter neither fails on nor alters text that is not UTF-8.
+_ERRORS = "surrogateescape"
+
+
+def _read(args: argparse.Namespace) -> bytes | None:
+    if args.file is None or args.file == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(args.file).read_bytes()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        print(f"memspool redact: cannot read {args.file}: {reason}. Check the path.",
+              file=sys.stderr)
+        return None
+
+
+def _run(args: argparse.Namespace) -> int:
+    data = _read(args)
+    if data is None:
+        return 1
+    text, counts = redact(data.decode("utf-8", _ERRORS))
+    if args.json:
+        # ensure_ascii keeps undecodable bytes (lone surrogates) representable in JSON.
+        report: dict[str, Any] = {"text": text, "counts": counts}
+        sys.stdout.write(json.dumps(report, ensure_ascii=True) + "\n")
+    else:
+        sys.stdout.buffer.write(text.encode("utf-8", _ERRORS))
+    sys.stdout.flush()
+    return 0
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Not implemented yet: registers nothing."""
+    parser = command(sub, "redact", DOC, _run)
+    parser.add_argument("--file", "-f", metavar="F", default=None,
+                        help="read this file instead of stdin ('-' is stdin)")
+    parser.add_argument("--json", action="store_true",
+                        help='print {"text": ..., "counts": {family: n}}')
