@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
-from memspool.redact_rules import RULES, Rule, secret_span
+from memspool.redact_rules import FORMAT, RULES, Rule, secret_span
 
 __all__ = ["FAMILIES", "redact", "replacement"]
 
@@ -63,11 +63,11 @@ def _trigger_table() -> tuple[re.Pattern[str], dict[str, tuple[Rule, ...]]]:
 _TRIGGERS, _RULES_AT = _trigger_table()
 
 
-def _matches(text: str) -> Iterator[tuple[int, int, str, bool]]:
-    """Yield ``(start, end, family, strong)`` for every secret found, in trigger order."""
+def _matches(text: str) -> Iterator[tuple[int, int, str, int]]:
+    """Yield ``(start, end, family, priority)`` for every secret found, in trigger order."""
     search = _TRIGGERS.search
     pos = 0
-    covered = 0  # end of the last strong match: hits inside it are part of that secret
+    covered = 0  # end of the last FORMAT match: hits inside it are part of that secret
     while (hit := search(text, pos)) is not None:
         at = hit.start()
         # Step one character, not past the trigger: triggers may overlap (``_authToken``).
@@ -82,9 +82,11 @@ def _matches(text: str) -> Iterator[tuple[int, int, str, bool]]:
             if match is None or (rule.check is not None and not rule.check(match)):
                 continue
             begin, end = secret_span(match)
+            if rule.extend is not None:
+                end = rule.extend(match)
             if end > begin:
-                yield begin, end, rule.family, rule.strong
-                if rule.strong:
+                yield begin, end, rule.family, rule.priority
+                if rule.priority >= FORMAT:
                     covered = max(covered, end)
                     pos = max(pos, end)
                 break
@@ -109,21 +111,21 @@ def _json_safe(text: str, start: int, end: int) -> tuple[int, int]:
 def redact(text: str) -> tuple[str, dict[str, int]]:
     """Return ``text`` with secrets replaced by ``[REDACTED:<family>]`` and counts per family.
 
-    Overlapping findings become one replacement; its family is that of a strong (format)
-    match if there is one, else of the first finding.
+    Overlapping findings become one replacement, named after the finding of the highest
+    priority (a vendor format over a header or URL over a generic name), else the first.
     """
     found = sorted(_matches(text), key=lambda m: (m[0], -m[1]))
     if not found:
         return text, {}
-    spans: list[tuple[int, int, str, bool]] = []
-    for start, end, family, strong in found:
+    spans: list[tuple[int, int, str, int]] = []
+    for start, end, family, priority in found:
         if spans and start < spans[-1][1]:
-            first, last_end, last_family, last_strong = spans[-1]
-            if strong and not last_strong:
-                last_family, last_strong = family, True
-            spans[-1] = (first, max(last_end, end), last_family, last_strong)
+            first, last_end, last_family, last_priority = spans[-1]
+            if priority > last_priority:
+                last_family, last_priority = family, priority
+            spans[-1] = (first, max(last_end, end), last_family, last_priority)
         else:
-            spans.append((start, end, family, strong))
+            spans.append((start, end, family, priority))
     pieces: list[str] = []
     counts: dict[str, int] = {}
     done = 0

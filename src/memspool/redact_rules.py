@@ -14,8 +14,9 @@ such as ``tokens`` or ``cwd`` before any Python code runs.
 The part of a match that is replaced is its secret group (see :func:`secret_span`), else the
 whole match. No secret contains a quote or a lone backslash, so JSON around it stays valid.
 
-Strong rules recognise a format (a vendor prefix, a PEM block, a JWT). The weak ``generic``
-rules recognise a secret by the name it is assigned to and are gated by
+Format rules recognise a secret by its shape (a vendor prefix, a PEM block, a JWT); context
+rules by what surrounds it (an ``Authorization`` header, a URL, ``aws_secret_access_key``);
+the ``generic`` rules by the name it is assigned to (``password``, ``API_KEY``), gated by
 :func:`value_is_secret`.
 
 To add a rule: write its pattern so that it matches starting ``back`` characters before its
@@ -34,6 +35,9 @@ from dataclasses import dataclass
 from typing import Final
 
 __all__ = [
+    "CONTEXT",
+    "FORMAT",
+    "GENERIC",
     "RULES",
     "Rule",
     "Trigger",
@@ -43,8 +47,14 @@ __all__ = [
     "value_is_secret",
 ]
 
+#: Priorities of a rule's findings (see :attr:`Rule.priority`).
+FORMAT: Final = 2
+CONTEXT: Final = 1
+GENERIC: Final = 0
+
 Check = Callable[[re.Match[str]], bool]
 Locate = Callable[[str, int], int]
+Extend = Callable[[re.Match[str]], int]
 #: A literal, and a zero-width regex that must hold right after it (or ``""``).
 Trigger = tuple[str, str]
 
@@ -60,11 +70,14 @@ class Rule:
     back: int = 0
     #: Extra test on a match; a rule without one accepts every match of its pattern.
     check: Check | None = None
-    #: Strong (format) matches name the family of overlapping findings, and the text they
-    #: cover is not searched again.
-    strong: bool = True
+    #: Which finding names the family where findings overlap: :data:`FORMAT` (a vendor
+    #: prefix, PEM, JWT) over :data:`CONTEXT` (a header, a URL, a known variable) over
+    #: :data:`GENERIC`. Text a FORMAT match covers is not searched again.
+    priority: int = FORMAT
     #: For a rule whose start is not a fixed distance from its trigger: returns it, or -1.
     locate: Locate | None = None
+    #: For a rule whose secret may run past its pattern's bound: where it really ends.
+    extend: Extend | None = None
 
 
 # --------------------------------------------------------------------------- fragments
@@ -76,21 +89,41 @@ _LB: Final = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrt]))"
 #: three levels of escaping take 7 backslashes.
 _QUOTE: Final = r"""(?:\\{0,7}["'`])"""
 #: What separates a key from its value in .env, YAML, JSON, shells and most languages,
-#: including Python/TypeScript annotations (``api_key: str = "..."``).
+#: including Python/TypeScript annotations (``api_key: str = "..."``). ``kq`` is the quote
+#: that closes a quoted key: after one, a bare value is JSON structure (a number, ``null``)
+#: or a variable in code, never a secret to replace.
 _ASSIGN: Final = (
-    _QUOTE + r"?\]?(?P<s1>[ \t]{0,8})"
+    "(?P<kq>" + _QUOTE + r")?\]?(?P<s1>[ \t]{0,8})"
     r"(?::[ \t]{0,4}[A-Za-z_][A-Za-z0-9_\[\]., |]{0,40}?[ \t]{0,4}(?==))?"
     r"(?P<op>:=|=>|==?|:|,)(?P<s2>[ \t]{0,8})"
 )
-_ASSIGN_SIMPLE: Final = _QUOTE + r"?[ \t]{0,8}(?::=|=>|=|:)[ \t]{0,8}" + _QUOTE + "?"
+
+
+def _separator(ops: str, *, before: str = "") -> str:
+    """A key-value separator for format rules: a quoted key takes only a quoted value."""
+    core = before + r"[ \t]{0,8}(?:" + ops + r")[ \t]{0,8}"
+    return "(?:" + _QUOTE + core + _QUOTE + "|" + core + _QUOTE + "?)"
+
+
+_ASSIGN_SIMPLE: Final = _separator(":=|=>|=|:")
 #: A value: quoted (any characters but its quote, a backslash or a line break) or bare (up
-#: to a blank, quote, backslash, or a character that ends a value in code or a query).
+#: to a blank, quote, backslash, or a character that ends a value in code). The closing
+#: quote is not required, so a value cut off by the end of a slice still counts. A value
+#: longer than the bound is extended after it is accepted (see ``_VALUE_TAILS``): the
+#: bound only caps the work done on the many values that are rejected.
 _VALUE: Final = (
-    r"(?:\\{0,7}\"(?P<v1>[^\"\\\r\n]{1,512})\\{0,7}\""
-    r"|'(?P<v2>[^'\\\r\n]{1,512})'"
-    r"|`(?P<v3>[^`\\\r\n]{1,512})`"
-    r"|(?P<v4>[^\s\"'`\\,;&<>(){}\[\]|]{1,4096}))"
+    # A quoted value cannot begin with a blank or ``:,}]``: those follow a *closing* quote.
+    r"(?:\\{0,7}\"(?P<v1>[^\"\\\r\n\s:,}\]][^\"\\\r\n]{0,255})"
+    r"|'(?P<v2>[^'\\\r\n\s:,}\]][^'\\\r\n]{0,255})"
+    r"|`(?P<v3>[^`\\\r\n\s:,}\]][^`\\\r\n]{0,255})"
+    r"|(?P<v4>[^\s\"'`\\,;<>(){}\[\]|]{1,256}))"
 )
+_VALUE_TAILS: Final = {
+    "v1": re.compile(r"[^\"\\\r\n]*"),
+    "v2": re.compile(r"[^'\\\r\n]*"),
+    "v3": re.compile(r"[^`\\\r\n]*"),
+    "v4": re.compile(r"[^\s\"'`\\,;<>(){}\[\]|]*"),
+}
 #: The groups that may hold a match's secret, in order: ``secret``, or one of the value's
 #: four forms (double-, single-, back-quoted, bare).
 _SECRET_GROUPS: Final = ("secret", "v1", "v2", "v3", "v4")
@@ -162,6 +195,8 @@ _NOT_SECRET_NAME_PARTS: Final = frozenset(
     ]
 )  # fmt: skip
 _NAME_PARTS: Final = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_BLANK: Final = re.compile(r"\s")
+_DIGIT: Final = re.compile(r"[0-9]")
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TYPE_NAME: Final = re.compile(r"(?:[A-Z][a-z]+){2,}")
 _DOTTED: Final = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][\w$]*)+")
@@ -180,11 +215,18 @@ def shannon_bits(value: str) -> float:
     return -sum(n / size * math.log2(n / size) for n in Counter(value).values())
 
 
+#: Placeholders are short (``your-api-key-here``, ``sk-xxxxxxxx``): looking for one in the
+#: first 64 characters finds it, and keeps the check cheap on long values rejected again
+#: and again in trigger-dense text.
+PLACEHOLDER_SPAN: Final = 64
+
+
 def is_placeholder(value: str) -> bool:
     """True when ``value`` stands in for a secret (``YOUR_API_KEY``, ``${TOKEN}``, ``xxxx``)."""
-    if _PLACEHOLDER.search(value) or _VARIABLE.match(value):
+    head = value[:PLACEHOLDER_SPAN]
+    if _PLACEHOLDER.search(head) or _VARIABLE.match(head):
         return True
-    return len(set(value)) <= 2
+    return len(set(head)) <= 2
 
 
 def secret_span(match: re.Match[str]) -> tuple[int, int]:
@@ -201,13 +243,15 @@ def _secret(match: re.Match[str]) -> str:
     return match.string[start:end]
 
 
+#: Lower case, upper case, digits, and symbols other than ``-_.`` (which join the words of
+#: names and slugs). Regexes, so the test runs in C even on a 512-character value.
+_CHAR_CLASSES: Final = tuple(
+    re.compile(c) for c in (r"[a-z]", r"[A-Z]", r"[0-9]", r"[^A-Za-z0-9_.\-\s]")
+)
+
+
 def _char_classes(value: str) -> int:
-    lower = any(c.islower() for c in value)
-    upper = any(c.isupper() for c in value)
-    digit = any(c.isdigit() for c in value)
-    # ``-_.`` join words in names and slugs, so only other symbols count as a class.
-    symbol = any(not c.isalnum() and c not in "-_." for c in value)
-    return lower + upper + digit + symbol
+    return sum(1 for pattern in _CHAR_CLASSES if pattern.search(value))
 
 
 def _looks_random(value: str) -> bool:
@@ -243,7 +287,7 @@ def value_is_secret(value: str, *, password: bool, env_style: bool, code: bool) 
         return False
     if code and (_DOTTED.fullmatch(value) or _TYPE_NAME.fullmatch(value)):
         return False
-    if any(c.isspace() for c in value):
+    if _BLANK.search(value):
         # Only a password may hold blanks (a passphrase); a sentence is not one.
         words = len(value.split())
         return password and words <= PASSPHRASE_MAX_WORDS and value[-1] not in ".!?:"
@@ -251,7 +295,7 @@ def value_is_secret(value: str, *, password: bool, env_style: bool, code: bool) 
         return _looks_random(value)
     if len(value) < PASSWORD_MIN_LEN or (value.isdigit() and not password):
         return False
-    is_name = _IDENTIFIER.fullmatch(value) is not None and not any(c.isdigit() for c in value)
+    is_name = _IDENTIFIER.fullmatch(value) is not None and not _DIGIT.search(value)
     return not (code and is_name)
 
 
@@ -276,8 +320,9 @@ def _generic_check(*, password: bool) -> Check:
             at = match.start()
             if not _FLAG_BEFORE.search(text, max(0, at - _FLAG_LOOKBACK), at):
                 return False
-        elif op == "," and bare:
-            return False  # ``f(password, token)``: arguments, not values
+        elif bare and (op == "," or match.group("kq")):
+            # ``f(password, token)``, ``{"password": 12345678}``, ``env["TOKEN"] = t``.
+            return False
         spaced = bool(match.group("s1") or match.group("s2"))
         if bare:
             after = text[match.end() : match.end() + 1]
@@ -293,7 +338,7 @@ def _generic_check(*, password: bool) -> Check:
     return check
 
 
-def _strong_check(match: re.Match[str]) -> bool:
+def _token_check(match: re.Match[str]) -> bool:
     secret = _secret(match)
     return not is_placeholder(secret) and shannon_bits(secret) >= STRONG_MIN_BITS
 
@@ -305,7 +350,7 @@ def _random_check(match: re.Match[str]) -> bool:
 def _header_check(match: re.Match[str]) -> bool:
     # After a scheme (``Bearer``) any token-shaped value is the credential; without one it
     # must look random, so ``Authorization: header`` in prose stays.
-    return _strong_check(match) if match.group("scheme") else _random_check(match)
+    return _token_check(match) if match.group("scheme") else _random_check(match)
 
 
 def _npm_auth_check(match: re.Match[str]) -> bool:
@@ -378,6 +423,15 @@ def _keyword(
     return alternatives, triggers
 
 
+def _extend_value(match: re.Match[str]) -> int:
+    for name, tail in _VALUE_TAILS.items():
+        end = match.end(name)
+        if end >= 0:
+            tail_match = tail.match(match.string, end)
+            return tail_match.end() if tail_match else end
+    return match.end()
+
+
 def _generic(*groups: tuple[list[str], set[Trigger]], password: bool) -> Rule:
     alternatives = [a for group, _ in groups for a in group]
     triggers = tuple(sorted({t for _, group in groups for t in group}))
@@ -387,7 +441,8 @@ def _generic(*groups: tuple[list[str], set[Trigger]], password: bool) -> Rule:
         "(?:" + _ASSIGN + "|" + flag + ")" + _VALUE
     )
     check = _generic_check(password=password)
-    return Rule("generic", triggers, _rx(pattern), check=check, strong=False)
+    return Rule("generic", triggers, _rx(pattern), check=check, priority=GENERIC,
+                extend=_extend_value)
 
 
 def _key_words() -> list[str]:
@@ -424,9 +479,7 @@ _AWS_CREDENTIAL_NAME: Final = (
     r"|(?:secret|Secret|SECRET)[ _-]?(?:access|Access|ACCESS)[ _-]?(?:key|Key|KEY))"
 )
 _SCHEMES: Final = "Bearer|bearer|BEARER|Basic|basic|BASIC|Token|token|TOKEN|Bot|ApiKey|SSWS|OAuth"
-_HEADER_VALUE: Final = (
-    _QUOTE + r"?[ \t]{0,4}:[ \t]{0,4}" + _QUOTE + r"?(?P<secret>[A-Za-z0-9._~+/=-]{8,1024})"
-)
+_HEADER_VALUE: Final = _separator(":") + r"(?P<secret>[A-Za-z0-9._~+/=-]{8,1024})"
 _GITLAB_PREFIXES: Final = ("glpat", "gloas", "gldt", "glrt", "glrtr", "glcbt", "glptt", "glft",
                            "glimt", "glagent", "glsoat", "glffct")  # fmt: skip
 _SK: Final = _after("k-", "sk-")
@@ -437,97 +490,98 @@ RULES: Final[tuple[Rule, ...]] = (
     _pem(truncated=True),
     Rule("aws", _lits("AKIA", "ASIA", "ABIA", "ACCA"),
          _rx(_LB + r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
-         check=_strong_check),
+         check=_token_check),
     Rule("aws", (_after("cret", "[Ss]ecret"), _after("CRET", "SECRET")),
-         _rx(_AWS_CREDENTIAL_NAME + _QUOTE + r"?(?:[ \t]{0,4}\[[^\]\r\n]{0,24}\])?[ \t]{0,8}"
-             r"(?::=|=>|=|:)[ \t]{0,8}" + _QUOTE
-             + r"?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
-         back=2, check=_strong_check),
+         _rx(_AWS_CREDENTIAL_NAME  # ``AWS Secret Access Key [None]:`` is aws configure
+             + _separator(":=|=>|=|:", before=r"(?:[ \t]{0,4}\[[^\]\r\n]{0,24}\])?")
+             + r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+         back=2, check=_token_check, priority=CONTEXT),
     Rule("aws", _lits("IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdz", "FQoGZXIvYXdz"),  # session tokens
          _rx(_LB + r"(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdz|FQoGZXIvYXdz)[A-Za-z0-9/+]{60,8192}={0,2}"),
-         check=_strong_check),
+         check=_token_check),
     Rule("google", _lits("AIza"), _rx(_LB + r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
-         check=_strong_check),
+         check=_token_check),
     Rule("gcp", (_after("9.", r"ya29\."),),
          _rx(_LB + r"ya29\.[0-9A-Za-z_-]{20,2048}(?:\.[0-9A-Za-z_-]{1,512}){0,4}"),
-         back=3, check=_strong_check),
+         back=3, check=_token_check),
     Rule("azure", _lits("Q~"),  # Azure AD client secrets: 3 characters, a digit, Q~, 31-34
          _rx(r"(?:(?<![A-Za-z0-9_~.-])|(?<=\\[nrt]))[A-Za-z0-9_~.]{3}[0-9]Q~"
              r"[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"),
-         back=4, check=_strong_check),
+         back=4, check=_token_check),
     Rule("azure", _lits("AccountKey", "SharedAccessKey"),
          _rx(r"(?:AccountKey|SharedAccessKey)" + _ASSIGN_SIMPLE
              + r"(?P<secret>[A-Za-z0-9+/]{20,128}={0,2})"),
-         check=_strong_check),
+         check=_token_check, priority=CONTEXT),
     Rule("azure", (_after("g=", "sig="),),  # SAS signature; ``&`` may sit as \u0026 in JSON
          _rx(r"(?:(?<![A-Za-z0-9_])|(?<=\\u0026))sig=(?P<secret>[A-Za-z0-9%+/]{16,256}={0,2})"),
-         back=2, check=_strong_check),
+         back=2, check=_token_check, priority=CONTEXT),
     Rule("github", _lits("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
          _rx(_LB + r"(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{40,251})"),
-         check=_strong_check),
+         check=_token_check),
     Rule("gitlab", _lits(*(p + "-" for p in _GITLAB_PREFIXES), "GR1348941"),
          _rx(_LB + r"(?:(?:" + "|".join(_GITLAB_PREFIXES) + r")-[A-Za-z0-9_-]{20,255}"
              r"(?:\.[A-Za-z0-9_-]{1,64}){0,3}|GR1348941[A-Za-z0-9_-]{20,64})"),
-         check=_strong_check),
+         check=_token_check),
     Rule("slack", _lits("xox", "xapp-"),
          _rx(_LB + r"(?:xox[abposre](?:\.xox[abposr])?-[0-9A-Za-z-]{10,512}"
              r"|xapp-[0-9]-[0-9A-Za-z-]{10,512})"),
-         check=_strong_check),
+         check=_token_check),
     Rule("slack", _lits("ks.slack.com/"),  # webhook URLs: the path is the secret
          _rx(r"hooks\.slack\.com/(?:services|workflows|triggers)/"
              r"(?P<secret>[A-Za-z0-9_/-]{16,256})"),
-         back=3, check=_strong_check),
+         back=3, check=_token_check),
     Rule("stripe", _lits("k_live_", "k_test_"),  # sk_ and rk_; pk_ is public
-         _rx(_LB + r"[sr]k_(?:live|test)_[0-9A-Za-z]{10,247}"), back=1, check=_strong_check),
+         _rx(_LB + r"[sr]k_(?:live|test)_[0-9A-Za-z]{10,247}"), back=1, check=_token_check),
     Rule("stripe", _lits("whsec_"), _rx(_LB + r"whsec_[A-Za-z0-9+/=]{24,128}"),
-         check=_strong_check),
+         check=_token_check),
     Rule("anthropic", (_SK,),
          _rx(_LB + r"sk-ant-[a-z]{2,10}[0-9]{2}-[A-Za-z0-9_-]{20,1024}"),
-         back=1, check=_strong_check),
+         back=1, check=_token_check),
     Rule("openai", (_SK,),  # project, service-account, admin and legacy keys
          _rx(_LB + r"sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,1024}"
              r"|[A-Za-z0-9]{32,256}(?![A-Za-z0-9_-]))"),
-         back=1, check=_strong_check),
+         back=1, check=_token_check),
     Rule("huggingface", (_after("_", "hf_"),),
-         _rx(_LB + r"hf_[A-Za-z0-9]{30,64}(?![A-Za-z0-9_])"), back=2, check=_strong_check),
+         _rx(_LB + r"hf_[A-Za-z0-9]{30,64}(?![A-Za-z0-9_])"), back=2, check=_token_check),
     Rule("npm", (_after("_", "npm_"),),
-         _rx(_LB + r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), back=3, check=_strong_check),
+         _rx(_LB + r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), back=3, check=_token_check),
     Rule("npm", (_after("ken", "_authToken"),),  # .npmrc; legacy tokens are UUIDs
          _rx(r"_authToken[ \t]{0,4}=[ \t]{0,4}" + _QUOTE + r"?(?P<secret>[^\s\"'`\\]{1,512})"),
-         back=8, check=_npm_auth_check),
+         back=7, check=_npm_auth_check, priority=CONTEXT),
     Rule("pypi", (_after("AgE", "pypi-AgE"),),  # macaroons: base64 of a header naming pypi
-         _rx(_LB + r"pypi-AgE[A-Za-z0-9_-]{50,4096}"), back=5, check=_strong_check),
+         _rx(_LB + r"pypi-AgE[A-Za-z0-9_-]{50,4096}"), back=5, check=_token_check),
     Rule("twilio", (("SK", "(?=[0-9a-fA-F]{32})"),),  # API key SIDs
-         _rx(_LB + r"SK[0-9a-fA-F]{32}(?![0-9A-Za-z])"), check=_strong_check),
+         _rx(_LB + r"SK[0-9a-fA-F]{32}(?![0-9A-Za-z])"), check=_token_check),
     Rule("twilio", (_after("wilio", "[Tt]wilio"), _after("WILIO", "TWILIO")),
          _rx(r"(?:[Tt]wilio|TWILIO)[A-Za-z_]{0,24}?(?:[Tt]oken|TOKEN|[Ss]ecret|SECRET)"
              + _ASSIGN_SIMPLE + r"(?P<secret>[0-9A-Za-z]{32})(?![0-9A-Za-z])"),
-         back=1, check=_strong_check),
+         back=1, check=_token_check, priority=CONTEXT),
     Rule("sendgrid", _lits("SG."),
-         _rx(_LB + r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"), check=_strong_check),
+         _rx(_LB + r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"), check=_token_check),
     Rule("jwt", (_after("J", "eyJ"),),  # header and payload are base64url JSON objects
          _rx(_LB + r"eyJ[A-Za-z0-9_-]{8,1024}\.e[wy][A-Za-z0-9_-]{8,16384}"
              r"\.[A-Za-z0-9_-]{16,2048}"),
-         back=2, check=_strong_check),
+         back=2, check=_token_check),
     Rule("url_password", (("@", r"(?<=[^\s\"'`<>/@\\]@)"),),  # only the password
-         _rx(r"://[^\s:/?#@\"'`\\<>]{0,256}:(?P<secret>[^\s/?#\"'`\\<>]{1,256})@"),
-         check=_url_check, locate=_url_start),
+         _rx(r"://[^\s:/?#@\"'`\\<>]{0,256}:(?P<secret>[^\s/\"'`\\<>]{1,256})@"),
+         check=_url_check, locate=_url_start, priority=CONTEXT),
     Rule("auth_header", (_after("zation", "[Aa]uthorization"), _after("ZATION", "AUTHORIZATION")),
-         _rx(r"(?:Authorization|authorization|AUTHORIZATION)" + _QUOTE + r"?[ \t]{0,4}[:=]"
-             r"[ \t]{0,4}" + _QUOTE + r"?(?:(?P<scheme>" + _SCHEMES + r")[ ]{1,4})?"
+         _rx(r"(?:Authorization|authorization|AUTHORIZATION)" + _separator(":|=")
+             + r"(?:(?P<scheme>" + _SCHEMES + r")[ ]{1,4})?"
              r"(?P<secret>[A-Za-z0-9._~+/:=-]{8,4096})"),
-         back=7, check=_header_check),
+         back=7, check=_header_check, priority=CONTEXT),
     Rule("auth_header", _lits("Bearer", "BEARER"),
          _rx(r"(?:Bearer|BEARER)[ ]{1,4}(?P<secret>[A-Za-z0-9._~+/-]{16,4096}=*)"),
-         check=_random_check),
+         check=_random_check, priority=CONTEXT),
     Rule("auth_header", (_after("Key", "[Aa]pi-Key", "[Ss]ubscription-Key"),
                          _after("key", "[Aa]pi-key", "[Ss]ubscription-key"),
                          _after("KEY", "API-KEY", "SUBSCRIPTION-KEY")),
          _rx(r"(?:(?<=[Aa]pi-)(?:Key|key)|(?<=API-)KEY|(?<=[Ss]ubscription-)(?:Key|key)"
              r"|(?<=SUBSCRIPTION-)KEY)" + _HEADER_VALUE),
-         check=_strong_check),
+         check=_token_check, priority=CONTEXT),
     Rule("auth_header", (_after("ken", "-[Tt]oken"), _after("KEN", "-TOKEN")),  # X-Auth-Token
-         _rx(r"(?<=-)(?:Token|token|TOKEN)" + _HEADER_VALUE), back=2, check=_strong_check),
+         _rx(r"(?<=-)(?:Token|token|TOKEN)" + _HEADER_VALUE), back=2, check=_token_check,
+         priority=CONTEXT),
     _generic(
         _keyword(["password"], "word"),
         _keyword(["passwd", "pwd"], "wd"),
