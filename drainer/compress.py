@@ -17,6 +17,8 @@ from typing import Any, Final
 
 import orjson
 
+from memspool.redact import redact
+
 __all__ = ["KEEP", "Kept", "compress_record", "record_key"]
 
 #: Characters of a tool call's input kept on its one line.
@@ -68,7 +70,9 @@ def _clean(text: str) -> str:
 
 
 def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
+    # Redact before clipping: a secret cut in half by the clip would no
+    # longer match its rule, and its first half would reach the store.
+    text = " ".join(redact(text)[0].split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

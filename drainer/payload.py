@@ -17,6 +17,7 @@ from typing import Any, Final
 import orjson
 
 from memspool.errors import PayloadError, TranscriptError
+from memspool.redact import redact
 
 __all__ = ["FORCING_EVENTS", "Request", "check_transcript_path", "parse_payload"]
 
@@ -90,6 +91,7 @@ def parse_payload(payload: bytes, time_ns: int, roots: tuple[Path, ...]) -> Requ
         request.agent_transcripts.add(check_transcript_path(agent_path, roots))
     instructions = data.get("custom_instructions")
     if event == "PreCompact" and isinstance(instructions, str) and instructions.strip():
-        text = instructions.strip()[:MAX_INSTRUCTIONS_CHARS]
+        # Redacted before the cut, so no secret is left half-matched by it.
+        text = redact(instructions.strip())[0][:MAX_INSTRUCTIONS_CHARS]
         request.instructions.append((f"precompact:{session_id}:{time_ns}", text))
     return request

@@ -348,3 +348,43 @@ def test_secrets_are_redacted_before_storage(drainer: Drainer, projects: Path) -
     assert key not in text and "[REDACTED:github]" in text
     raw = drainer.conn.execute("SELECT body FROM captures").fetchone()[0]
     assert key.encode() not in raw
+
+
+def test_secrets_in_tool_input_output_prompt_and_thinking_never_stored(
+        drainer: Drainer, projects: Path) -> None:
+    """Every place a secret sits in a transcript; tool lines are clipped only after redaction."""
+    aws = "AKIA" + "QWERTYUIOPASDFGH"
+    github = "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8"
+    anthropic = "sk-ant-api03-" + "Ab3dEf6hIj9lMn2pQr5tUv8xYz1bCd4fGh7jKl0nOp3rSt6vWx9zAb2dEf5hIj8l"
+    stripe = "sk_live_" + "51HxQmLkPfB8zVtY3nRcWdJe"
+    pem = ("-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEowIBAAKCAQEAx5kq9Vb3Lm8Np2Qr7St4Uv1Wx6Yz0Ab3Cd8Ef5Gh\n" * 6
+           + "-----END RSA PRIVATE KEY-----")
+    secrets = [aws, github, anthropic, stripe, "MIIEowIBAAKCAQEAx5kq9Vb3"]
+    records = [
+        {"type": "user", "uuid": "p1", "message": {"role": "user", "content":
+            f"Deploy with AWS key {aws} and here is my key file:\n{pem}\nthanks"}},
+        {"type": "assistant", "uuid": "t1", "message": {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": f"The user pasted {github}; I must not echo it.",
+             "signature": "c2lnbmF0dXJl" * 10}]}},
+        {"type": "assistant", "uuid": "a1", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_01", "name": "Bash",
+             # the secret straddles the 200-character clip of the tool line
+             "input": {"command": "x" * 180 + f" echo {github} && curl -H 'x-api-key: {anthropic}'"}}]}},
+        {"type": "user", "uuid": "r1", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_01", "is_error": True,
+             "content": f"Error: invalid key STRIPE_KEY={stripe} for account"}]},
+         "toolUseResult": {"stdout": f"STRIPE_KEY={stripe}"}},
+        {"type": "user", "uuid": "r2", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_02",
+             "content": f"AWS_ACCESS_KEY_ID={aws}\nGITHUB_TOKEN={github}"}]}},
+    ]
+    transcript = projects / f"{SESSION}.jsonl"
+    transcript.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in records))
+    fire(drainer, "PreCompact", transcript, custom_instructions=f"remember the token {github}")
+    drainer.loop()
+    [text] = texts(drainer)
+    assert "[tool Bash]" in text and "[tool error] Error: invalid key" in text
+    assert "[REDACTED:" in text
+    for secret in secrets:
+        for start in range(len(secret) - 8):
+            assert secret[start:start + 8] not in text, f"part of {secret[:12]}... survived"
