@@ -613,6 +613,16 @@ def _negatives() -> list[Case]:
     add("thinking-metadata", '{"thinkingMetadata":{"level":"high","disabled":false,"triggers":[]}}')
     add("password-prompt-flag", "mysql -u root -p --password-prompt")
     add("yaml-password-bool", "auth:\n  password: true\n  token: null")
+    # Shapes found in real library code that an earlier rule set took for secrets.
+    add("names-list", "__all__ = ['NullFormatter', 'RawTokenFormatter', 'TestcaseFormatter']")
+    add("names-list-camel", "'TKToken', 'TKTokenAuthOperation', 'TKTokenPasswordAuthOperation', 'UITextInputPasswordRules',")
+    add("type-annotation-acronym", "    def sign(self, private_key: SSHCertPrivateKeyTypes) -> SSHCertificate:")
+    add("type-annotation-digits", "        private_key: PKCS7PrivateKeyTypes,\n        key: Ed25519PrivateKey | Ed448PrivateKey,")
+    add("alias-assignment", "DHPrivateKeyWithSerialization = DHPrivateKey")
+    add("oid-name-value", '    AttributeOID.CHALLENGE_PASSWORD: "challengePassword",')
+    add("comparison", "while self.claim.token == self.token:\n    if value == '{' and token == Literal:")
+    add("flag-prose", "credentials can be provided via the --username and --password options instead")
+    add("fstring-url", 'dsn = f"postgres://{user}:{password}@{host}:5432/{db}"')
     return n
 
 

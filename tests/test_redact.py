@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from redact_corpus import STRONG_GENERATORS, github, jwt, password, pem, stripe, tok
 
 from memspool.cli import redact as redact_cli
 from memspool.redact import FAMILIES, redact, replacement
-from redact_corpus import STRONG_GENERATORS, github, jwt, password, pem, stripe, tok
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 #: Enough examples to find an escaping slip, few enough to keep the suite at a few seconds.
@@ -129,8 +129,11 @@ def test_lone_surrogates_do_not_break_it() -> None:
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize(
     "unit",
-    ["token=" * 7, "eyJ" + "a" * 30, "-----BEGIN PRIVATE KEY-----" + " AAAA" * 5, "a://b:" + "@" * 9,
-     "password: " + "x1" * 40 + " ", "sig=" + "A" * 300 + "&", "sk-" + "a" * 300 + "-"],
+    [
+        "token=" * 7, "eyJ" + "a" * 30, "-----BEGIN PRIVATE KEY-----" + " AAAA" * 5,
+        "a://b:" + "@" * 9, "password: " + "x1" * 40 + " ", "sig=" + "A" * 300 + "&",
+        "sk-" + "a" * 300 + "-",
+    ],
 )
 def test_trigger_dense_text_stays_linear(unit: str) -> None:
     # ~200 KB of one trigger-rich unit, the size of a drainer slice. A regex that backtracked
@@ -260,7 +263,9 @@ def test_cli_help_has_an_example() -> None:
     assert "Example:" in sub.choices["redact"].format_help()
 
 
-def _memspool(args: list[str], home: Path, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+def _memspool(
+    args: list[str], home: Path, stdin: bytes = b""
+) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "MEMSPOOL_HOME": str(home)}
     return subprocess.run([sys.executable, "-m", "memspool", "redact", *args], input=stdin,
                           capture_output=True, env=env, timeout=60, check=False)
@@ -271,7 +276,8 @@ def test_cli_reads_stdin_and_writes_the_same_bytes_back(tmp_path: Path) -> None:
     data = "café ☕\n".encode() + f"export GITHUB_TOKEN={key}\n".encode() + b"raw \x80\xfe\n"
     done = _memspool([], tmp_path / "home", data)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "café ☕\n".encode() + b"export GITHUB_TOKEN=[REDACTED:github]\nraw \x80\xfe\n"
+    expected = "café ☕\n".encode() + b"export GITHUB_TOKEN=[REDACTED:github]\nraw \x80\xfe\n"
+    assert done.stdout == expected
 
 
 def test_cli_reads_a_file_and_reports_json(tmp_path: Path) -> None:

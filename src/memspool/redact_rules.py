@@ -34,18 +34,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = [
-    "CONTEXT",
-    "FORMAT",
-    "GENERIC",
-    "RULES",
-    "Rule",
-    "Trigger",
-    "is_placeholder",
-    "secret_span",
-    "shannon_bits",
-    "value_is_secret",
-]
+__all__ = ["CONTEXT", "FORMAT", "GENERIC", "RULES", "Rule", "Trigger", "is_placeholder",
+           "secret_span", "shannon_bits", "value_is_secret"]  # fmt: skip
 
 #: Priorities of a rule's findings (see :attr:`Rule.priority`).
 FORMAT: Final = 2
@@ -111,19 +101,21 @@ _ASSIGN_SIMPLE: Final = _separator(":=|=>|=|:")
 #: quote is not required, so a value cut off by the end of a slice still counts. A value
 #: longer than the bound is extended after it is accepted (see ``_VALUE_TAILS``): the
 #: bound only caps the work done on the many values that are rejected.
-_VALUE: Final = (
-    # A quoted value cannot begin with a blank or ``:,}]``: those follow a *closing* quote.
-    r"(?:\\{0,7}\"(?P<v1>[^\"\\\r\n\s:,}\]][^\"\\\r\n]{0,255})"
-    r"|'(?P<v2>[^'\\\r\n\s:,}\]][^'\\\r\n]{0,255})"
-    r"|`(?P<v3>[^`\\\r\n\s:,}\]][^`\\\r\n]{0,255})"
-    r"|(?P<v4>[^\s\"'`\\,;<>(){}\[\]|]{1,256}))"
-)
-_VALUE_TAILS: Final = {
-    "v1": re.compile(r"[^\"\\\r\n]*"),
-    "v2": re.compile(r"[^'\\\r\n]*"),
-    "v3": re.compile(r"[^`\\\r\n]*"),
-    "v4": re.compile(r"[^\s\"'`\\,;<>(){}\[\]|]*"),
+_VALUE_CHARS: Final = {
+    "v1": r"[^\"\\\r\n]",
+    "v2": r"[^'\\\r\n]",
+    "v3": r"[^`\\\r\n]",
+    "v4": r"[^\s\"'`\\,;<>(){}\[\]|]",
 }
+#: A quoted value cannot begin with a blank or ``:,}]``: those follow a *closing* quote.
+_QUOTED_START: Final = r"(?![\s:,}\]])"
+_VALUE: Final = (
+    rf"(?:\\{{0,7}}\"{_QUOTED_START}(?P<v1>{_VALUE_CHARS['v1']}{{1,256}})"
+    rf"|'{_QUOTED_START}(?P<v2>{_VALUE_CHARS['v2']}{{1,256}})"
+    rf"|`{_QUOTED_START}(?P<v3>{_VALUE_CHARS['v3']}{{1,256}})"
+    rf"|(?P<v4>{_VALUE_CHARS['v4']}{{1,256}}))"
+)
+_VALUE_TAILS: Final = {name: re.compile(chars + "*") for name, chars in _VALUE_CHARS.items()}
 #: The groups that may hold a match's secret, in order: ``secret``, or one of the value's
 #: four forms (double-, single-, back-quoted, bare).
 _SECRET_GROUPS: Final = ("secret", "v1", "v2", "v3", "v4")
@@ -157,9 +149,11 @@ _PLACEHOLDER: Final = re.compile(
     r"|EXAMPLE|[Ee]xample|[Yy]our[_-]|YOUR[_-]|[Yy]our[A-Z]|CHANGEME|[Cc]hange_?[Mm]e"
     r"|[Pp]laceholder|PLACEHOLDER|[Rr]eplace_?[Mm]e|REPLACE_?ME|[Dd]ummy|DUMMY|_here\b|_HERE\b"
 )
-#: Values that refer to a secret held elsewhere: shell and template variables, ``%VAR%``,
-#: ``%(name)s``, ``process.env.X``.
-_VARIABLE: Final = re.compile(r"\$[A-Za-z_{(]|%[A-Za-z_]+%|%\(|process\.env\b|os\.environ\b|ENV\[")
+#: Values that refer to a secret held elsewhere: shell and template variables, f-string
+#: and ``str.format`` fields, ``%VAR%``, ``%(name)s``, ``process.env.X``.
+_VARIABLE: Final = re.compile(
+    r"\$[A-Za-z_{(]|\{[A-Za-z_]|%[A-Za-z_]+%|%\(|process\.env\b|os\.environ\b|ENV\["
+)
 #: Bare words that follow ``password:`` or ``token =`` in code, schemas and prose without
 #: being the secret: types, literals, and what people write about a password.
 _NOT_SECRET_WORDS: Final = frozenset(
@@ -198,7 +192,8 @@ _NAME_PARTS: Final = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _BLANK: Final = re.compile(r"\s")
 _DIGIT: Final = re.compile(r"[0-9]")
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_TYPE_NAME: Final = re.compile(r"(?:[A-Z][a-z]+){2,}")
+#: A word that makes a digit-free name a name: ``newPassword``, ``accessToken``.
+_NAMES_A_SECRET: Final = re.compile(r"(?i)pass(?:word|wd)|secret|token|key|credential")
 _DOTTED: Final = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][\w$]*)+")
 _PATHLIKE: Final = re.compile(r"(?:~|\.{1,2})?/[\w.@+-]*(?:/[\w.@+-]*)*|[A-Za-z]:\\")
 #: Public material where a secret might sit: Stripe publishable keys, SSH public keys.
@@ -274,18 +269,26 @@ def _refers_to_secret(value: str) -> bool:
     )
 
 
+def _is_a_name(value: str, *, code: bool) -> bool:
+    """A name in code or prose where a value might be: ``get_token``, ``self.token``,
+    ``PKCS7PrivateKeyTypes`` in code; ``"newPassword"`` anywhere."""
+    name = value.rstrip(".:") if code else value  # ``if token == Literal:``
+    if not _IDENTIFIER.fullmatch(name):
+        return code and _DOTTED.fullmatch(name) is not None
+    digitless = not _DIGIT.search(name)
+    return (code and digitless) or ((code or digitless) and bool(_NAMES_A_SECRET.search(name)))
+
+
 def value_is_secret(value: str, *, password: bool, env_style: bool, code: bool) -> bool:
     """Decide whether a value assigned to a secret-sounding name is itself a secret.
 
     ``password``: the name is a password (people choose those: no entropy is required).
     ``env_style``: ``NAME=value`` with an upper-case name, as in .env files and shells.
-    ``code``: the value is bare and sits where code would put a variable or a type
-    (``password = pw``, ``password: SecretStr``), so a plain name there is not a secret.
+    ``code``: the value is bare and sits where code puts a variable or a type, or prose a
+    word (``password = pw``, ``private_key: SSHKeyType``, ``the --token option``).
     """
     value = value.strip()
-    if not value or _refers_to_secret(value):
-        return False
-    if code and (_DOTTED.fullmatch(value) or _TYPE_NAME.fullmatch(value)):
+    if not value or _refers_to_secret(value) or _is_a_name(value, code=code):
         return False
     if _BLANK.search(value):
         # Only a password may hold blanks (a passphrase); a sentence is not one.
@@ -293,10 +296,7 @@ def value_is_secret(value: str, *, password: bool, env_style: bool, code: bool) 
         return password and words <= PASSPHRASE_MAX_WORDS and value[-1] not in ".!?:"
     if not (password or env_style):
         return _looks_random(value)
-    if len(value) < PASSWORD_MIN_LEN or (value.isdigit() and not password):
-        return False
-    is_name = _IDENTIFIER.fullmatch(value) is not None and not _DIGIT.search(value)
-    return not (code and is_name)
+    return len(value) >= PASSWORD_MIN_LEN and (password or not value.isdigit())
 
 
 def _name_is_about_secret(rest: str) -> bool:
@@ -323,6 +323,11 @@ def _generic_check(*, password: bool) -> Check:
         elif bare and (op == "," or match.group("kq")):
             # ``f(password, token)``, ``{"password": 12345678}``, ``env["TOKEN"] = t``.
             return False
+        elif op == ",":
+            # ``setenv("API_KEY", "...")``, but far more often a list of names
+            # (``['Token', 'TokenFormatter']``): only a random value with a digit counts.
+            value = _secret(match)
+            return _DIGIT.search(value) is not None and _looks_random(value)
         spaced = bool(match.group("s1") or match.group("s2"))
         if bare:
             after = text[match.end() : match.end() + 1]
@@ -332,7 +337,7 @@ def _generic_check(*, password: bool) -> Check:
             _secret(match),
             password=password,
             env_style=op == "=" and not spaced and match.group("kw").isupper(),
-            code=bare and (op == ":" or (op in _CODE_OPS and spaced)),
+            code=bare and (op in (None, ":") or (op in _CODE_OPS and spaced)),
         )
 
     return check
