@@ -229,14 +229,16 @@ class Drainer:
         result = PassResult()
         cursor = load_cursor(self.conn, target.path)
         try:
-            handle = target.path.open("rb")
+            # O_NONBLOCK: a FIFO planted where a transcript should be must not
+            # hang the drainer in open(); the regular-file check below rejects it.
+            fd = os.open(target.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         except FileNotFoundError:
             if cursor is None or cursor.missing_since is None:
                 log.warning("session %s: transcript %s does not exist yet; will retry",
                             target.session_id, target.path)
             mark_missing(self.conn, target, cursor, event=event, now=now)
             return result
-        with handle:
+        with os.fdopen(fd, "rb") as handle:
             st = os.fstat(handle.fileno())
             if not stat.S_ISREG(st.st_mode):
                 raise TranscriptError(f"{target.path} is not a regular file", str(target.path))

@@ -388,3 +388,20 @@ def test_secrets_in_tool_input_output_prompt_and_thinking_never_stored(
     for secret in secrets:
         for start in range(len(secret) - 8):
             assert secret[start:start + 8] not in text, f"part of {secret[:12]}... survived"
+
+
+def test_fifo_or_folder_in_place_of_a_transcript_does_not_hang(drainer: Drainer, projects: Path) -> None:
+    fifo = projects / "fifo.jsonl"
+    os.mkfifo(fifo)
+    folder = projects / "folder.jsonl"
+    folder.mkdir()
+    good = projects / f"{SESSION}.jsonl"
+    good.write_bytes(line("user", "the good transcript after two bad ones " * 15, "u1"))
+    fire(drainer, "Stop", fifo, session="fifo")
+    fire(drainer, "Stop", folder, session="folder")
+    fire(drainer, "Stop", good)
+    result = drainer.loop()
+    assert result.frames == 3 and result.captures == 1
+    log = drainer.config.log_path.read_text()
+    assert "fifo.jsonl is not a regular file" in log
+    assert "folder.jsonl" in log
