@@ -62,10 +62,12 @@ def _wake_drainer(home: str) -> None:
 
 def _log_failure(home: str, exc: BaseException) -> None:
     line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} hook failed: {type(exc).__name__}: {exc}\n"
+    # Without a home there is no private folder: fall back to a per-user file
+    # in /tmp, never following a symlink someone else may have planted there.
+    path = os.path.join(home, ERROR_LOG) if home else f"/tmp/memspool-hook-errors-{os.getuid()}.log"
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
     try:
-        fd = os.open(
-            os.path.join(home, ERROR_LOG), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600
-        )
+        fd = os.open(path, flags, 0o600)
         try:
             os.write(fd, line.encode("utf-8", "replace"))
         finally:
@@ -84,7 +86,7 @@ def main(argv: list) -> int:  # type: ignore[type-arg]
         spool = _spool_module()
         spool.append(os.path.join(home, "spool"), payload)
     except BaseException as exc:  # noqa: BLE001 - the hook must exit 0 whatever happens
-        _log_failure(home or "/tmp", exc)
+        _log_failure(home, exc)
         return 0
     try:
         _wake_drainer(home)

@@ -222,3 +222,20 @@ def test_position_orders_by_segment_then_offset() -> None:
     assert Position("seg-1", 10) < Position("seg-2", 0)
     with pytest.raises(SpoolCorrupt):
         decode(b"\x00" * HEADER_SIZE, b"", 0)
+
+
+def test_hook_without_a_home_logs_to_a_private_per_user_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    fallback = Path(f"/tmp/memspool-hook-errors-{os.getuid()}.log")
+    before = fallback.read_bytes() if fallback.exists() else None
+    monkeypatch.delenv("MEMSPOOL_HOME")
+    try:
+        proc = subprocess.run([sys.executable, "-I", "-S", str(HOOK_SCRIPT)], input=b"{}",
+                              capture_output=True, timeout=30)
+        assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+        assert fallback.read_bytes().endswith(b"reinstall with `memspool install`\n")
+        assert fallback.stat().st_mode & 0o777 == 0o600
+    finally:
+        if before is None:
+            fallback.unlink(missing_ok=True)
+        else:
+            fallback.write_bytes(before)
