@@ -21,17 +21,30 @@ import zlib
 
 # No `typing` here: this module is on the hook path, where every import
 # costs start-up time (typing alone pulls in re, collections and more).
+# Annotations are never evaluated, so `Final` is imported for mypy only.
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Final
 
-__all__ = ["HEADER_SIZE", "MAGIC", "MAX_PAYLOAD", "VERSION", "Frame", "SpoolCorrupt", "decode_header", "encode"]
+__all__ = [
+    "HEADER_SIZE",
+    "MAGIC",
+    "MAX_PAYLOAD",
+    "VERSION",
+    "Frame",
+    "SpoolCorrupt",
+    "decode_header",
+    "encode",
+]
 
-MAGIC = b"\xffMSP"
-VERSION = 1
-KIND_HOOK = 0
-HEADER_SIZE = 24
+MAGIC: Final = b"\xffMSP"
+VERSION: Final = 1
+KIND_HOOK: Final = 0
+HEADER_SIZE: Final = 24
 #: Claude Code payloads are a few KB; PreCompact custom instructions can be
 #: long. Anything past 64 MiB is not a hook payload, and the cap bounds what
 #: a damaged length can make the reader allocate.
-MAX_PAYLOAD = 64 * 1024 * 1024
+MAX_PAYLOAD: Final = 64 * 1024 * 1024
 
 
 class SpoolCorrupt(ValueError):
@@ -60,7 +73,7 @@ class Frame:
         return f"Frame(kind={self.kind}, time_ns={self.time_ns}, payload={self.payload[:40]!r})"
 
 
-def _crc(header: bytes, payload: bytes) -> int:
+def _crc(header: bytes | bytearray, payload: bytes) -> int:
     crc = zlib.crc32(header[4:12])
     crc = zlib.crc32(header[16:24], crc)
     return zlib.crc32(payload, crc)
@@ -99,7 +112,9 @@ def decode(header: bytes, payload: bytes, offset: int) -> Frame:
     """Verify ``payload`` against its header. Raises :class:`SpoolCorrupt`."""
     length, crc = decode_header(header, offset)
     if len(payload) != length:
-        raise SpoolCorrupt(f"torn frame at offset {offset}: {len(payload)} of {length} bytes", offset)
+        raise SpoolCorrupt(
+            f"torn frame at offset {offset}: {len(payload)} of {length} bytes", offset
+        )
     if _crc(header, payload) != crc:
         raise SpoolCorrupt(f"checksum mismatch at offset {offset}", offset)
     return Frame(header[5], int.from_bytes(header[16:24], "little"), payload)

@@ -22,19 +22,19 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import BinaryIO, Final, NamedTuple
 
 from memspool.spool.frame import HEADER_SIZE, MAGIC, Frame, SpoolCorrupt, decode, decode_header
 from memspool.spool.writer import ACTIVE_NAME
 
 __all__ = ["ACTIVE_NAME", "Checkpoint", "Position", "Spool"]
 
-SEALED_PREFIX = "seg-"
-SEGMENT_SUFFIX = ".seg"
-CHECKPOINT_NAME = "checkpoint"
-QUARANTINE_DIR = "quarantine"
+SEALED_PREFIX: Final = "seg-"
+SEGMENT_SUFFIX: Final = ".seg"
+CHECKPOINT_NAME: Final = "checkpoint"
+QUARANTINE_DIR: Final = "quarantine"
 #: Bytes read at a time when searching for the next frame after damage.
-SCAN_CHUNK = 64 * 1024
+SCAN_CHUNK: Final = 64 * 1024
 
 
 class Position(NamedTuple):

@@ -12,12 +12,16 @@ import os
 
 from memspool.spool.frame import encode
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Final
+
 __all__ = ["ACTIVE_NAME", "append"]
 
-ACTIVE_NAME = "active.seg"
+ACTIVE_NAME: Final = "active.seg"
 #: A hook that lost the race with a seal just opens the new active segment;
 #: more than a few rounds means something else is renaming the file.
-APPEND_ATTEMPTS = 8
+APPEND_ATTEMPTS: Final = 8
 
 
 def append(spool_dir: str, payload: bytes) -> None:
