@@ -7,19 +7,28 @@ the standard library and ``memspool.spool`` only (the interpreter runs
 without site-packages, so it finds the spool package beside its own folder).
 """
 
+# Annotations stay strings (never evaluated), so they cost the hook nothing;
+# __future__ is imported by the spool modules anyway.
+from __future__ import annotations
+
 import fcntl
 import os
 import sys
 import time
 
-ERROR_LOG = "hook-errors.log"
-LOCK_NAME = "drainer.lock"
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Final
+
+ERROR_LOG: Final = "hook-errors.log"
+LOCK_NAME: Final = "drainer.lock"
 #: The drainer is told where home is; it runs with site-packages (no -S) but
 #: ignores PYTHON* variables (-E) and the current folder (-P).
-DRAINER_ARGS = ("-E", "-P", "-m", "memspool.drainer", "--detached")
+DRAINER_ARGS: Final = ("-E", "-P", "-m", "memspool.drainer", "--detached")
 
 
-def _spool_module():  # type: ignore[no-untyped-def]
+def _spool_module() -> ModuleType:
     # Installed: .../site-packages/memspool/{hooks,spool}; from a checkout:
     # <repo>/{hooks,spool}. Either way the spool is the sibling folder, so a
     # bare `memspool` package rooted at our parent folder finds it.
@@ -64,7 +73,10 @@ def _log_failure(home: str, exc: BaseException) -> None:
     line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} hook failed: {type(exc).__name__}: {exc}\n"
     # Without a home there is no private folder: fall back to a per-user file
     # in /tmp, never following a symlink someone else may have planted there.
-    path = os.path.join(home, ERROR_LOG) if home else f"/tmp/memspool-hook-errors-{os.getuid()}.log"
+    path = (
+        os.path.join(home, ERROR_LOG) if home
+        else f"/tmp/memspool-hook-errors-{os.getuid()}.log"  # noqa: S108 - see above
+    )
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
     try:
         fd = os.open(path, flags, 0o600)
@@ -76,12 +88,17 @@ def _log_failure(home: str, exc: BaseException) -> None:
         pass  # nowhere left to report; the agent must still carry on
 
 
-def main(argv: list) -> int:  # type: ignore[type-arg]
+def main(argv: list[str]) -> int:
     os.umask(0o077)
-    home = argv[argv.index("--home") + 1] if "--home" in argv[:-1] else os.environ.get("MEMSPOOL_HOME", "")
+    if "--home" in argv[:-1]:
+        home = argv[argv.index("--home") + 1]
+    else:
+        home = os.environ.get("MEMSPOOL_HOME", "")
     try:
         if not home:
-            raise RuntimeError("no --home given and MEMSPOOL_HOME unset; reinstall with `memspool install`")
+            raise RuntimeError(
+                "no --home given and MEMSPOOL_HOME unset; reinstall with `memspool install`"
+            )
         payload = sys.stdin.buffer.read()
         spool = _spool_module()
         spool.append(os.path.join(home, "spool"), payload)
@@ -90,7 +107,7 @@ def main(argv: list) -> int:  # type: ignore[type-arg]
         return 0
     try:
         _wake_drainer(home)
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:  # noqa: BLE001 - as above: the frame is stored, exit 0
         _log_failure(home, exc)
     return 0
 
