@@ -164,17 +164,22 @@ def connect(config: Config) -> sqlite3.Connection:
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    if version > len(MIGRATIONS):
-        raise StoreError(
-            f"The store has schema version {version}, newer than this memspool "
-            f"knows ({len(MIGRATIONS)}). Upgrade memspool."
-        )
-    for number in range(version, len(MIGRATIONS)):
+    while True:
         with transaction(conn):
-            for statement in _statements(MIGRATIONS[number]):
+            # Read the version inside the write transaction: two processes
+            # opening a new store at once (a hook's drainer and `memspool
+            # status`) must not both apply the same migration.
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > len(MIGRATIONS):
+                raise StoreError(
+                    f"The store has schema version {version}, newer than this memspool "
+                    f"knows ({len(MIGRATIONS)}). Upgrade memspool."
+                )
+            if version == len(MIGRATIONS):
+                return
+            for statement in _statements(MIGRATIONS[version]):
                 conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {number + 1}")
+            conn.execute(f"PRAGMA user_version = {version + 1}")
 
 
 def _statements(script: str) -> Iterator[str]:
