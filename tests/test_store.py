@@ -15,8 +15,10 @@ from memspool.store import MIGRATIONS, connect
 
 def test_many_processes_opening_a_new_store_at_once(home: Path) -> None:
     """Each migration is applied once even when every process finds the store new."""
-    script = "from memspool.config import load_config; from memspool.store import connect; connect(load_config()).close()"
-    procs = [subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE) for _ in range(12)]
+    script = ("from memspool.config import load_config; from memspool.store import connect; "
+              "connect(load_config()).close()")
+    procs = [subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE)
+             for _ in range(12)]
     errors = []
     for proc in procs:
         _, err = proc.communicate(timeout=120)
