@@ -105,7 +105,7 @@ def _result_text(content: Any) -> str:
     return ""
 
 
-def _user(record: dict[str, Any], label: str) -> Kept:
+def _user(record: dict[str, Any], label: str) -> Kept:  # noqa: PLR0911, PLR0912 - one per shape
     message = record.get("message")
     content = message.get("content") if isinstance(message, dict) else None
     if record.get("isCompactSummary"):
@@ -167,8 +167,11 @@ def _assistant(record: dict[str, Any], label: str) -> Kept:
     return Kept("\n".join(parts), "kept") if parts else _DROPPED
 
 
-def compress_record(record: Any, *, mark_sidechain: bool = True) -> Kept:
+def compress_record(record: Any, *, mark_sidechain: bool = True) -> Kept:  # noqa: PLR0911
     """Keep what a person or an archivist would want from ``record``.
+
+    (A return per record type: the branches read as a table of what is kept,
+    here and in ``_user``.)
 
     ``mark_sidechain`` labels inline subagent records (``isSidechain``, older
     Claude Code) as ``[subagent ...]``; a subagent's own file needs no label.

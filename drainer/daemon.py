@@ -12,6 +12,7 @@ import logging
 import logging.handlers
 import os
 import signal
+import sqlite3
 import stat
 import threading
 import time
@@ -109,7 +110,7 @@ class Drainer:
         self.config = config
         self.stopping = False
         self.spool = Spool(config.spool_dir, log=self._spool_log)
-        self._conn = None  # type: ignore[var-annotated]
+        self._conn: sqlite3.Connection | None = None
         self._compressor = zstandard.ZstdCompressor(level=config.zstd_level)
         self._quarantined = 0
         #: Targets drained by this process, with the size last read, so a
@@ -130,7 +131,7 @@ class Drainer:
             self._conn = None
 
     @property
-    def conn(self):  # type: ignore[no-untyped-def]
+    def conn(self) -> sqlite3.Connection:
         if self._conn is None:
             raise RuntimeError("Drainer.initialize() was not called")
         return self._conn
@@ -182,7 +183,9 @@ class Drainer:
             try:
                 request = parse_payload(frame.payload, frame.time_ns, self.config.transcript_roots)
             except MemspoolError as exc:
-                self._error(f"skipped spool frame before {position.segment}@{position.offset}: {exc}")
+                self._error(
+                    f"skipped spool frame before {position.segment}@{position.offset}: {exc}"
+                )
             else:
                 key = (request.session_id, request.transcript)
                 if key in requests:
@@ -243,7 +246,11 @@ class Drainer:
             if not stat.S_ISREG(st.st_mode):
                 raise TranscriptError(f"{target.path} is not a regular file", str(target.path))
             offset = cursor.offset if cursor else 0
-            if cursor and cursor.ino is not None and (cursor.dev, cursor.ino) != (st.st_dev, st.st_ino):
+            replaced = (
+                cursor is not None and cursor.ino is not None
+                and (cursor.dev, cursor.ino) != (st.st_dev, st.st_ino)
+            )
+            if replaced:
                 log.warning("session %s: %s was replaced; re-reading it, skipping records "
                             "already captured", target.session_id, target.path)
                 offset = 0
@@ -271,7 +278,8 @@ class Drainer:
                 if shipment.oversized or shipment.malformed:
                     log.warning("session %s: %s: skipped %d oversized and %d malformed lines "
                                 "in bytes %d-%d", target.session_id, target.path,
-                                shipment.oversized, shipment.malformed, shipment.start, shipment.end)
+                                shipment.oversized, shipment.malformed,
+                                shipment.start, shipment.end)
                 chars = shipment.chars
                 if shipment.tail and 0 < chars < self.config.size_floor_chars and not forced:
                     hold(self.conn, target, offset=shipment.start, dev=st.st_dev, ino=st.st_ino,

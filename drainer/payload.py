@@ -70,7 +70,10 @@ def check_transcript_path(raw: object, roots: tuple[Path, ...]) -> Path:
 
 
 def parse_payload(payload: bytes, time_ns: int, roots: tuple[Path, ...]) -> Request:
-    """Turn a frame's payload into a :class:`Request`; raises ``PayloadError``/``TranscriptError``."""
+    """Turn a frame's payload into a :class:`Request`.
+
+    Raises ``PayloadError`` or ``TranscriptError``.
+    """
     try:
         data: Any = orjson.loads(payload)
     except orjson.JSONDecodeError as exc:
