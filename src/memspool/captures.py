@@ -21,15 +21,22 @@ LIST_COLUMNS: Final = (
 
 class CaptureNotFound(MemspoolError, LookupError):
     def __init__(self, capture_id: int) -> None:
-        super().__init__(f"No capture with id {capture_id}; `memspool captures list` shows the ids.")
+        super().__init__(
+            f"No capture with id {capture_id}; `memspool captures list` shows the ids."
+        )
         self.capture_id = capture_id
 
 
 def list_captures(
-    conn: sqlite3.Connection, *, session: str | None = None, limit: int = 50, queued_only: bool = False
+    conn: sqlite3.Connection,
+    *,
+    session: str | None = None,
+    limit: int = 50,
+    queued_only: bool = False,
 ) -> list[dict[str, Any]]:
     """Newest first; ``session`` filters, ``queued_only`` hides digested ones."""
-    where, params = [], []  # type: ignore[var-annotated]
+    where: list[str] = []
+    params: list[str] = []
     if session:
         where.append("session_id = ?")
         params.append(session)

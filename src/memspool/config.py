@@ -161,7 +161,9 @@ def load_config(home: Path | None = None, env: Mapping[str, str] | None = None) 
         try:
             data = tomllib.loads(config_file.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{config_file} is not valid TOML ({exc}). Fix or remove it.") from None
+            raise ConfigError(
+                f"{config_file} is not valid TOML ({exc}). Fix or remove it."
+            ) from None
         for key, value in data.items():
             if key == "llm_timeout_secs":
                 values[key] = llm_timeout_from(value)

@@ -27,7 +27,9 @@ from memspool.store import connect
 __all__ = ["run_demo"]
 
 MAIN_SAMPLE: Final = "spotter-subagent.jsonl"
-SUBAGENT_SAMPLE: Final = "spotter-ae4a77f8-aedd-4bc1-888f-c94edc91af04/subagents/agent-aac57f5.jsonl"
+SUBAGENT_SAMPLE: Final = (
+    "spotter-ae4a77f8-aedd-4bc1-888f-c94edc91af04/subagents/agent-aac57f5.jsonl"
+)
 SESSION_ID: Final = "491e126e-1e71-469c-ade2-fcc8af567c74"
 #: How long the demo waits for the detached drainer before it gives up.
 DRAIN_DEADLINE_SECS: Final = 60.0
@@ -71,7 +73,8 @@ def _wait_drained(home: Path, deadline: float, *, since: float | None = None) ->
     return False
 
 
-def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> dict[str, Any]:
+# One long function on purpose: it reads top to bottom as the session it simulates.
+def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> dict[str, Any]:  # noqa: PLR0915
     """Run the simulated session; returns the numbers it printed."""
     home = (home or Path(tempfile.mkdtemp(prefix="memspool-demo-"))).absolute()
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -103,7 +106,8 @@ def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> di
     with transcript.open("ab") as handle:
         handle.write(b"".join(stages[0]))
     raw_total += sum(map(len, stages[0]))
-    _run_hook(commands["Stop"], {**base, "hook_event_name": "Stop", "stop_hook_active": False}, env, home)
+    _run_hook(commands["Stop"], {**base, "hook_event_name": "Stop", "stop_hook_active": False},
+              env, home)
     out(f"  turn 1: wrote {len(stages[0])} transcript lines, fired Stop")
 
     with transcript.open("ab") as handle:
@@ -123,7 +127,8 @@ def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> di
         handle.write(b"".join(stages[2]))
     raw_total += sum(map(len, stages[2]))
     _run_hook(commands["PreCompact"], {**base, "hook_event_name": "PreCompact", "trigger": "manual",
-              "custom_instructions": "Keep the decisions about the credo and dialyzer setup."}, env, home)
+              "custom_instructions": "Keep the decisions about the credo and dialyzer setup."},
+              env, home)
     out(f"  turn 3: wrote {len(stages[2])} lines, fired PreCompact (forces the tail out)")
 
     drained = _wait_drained(home, time.monotonic() + DRAIN_DEADLINE_SECS)
@@ -141,7 +146,8 @@ def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> di
         f"{len(rows)} capture(s):")
     for r in rows:
         who = f"subagent {r['agent_id']}" if r["agent_id"] else "main"
-        out(f"    #{r['id']:<3} {r['event']:<12} {who:<17} bytes {r['byte_start']}-{r['byte_end']}: "
+        out(f"    #{r['id']:<3} {r['event']:<12} {who:<17} "
+            f"bytes {r['byte_start']}-{r['byte_end']}: "
             f"kept {r['records_kept']} records, dropped {r['records_dropped']}; "
             f"{r['raw_bytes']} raw -> {r['text_chars']} chars -> {r['stored_bytes']} zstd bytes")
     out("")

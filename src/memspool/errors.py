@@ -4,7 +4,8 @@
      ├── ConfigError(MemspoolError, ValueError)      config.toml or an environment value is invalid
      ├── SettingsError(MemspoolError, ValueError)    a Claude Code settings.json cannot be merged
      ├── PayloadError(MemspoolError, ValueError)     a hook payload or capture input is unusable
-     ├── TranscriptError(MemspoolError, OSError)     a transcript is missing, unreadable or outside the allowed roots
+     ├── TranscriptError(MemspoolError, OSError)     a transcript is missing, unreadable or
+     │                                               outside the allowed roots
      └── StoreError(MemspoolError, RuntimeError)     the SQLite store cannot be opened or migrated
 
 The spool's own errors (``memspool.spool.SpoolCorrupt``) live beside the

@@ -41,7 +41,11 @@ UNIT_NAME: Final = "memspool-drainer.service"
 
 
 def default_settings_path(scope: str = "user", env: dict[str, str] | None = None) -> Path:
-    """``~/.claude/settings.json`` (or under ``CLAUDE_CONFIG_DIR``); ``.claude/settings.json`` for a project."""
+    """The settings.json to edit for ``scope``.
+
+    ``~/.claude/settings.json`` (or under ``CLAUDE_CONFIG_DIR``) for the user;
+    ``.claude/settings.json`` in the current folder for a project.
+    """
     env = dict(os.environ) if env is None else env
     if scope == "project":
         return Path.cwd() / ".claude" / "settings.json"
@@ -96,13 +100,14 @@ def _strip_ours(hooks: dict[str, Any]) -> int:
     for event in list(hooks):
         groups = []
         for group in hooks[event]:
+            entry = group
             if isinstance(group, dict) and isinstance(group.get("hooks"), list):
                 kept = [h for h in group["hooks"] if not _is_ours(h)]
                 removed += len(group["hooks"]) - len(kept)
                 if not kept and len(group["hooks"]) > 0:
                     continue
-                group = {**group, "hooks": kept}
-            groups.append(group)
+                entry = {**group, "hooks": kept}
+            groups.append(entry)
         if groups:
             hooks[event] = groups
         else:
@@ -125,7 +130,9 @@ def _write(path: Path, data: dict[str, Any]) -> Path | None:
         handle.write("\n")
         handle.flush()
         os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    # Rename over the old file only once the new one is on disk: a crash
+    # leaves either the old settings or the new, never half a file.
+    tmp.replace(path)
     return backup
 
 
@@ -144,7 +151,8 @@ def install_hooks(settings: Path, config: Config, python: str | None = None) -> 
     ensure_private_dir(config.spool_dir)
     changed = json.dumps(data, sort_keys=True) != original
     backup = _write(settings, data) if changed else None
-    return {"settings": str(settings), "changed": changed, "backup": str(backup) if backup else None,
+    return {"settings": str(settings), "changed": changed,
+            "backup": str(backup) if backup else None,
             "events": list(HOOK_EVENTS), "command": command, "home": str(config.home)}
 
 
@@ -156,7 +164,8 @@ def uninstall_hooks(settings: Path) -> dict[str, Any]:
     if isinstance(hooks, dict) and not hooks:
         del data["hooks"]
     backup = _write(settings, data) if removed else None
-    return {"settings": str(settings), "removed": removed, "backup": str(backup) if backup else None}
+    return {"settings": str(settings), "removed": removed,
+            "backup": str(backup) if backup else None}
 
 
 def unit_template() -> str:
@@ -177,7 +186,9 @@ def render_unit(config: Config, python: str | None = None) -> str:
 
 def install_systemd_unit(config: Config, unit_dir: Path | None = None) -> Path:
     """Write the drainer's user unit; enable it with ``systemctl --user enable --now``."""
-    folder = unit_dir or Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "systemd" / "user"
+    folder = unit_dir or (
+        Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "systemd" / "user"
+    )
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / UNIT_NAME
     target.write_text(render_unit(config), encoding="utf-8")

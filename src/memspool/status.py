@@ -40,11 +40,15 @@ def collect_status(config: Config) -> dict[str, Any]:
     }
     conn = connect(config)
     try:
-        one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+        def one(sql: str) -> int:
+            """The single number a ``SELECT count(...)`` returns."""
+            return int(conn.execute(sql).fetchone()[0])
+
         status["captures_queued"] = one("SELECT count(*) FROM captures WHERE digested_at IS NULL")
         status["captures_total"] = one("SELECT count(*) FROM captures")
         status["sessions_tracked"] = one("SELECT count(DISTINCT session_id) FROM cursors")
-        status["slices_held_back"] = one("SELECT count(*) FROM cursors WHERE held_since IS NOT NULL")
+        status["slices_held_back"] = one(
+            "SELECT count(*) FROM cursors WHERE held_since IS NOT NULL")
         status["transcripts_missing"] = one(
             "SELECT count(*) FROM cursors WHERE missing_since IS NOT NULL")
         last = get_state(conn, "last_drain")
