@@ -13,7 +13,8 @@ SubParsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 def add_home(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--home", type=str, default=None,
-                        help="memspool home folder (default: MEMSPOOL_HOME, else the user data folder)")
+                        help="memspool home folder "
+                             "(default: MEMSPOOL_HOME, else the user data folder)")
 
 
 def print_json(data: Any) -> None:

@@ -55,14 +55,29 @@ def _show(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     group = command(sub, "captures", DOC, None)
-    group.set_defaults(handler=lambda args: (group.print_help(), 2)[1])
+
+    def _help(args: argparse.Namespace) -> int:
+        # `memspool captures` without a subcommand: show the choices, exit 2.
+        group.print_help()
+        return 2
+
+    group.set_defaults(handler=_help)
     inner = group.add_subparsers(dest="captures_command", metavar="SUBCOMMAND")
-    listing = command(inner, "list", "List captures, newest first.\n\nExample:\n    memspool captures list --json", _list)
+    listing = command(
+        inner, "list",
+        "List captures, newest first.\n\nExample:\n    memspool captures list --json",
+        _list,
+    )
     add_home(listing)
     listing.add_argument("--session", help="only this session's captures")
     listing.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
     listing.add_argument("--queued", action="store_true", help="only captures not yet digested")
     listing.add_argument("--json", action="store_true", help="print JSON")
-    show = command(inner, "show", "Print one capture's decompressed, redacted text.\n\nExample:\n    memspool captures show 3", _show)
+    show = command(
+        inner, "show",
+        "Print one capture's decompressed, redacted text.\n\n"
+        "Example:\n    memspool captures show 3",
+        _show,
+    )
     add_home(show)
     show.add_argument("id", type=int, help="capture id (see `memspool captures list`)")

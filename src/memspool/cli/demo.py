@@ -32,5 +32,6 @@ def _demo(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     parser = command(sub, "demo", DOC, _demo)
-    parser.add_argument("--home", help="use this folder as the demo's home (default: a new temp folder)")
+    parser.add_argument("--home",
+                        help="use this folder as the demo's home (default: a new temp folder)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")

@@ -11,11 +11,15 @@ from memspool.cli._common import add_home, command, print_json
 from memspool.config import load_config
 from memspool.status import collect_status
 
-DOC = """Show the capture path's state: spool backlog, captures queued, sessions, last drain and error.
-
-Example:
-    memspool status --json
-"""
+# The first line is the one-line summary in `memspool --help`, so it may not
+# wrap; the string is split in the source instead.
+DOC = (
+    "Show the capture path's state: spool backlog, captures queued, sessions, last drain"
+    " and error.\n"
+    "\n"
+    "Example:\n"
+    "    memspool status --json\n"
+)
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -26,7 +30,8 @@ def _status(args: argparse.Namespace) -> int:
     last = status["last_drain"]
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(last)) if last else "never"
     print(f"home:              {status['home']}")
-    print(f"spool pending:     {status['pending_frames']} frame(s), {status['pending_bytes']} bytes")
+    print(f"spool pending:     {status['pending_frames']} frame(s), "
+          f"{status['pending_bytes']} bytes")
     print(f"drainer running:   {'yes' if status['drainer_running'] else 'no'}")
     print(f"captures queued:   {status['captures_queued']} (of {status['captures_total']})")
     print(f"sessions tracked:  {status['sessions_tracked']}")
