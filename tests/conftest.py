@@ -17,7 +17,9 @@ import pytest
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 SPOTTER = FIXTURES / "spotter-subagent.jsonl"
 CCVIEWER = FIXTURES / "ccviewer-fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
-SPOTTER_AGENT = FIXTURES / "spotter-ae4a77f8-aedd-4bc1-888f-c94edc91af04" / "subagents" / "agent-aac57f5.jsonl"
+SPOTTER_AGENT = (
+    FIXTURES / "spotter-ae4a77f8-aedd-4bc1-888f-c94edc91af04" / "subagents" / "agent-aac57f5.jsonl"
+)
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -59,7 +61,9 @@ def projects(tmp_path: Path) -> Path:
     return tmp_path / "claude" / "projects"
 
 
-def wait_for(predicate: Callable[[], object], timeout: float = 30.0, interval: float = 0.05) -> object:
+def wait_for(
+    predicate: Callable[[], object], timeout: float = 30.0, interval: float = 0.05
+) -> object:
     """Poll ``predicate`` until it returns something truthy; fail the test at the deadline."""
     deadline = time.monotonic() + timeout
     while True:
@@ -71,15 +75,19 @@ def wait_for(predicate: Callable[[], object], timeout: float = 30.0, interval: f
         time.sleep(interval)
 
 
-def run_cli(*args: str, input: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+def run_cli(
+    *args: str, input: bytes | None = None, check: bool = True
+) -> subprocess.CompletedProcess[bytes]:
     """``python -m memspool ARGS`` in a real process with the test's environment."""
     proc = subprocess.run([sys.executable, "-m", "memspool", *args], input=input,
-                          capture_output=True, timeout=120)
+                          capture_output=True, timeout=120, check=False)
     if check and proc.returncode != 0:
         pytest.fail(f"memspool {' '.join(args)} exited {proc.returncode}: {proc.stderr.decode()}")
     return proc
 
 
-def payload(event: str, session: str, transcript: Path, cwd: Path | str = "/tmp", **extra: object) -> bytes:
+def payload(
+    event: str, session: str, transcript: Path, cwd: Path | str = "/tmp", **extra: object
+) -> bytes:
     return json.dumps({"session_id": session, "transcript_path": str(transcript), "cwd": str(cwd),
                        "hook_event_name": event, **extra}).encode()

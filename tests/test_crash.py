@@ -93,8 +93,9 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(
                   transcripts[session])
             if foreground is None and rng.random() < 0.3:
                 # A foreground drainer too, killed at a random moment of its own.
-                foreground = subprocess.Popen([sys.executable, "-m", "memspool", "drainer", "--once"],
-                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                foreground = subprocess.Popen(
+                    [sys.executable, "-m", "memspool", "drainer", "--once"],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 time.sleep(rng.uniform(0, 0.3))
                 if foreground.poll() is None:
                     foreground.send_signal(signal.SIGKILL)
@@ -120,7 +121,9 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(
             expected = _expected(source)
             got = "".join(_squash(capture_text(conn, i)) for i, _ in rows)
             want = "".join(_squash(e) for e in expected)
-            assert got == want, f"seed {seed}: {session} lost or duplicated text after {kills} kills"
+            assert got == want, (
+                f"seed {seed}: {session} lost or duplicated text after {kills} kills"
+            )
         cursors = dict(conn.execute("SELECT path, offset FROM cursors").fetchall())
         for session, source in SESSIONS.items():
             assert cursors[str(transcripts[session])] == source.stat().st_size

@@ -32,7 +32,9 @@ COMMANDS = _commands()
 
 def test_the_command_list_is_not_empty() -> None:
     names = {name for name, _ in COMMANDS}
-    assert {"install", "uninstall", "drainer", "status", "captures list", "captures show", "demo"} <= names
+    assert {
+        "install", "uninstall", "drainer", "status", "captures list", "captures show", "demo"
+    } <= names
 
 
 @pytest.mark.parametrize(("name", "parser"), COMMANDS, ids=[n for n, _ in COMMANDS])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterator
@@ -49,7 +50,9 @@ def line(kind: str, text: str, uuid: str, **extra: object) -> bytes:
     return json.dumps(record).encode() + b"\n"
 
 
-def test_real_transcript_keeps_reasoning_drops_tool_output(drainer: Drainer, projects: Path) -> None:
+def test_real_transcript_keeps_reasoning_drops_tool_output(
+    drainer: Drainer, projects: Path
+) -> None:
     transcript = projects / "p" / f"{SESSION}.jsonl"
     transcript.parent.mkdir()
     transcript.write_bytes(SPOTTER.read_bytes())
@@ -67,8 +70,10 @@ def test_real_transcript_keeps_reasoning_drops_tool_output(drainer: Drainer, pro
     records = [json.loads(x) for x in SPOTTER.read_bytes().splitlines()]
     for r in records:
         for block in (r.get("message") or {}).get("content") or []:
-            if isinstance(block, dict) and block.get("type") == "tool_result" and not block.get("is_error"):
-                body = block["content"] if isinstance(block["content"], str) else json.dumps(block["content"])
+            if (isinstance(block, dict) and block.get("type") == "tool_result"
+                    and not block.get("is_error")):
+                content = block["content"]
+                body = content if isinstance(content, str) else json.dumps(content)
                 if len(body) > 200:
                     assert body[50:150] not in text
             if isinstance(block, dict) and block.get("signature"):
@@ -142,8 +147,9 @@ def test_held_back_slice_ships_after_hold_max(drainer: Drainer, projects: Path) 
     assert rows(drainer)[0]["event"] == "held-expired"
 
 
-def test_oversized_slice_becomes_several_captures_nothing_truncated(home: Path, projects: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_oversized_slice_becomes_several_captures_nothing_truncated(
+    home: Path, projects: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMSPOOL_MAX_CAPTURE_CHARS", "1000")
     d = Drainer(load_config())
     d.initialize()
@@ -151,7 +157,9 @@ def test_oversized_slice_becomes_several_captures_nothing_truncated(home: Path, 
         transcript = projects / f"{SESSION}.jsonl"
         big = "B" * 2500  # one record longer than a capture
         body = b"".join(line("user", f"question {i} " + "q" * 300, f"u{i}") for i in range(6))
-        transcript.write_bytes(body + line("assistant", big, "big") + line("user", "tail " * 100, "t"))
+        transcript.write_bytes(
+            body + line("assistant", big, "big") + line("user", "tail " * 100, "t")
+        )
         fire(d, "Stop", transcript)
         d.loop()
         parts = texts(d)
@@ -162,7 +170,7 @@ def test_oversized_slice_becomes_several_captures_nothing_truncated(home: Path, 
             assert f"question {i} " in joined
         spans = [(r["byte_start"], r["byte_end"]) for r in rows(d)]
         assert spans[0][0] == 0 and spans[-1][1] == transcript.stat().st_size
-        assert all(a[1] <= b[0] or a == b for a, b in zip(spans, spans[1:]))
+        assert all(a[1] <= b[0] or a == b for a, b in itertools.pairwise(spans))
     finally:
         d.shutdown()
 
@@ -173,12 +181,13 @@ def test_compaction_boundary_and_replayed_records(drainer: Drainer, projects: Pa
         line("user", "Why does the drainer hold a file lock while it runs at all?", "u1"),
         line("assistant", "So that exactly one drainer advances the cursors at a time.", "a1"),
     ]
+    summary = ("This session is being continued. "
+               "Summary: the drainer lock guarantees one writer.")
     compaction = [
         json.dumps({"type": "system", "subtype": "compact_boundary", "uuid": "cb1",
                     "compactMetadata": {"trigger": "auto", "preTokens": 150000}}).encode() + b"\n",
         json.dumps({"type": "user", "uuid": "cs1", "isCompactSummary": True,
-                    "message": {"role": "user", "content": "This session is being continued. "
-                                "Summary: the drainer lock guarantees one writer."}}).encode() + b"\n",
+                    "message": {"role": "user", "content": summary}}).encode() + b"\n",
     ]
     replay = [before[1]]  # compaction can replay a record under its original uuid
     after = [line("user", "Now add a watch mode that wakes on spool changes, please.", "u2")]
@@ -191,7 +200,9 @@ def test_compaction_boundary_and_replayed_records(drainer: Drainer, projects: Pa
     drainer.loop()
     first, second = texts(drainer)
     assert "exactly one drainer" in first
-    assert second.startswith("[compact boundary]\n\n[compact summary] This session is being continued.")
+    assert second.startswith(
+        "[compact boundary]\n\n[compact summary] This session is being continued."
+    )
     assert "exactly one drainer" not in second
     assert second.endswith("[user] Now add a watch mode that wakes on spool changes, please.")
     assert rows(drainer)[1]["records_replayed"] == 1
@@ -303,7 +314,8 @@ def test_bad_payloads_and_lines_are_skipped_and_counted(drainer: Drainer, projec
     assert row["records_unknown"] == 2 and row["records_dropped"] == 1
     assert "caf\ufffd in latin-1" in texts(drainer)[0]
     log = drainer.config.log_path.read_text()
-    assert "not JSON" in log and "no usable session_id" in log and "outside the transcript roots" in log
+    assert "not JSON" in log and "no usable session_id" in log
+    assert "outside the transcript roots" in log
     assert "absolute .jsonl" in log
 
 
@@ -357,7 +369,8 @@ def test_secrets_in_tool_input_output_prompt_and_thinking_never_stored(
     github = "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8"
     anthropic = "sk-ant-api03-" + "Ab3dEf6hIj9lMn2pQr5tUv8xYz1bCd4fGh7jKl0nOp3rSt6vWx9zAb2dEf5hIj8l"
     stripe = "sk_live_" + "51HxQmLkPfB8zVtY3nRcWdJe"
-    pem = ("-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEowIBAAKCAQEAx5kq9Vb3Lm8Np2Qr7St4Uv1Wx6Yz0Ab3Cd8Ef5Gh\n" * 6
+    pem = ("-----BEGIN RSA PRIVATE KEY-----\n"
+           + "MIIEowIBAAKCAQEAx5kq9Vb3Lm8Np2Qr7St4Uv1Wx6Yz0Ab3Cd8Ef5Gh\n" * 6
            + "-----END RSA PRIVATE KEY-----")
     secrets = [aws, github, anthropic, stripe, "MIIEowIBAAKCAQEAx5kq9Vb3"]
     records = [
@@ -369,7 +382,8 @@ def test_secrets_in_tool_input_output_prompt_and_thinking_never_stored(
         {"type": "assistant", "uuid": "a1", "message": {"role": "assistant", "content": [
             {"type": "tool_use", "id": "toolu_01", "name": "Bash",
              # the secret straddles the 200-character clip of the tool line
-             "input": {"command": "x" * 180 + f" echo {github} && curl -H 'x-api-key: {anthropic}'"}}]}},
+             "input": {"command": "x" * 180
+                       + f" echo {github} && curl -H 'x-api-key: {anthropic}'"}}]}},
         {"type": "user", "uuid": "r1", "message": {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "toolu_01", "is_error": True,
              "content": f"Error: invalid key STRIPE_KEY={stripe} for account"}]},
@@ -390,7 +404,9 @@ def test_secrets_in_tool_input_output_prompt_and_thinking_never_stored(
             assert secret[start:start + 8] not in text, f"part of {secret[:12]}... survived"
 
 
-def test_fifo_or_folder_in_place_of_a_transcript_does_not_hang(drainer: Drainer, projects: Path) -> None:
+def test_fifo_or_folder_in_place_of_a_transcript_does_not_hang(
+    drainer: Drainer, projects: Path
+) -> None:
     fifo = projects / "fifo.jsonl"
     os.mkfifo(fifo)
     folder = projects / "folder.jsonl"

@@ -43,8 +43,9 @@ def test_installed_stop_hook_to_stored_capture(tmp_path: Path, home: Path, proje
     transcript.write_bytes(SPOTTER.read_bytes())
     # Claude Code's environment knows nothing of memspool: the command carries the home.
     env = {k: v for k, v in os.environ.items() if k != "MEMSPOOL_HOME"}
-    proc = subprocess.run(["sh", "-c", command], input=payload("Stop", SESSION, transcript, tmp_path),
-                          capture_output=True, env=env, timeout=30)
+    proc = subprocess.run(["sh", "-c", command],
+                          input=payload("Stop", SESSION, transcript, tmp_path),
+                          capture_output=True, env=env, timeout=30, check=False)
     assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
     rows = wait_for(lambda: _captures(home))
     assert isinstance(rows, list) and len(rows) == 1
@@ -67,7 +68,8 @@ def test_installed_stop_hook_to_stored_capture(tmp_path: Path, home: Path, proje
 def test_watch_daemon_drains_on_spool_events(tmp_path: Path, home: Path, projects: Path) -> None:
     command = _installed_command(tmp_path, "PreCompact")
     daemon = subprocess.Popen([sys.executable, "-m", "memspool", "drainer", "--watch"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              start_new_session=True)
     try:
         wait_for(lambda: json.loads(run_cli("status", "--json").stdout)["drainer_running"])
         transcript = projects / f"{SESSION}.jsonl"

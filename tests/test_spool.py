@@ -165,7 +165,8 @@ def test_fifty_hooks_at_once_every_frame_intact(home: Path) -> None:
     lock_fd = os.open(home / "drainer.lock", os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(lock_fd, fcntl.LOCK_EX)
     try:
-        payloads = [f'{{"session_id": "s{i}", "pad": "{"x" * (i * 97)}"}}'.encode() for i in range(50)]
+        payloads = [f'{{"session_id": "s{i}", "pad": "{"x" * (i * 97)}"}}'.encode()
+                    for i in range(50)]
         procs = [
             subprocess.Popen([sys.executable, "-I", "-S", str(HOOK_SCRIPT), "--home", str(home)],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -196,14 +197,17 @@ def test_hook_imports_nothing_heavy(home: Path) -> None:
     try:
         proc = subprocess.run(
             [sys.executable, "-I", "-S", "-X", "importtime", str(HOOK_SCRIPT), "--home", str(home)],
-            input=b'{"session_id": "x"}', capture_output=True, timeout=30)
+            input=b'{"session_id": "x"}', capture_output=True, timeout=30, check=False)
     finally:
         os.close(lock_fd)
     assert proc.returncode == 0 and proc.stdout == b""
     imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines()
                 if line.startswith("import time:")}
     assert "memspool.spool" in imported
-    for heavy in ("sqlite3", "orjson", "zstandard", "watchdog", "json", "subprocess", "memspool.drainer"):
+    heavy_modules = (
+        "sqlite3", "orjson", "zstandard", "watchdog", "json", "subprocess", "memspool.drainer",
+    )
+    for heavy in heavy_modules:
         assert heavy not in imported, heavy
 
 
@@ -212,7 +216,7 @@ def test_hook_exits_zero_and_logs_when_spool_unwritable(tmp_path: Path) -> None:
     home.mkdir()
     (home / "spool").write_text("a file where the spool folder should be")
     proc = subprocess.run([sys.executable, "-I", "-S", str(HOOK_SCRIPT), "--home", str(home)],
-                          input=b"{}", capture_output=True, timeout=30)
+                          input=b"{}", capture_output=True, timeout=30, check=False)
     assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
     log = (home / "hook-errors.log").read_text()
     assert "hook failed" in log and "spool" in log
@@ -224,13 +228,15 @@ def test_position_orders_by_segment_then_offset() -> None:
         decode(b"\x00" * HEADER_SIZE, b"", 0)
 
 
-def test_hook_without_a_home_logs_to_a_private_per_user_file(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hook_without_a_home_logs_to_a_private_per_user_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     fallback = Path(f"/tmp/memspool-hook-errors-{os.getuid()}.log")
     before = fallback.read_bytes() if fallback.exists() else None
     monkeypatch.delenv("MEMSPOOL_HOME")
     try:
         proc = subprocess.run([sys.executable, "-I", "-S", str(HOOK_SCRIPT)], input=b"{}",
-                              capture_output=True, timeout=30)
+                              capture_output=True, timeout=30, check=False)
         assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
         assert fallback.read_bytes().endswith(b"reinstall with `memspool install`\n")
         assert fallback.stat().st_mode & 0o777 == 0o600
