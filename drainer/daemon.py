@@ -35,7 +35,7 @@ from memspool.redact import redact
 from memspool.spool import Position, Spool
 from memspool.store import connect, set_state
 
-__all__ = ["Drainer", "PassResult", "acquire_lock", "setup_logging"]
+__all__ = ["Drainer", "DrainerLock", "PassResult", "acquire_lock", "setup_logging"]
 
 #: Frames handled per pass; the rest wait for the next pass (bounded work).
 MAX_FRAMES_PER_PASS: Final = 2000
@@ -86,7 +86,27 @@ def setup_logging(config: Config) -> None:
     log.setLevel(logging.INFO)
 
 
-def acquire_lock(config: Config, timeout: float) -> filelock.BaseFileLock | None:
+class DrainerLock:
+    """The one-drainer lock, and a pid file that exists only while it is held.
+
+    The pid file is removed before the lock is let go, so finding one on
+    acquiring means the last holder died holding the lock (its ``flock``
+    ended with it): ``crashed_pid`` names that drainer.
+    """
+
+    def __init__(
+        self, lock: filelock.BaseFileLock, pid_path: Path, crashed_pid: int | None
+    ) -> None:
+        self._lock = lock
+        self.pid_path = pid_path
+        self.crashed_pid = crashed_pid
+
+    def release(self) -> None:
+        self.pid_path.unlink(missing_ok=True)
+        self._lock.release()
+
+
+def acquire_lock(config: Config, timeout: float) -> DrainerLock | None:
     """The drainer lock, or ``None`` if another drainer kept it for ``timeout`` seconds."""
     ensure_private_dir(config.home)
     lock = filelock.FileLock(config.lock_path, timeout=timeout, mode=0o600)
@@ -94,8 +114,17 @@ def acquire_lock(config: Config, timeout: float) -> filelock.BaseFileLock | None
         lock.acquire()
     except filelock.Timeout:
         return None
-    (config.home / PID_NAME).write_text(f"{os.getpid()}\n", encoding="ascii")
-    return lock
+    pid_path = config.home / PID_NAME
+    try:
+        crashed: int | None = int(pid_path.read_text(encoding="ascii"))
+    except (OSError, ValueError):
+        crashed = None
+    fd = os.open(pid_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+    finally:
+        os.close(fd)
+    return DrainerLock(lock, pid_path, crashed)
 
 
 def _agent_id(path: Path) -> str:
@@ -112,7 +141,6 @@ class Drainer:
         self.spool = Spool(config.spool_dir, log=self._spool_log)
         self._conn: sqlite3.Connection | None = None
         self._compressor = zstandard.ZstdCompressor(level=config.zstd_level)
-        self._quarantined = 0
         #: Targets drained by this process, with the size last read, so a
         #: lingering drainer picks up lines Claude Code writes after the hook.
         self.touched: dict[Path, tuple[Target, str, int]] = {}
@@ -140,7 +168,6 @@ class Drainer:
         self.stopping = True
 
     def _spool_log(self, message: str) -> None:
-        self._quarantined += "quarantined" in message
         log.warning(message)
 
     def _error(self, message: str) -> None:
@@ -154,7 +181,7 @@ class Drainer:
         """Seal the active segment, drain every frame past the checkpoint, run due retries."""
         now = time.time() if now is None else now
         result = PassResult()
-        self._quarantined = 0
+        quarantined_before = self.spool.quarantined
         self.spool.seal()
         while True:
             requests, last, frames = self._read_batch()
@@ -167,7 +194,7 @@ class Drainer:
             if frames < MAX_FRAMES_PER_PASS:
                 break
         result.add(self._drain_due(now))
-        result.quarantined = self._quarantined
+        result.quarantined = self.spool.quarantined - quarantined_before
         set_state(self.conn, "last_drain", f"{now:.3f}")
         return result
 

@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from memspool.config import Config, load_config
+from memspool.config import Config, load_config, private_umask
 from memspool.drainer.daemon import (
     POLL_SECS,
     WATCH_TICK_SECS,
     Drainer,
+    DrainerLock,
     PassResult,
     acquire_lock,
     install_signal_handlers,
@@ -50,45 +51,45 @@ def _drain_until_empty(drainer: Drainer) -> PassResult:
     return total
 
 
-def run_once(config: Config) -> PassResult:
-    """Drain what is in the spool now, plus due retries, and return."""
+def _start(config: Config, lock: DrainerLock, *, recover: bool) -> tuple[Drainer, list[str]]:
+    """A ready drainer; tidies the spool first after a crash (or when asked to)."""
+    drainer = Drainer(config)
+    drainer.initialize()
+    notes: list[str] = []
+    if lock.crashed_pid is not None:
+        notes.append(f"drainer {lock.crashed_pid} had died holding the lock "
+                     f"(its flock ended with it)")
+    if recover or notes:
+        notes.extend(drainer.spool.recover())
+    for note in notes:
+        log.info("recovery: %s", note)
+    return drainer, notes
+
+
+def run_once(config: Config, *, recover: bool = False) -> tuple[list[str], PassResult]:
+    """Drain what is in the spool now, plus due retries, and return.
+
+    A drainer that died holding the lock is noticed and the spool tidied
+    first; ``recover`` (``--resume``) tidies it in any case.
+    """
     lock = acquire_lock(config, FOREGROUND_LOCK_WAIT)
     if lock is None:
         raise DrainerBusy(f"another drainer kept {config.lock_path} for "
                           f"{FOREGROUND_LOCK_WAIT:.0f} s; it is draining the spool already")
-    drainer = Drainer(config)
     try:
-        drainer.initialize()
-        return _drain_until_empty(drainer)
-    finally:
-        drainer.shutdown()
-        lock.release()
-
-
-def run_resume(config: Config) -> tuple[list[str], PassResult]:
-    """Recover after a crash, then drain.
-
-    Recovery covers a stale lock, a half-written checkpoint and consumed segments.
-    """
-    notes: list[str] = []
-    pid_file = config.home / "drainer.pid"
-    lock = acquire_lock(config, FOREGROUND_LOCK_WAIT)
-    if lock is None:
-        raise DrainerBusy(f"a live drainer holds {config.lock_path}; nothing to resume")
-    try:
-        if pid_file.exists():
-            notes.append("the lock was free: any earlier drainer is gone (flock locks die with it)")
-        drainer = Drainer(config)
-        drainer.initialize()
+        drainer, notes = _start(config, lock, recover=recover)
         try:
-            notes.extend(drainer.spool.recover())
-            for note in notes:
-                log.info("resume: %s", note)
             return notes, _drain_until_empty(drainer)
         finally:
             drainer.shutdown()
     finally:
         lock.release()
+
+
+def run_resume(config: Config) -> tuple[list[str], PassResult]:
+    """Recover after a crash (dead lock holder, half-written checkpoint, consumed
+    segments, torn frames), then drain."""
+    return run_once(config, recover=True)
 
 
 def run_detached(config: Config) -> int:
@@ -97,10 +98,10 @@ def run_detached(config: Config) -> int:
     lock = acquire_lock(config, DETACHED_LOCK_WAIT)
     if lock is None:
         return 0  # the holder re-checks the spool after it lets go
-    drainer = Drainer(config)
-    install_signal_handlers(drainer)
+    drainer: Drainer | None = None
     try:
-        drainer.initialize()
+        drainer, _ = _start(config, lock, recover=False)
+        install_signal_handlers(drainer)
         while True:
             _linger(drainer)
             lock.release()
@@ -116,7 +117,8 @@ def run_detached(config: Config) -> int:
         log.exception("detached drainer failed; frames stay in the spool for the next one")
         return 1
     finally:
-        drainer.shutdown()
+        if drainer is not None:
+            drainer.shutdown()
 
 
 def _linger(drainer: Drainer) -> None:
@@ -142,12 +144,14 @@ def run_watch(config: Config) -> int:
     lock = acquire_lock(config, 1e9)
     # A lock wait of 1e9 s never times out; the assert narrows the type for mypy.
     assert lock is not None  # noqa: S101 - cannot fail, see above
-    drainer = Drainer(config)
+    try:
+        # A daemon (re)started by systemd after a crash tidies the spool first.
+        drainer, _ = _start(config, lock, recover=True)
+    except BaseException:
+        lock.release()
+        raise
     wake = threading.Event()
     install_signal_handlers(drainer, wake)
-    drainer.initialize()
-    for note in drainer.spool.recover():
-        log.info("watch start: %s", note)
 
     class Waker(FileSystemEventHandler):
         def on_any_event(self, event: FileSystemEvent) -> None:
@@ -189,17 +193,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Everything a drainer creates (log, pid file, store) is the user's alone.
+    private_umask()
     config = load_config(args.home)
     setup_logging(config)
     if args.detached:
         return run_detached(config)
     if args.watch:
         return run_watch(config)
-    notes: list[str] = []
-    if args.resume:
-        notes, result = run_resume(config)
-    else:
-        result = run_once(config)
+    notes, result = run_resume(config) if args.resume else run_once(config)
     summary = {"recovered": notes, **result.__dict__}
     if args.json:
         import orjson

@@ -61,6 +61,8 @@ class Spool:
     def __init__(self, directory: Path, log: Callable[[str], None] | None = None) -> None:
         self.directory = Path(directory)
         self._log = log or (lambda message: None)
+        #: Damaged regions this instance has quarantined so far.
+        self.quarantined = 0
 
     # -- layout -------------------------------------------------------------
 
@@ -251,6 +253,7 @@ class Spool:
                 remaining -= len(chunk)
         finally:
             os.close(fd)
+        self.quarantined += 1
         self._log(f"spool: quarantined {end - start} bytes of {name} at offset {start} "
                   f"({reason}) to {target}")
 

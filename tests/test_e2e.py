@@ -106,6 +106,28 @@ def test_drainer_once_and_status_text(home: Path, projects: Path) -> None:
     assert "captures queued:   1 (of 1)" in status
     missing = run_cli("captures", "show", "99", check=False)
     assert missing.returncode == 1 and b"No capture with id 99" in missing.stderr
+    # a drainer that exits cleanly leaves no pid file, and everything it made is private
+    assert not (home / "drainer.pid").exists()
+    for path in [home, *home.rglob("*")]:
+        assert path.stat().st_mode & 0o777 == (0o700 if path.is_dir() else 0o600), path
+
+
+def test_any_drainer_tidies_up_after_one_that_died(home: Path, projects: Path) -> None:
+    """No --resume needed: a pid file left behind tells the next drainer to recover."""
+    from memspool.spool import append
+
+    transcript = projects / f"{SESSION}.jsonl"
+    transcript.write_bytes(SPOTTER.read_bytes())
+    (home / "spool").mkdir(parents=True, mode=0o700)
+    append(str(home / "spool"), payload("Stop", SESSION, transcript))
+    (home / "spool" / "checkpoint.tmp").write_text("v1 half")
+    (home / "drainer.pid").write_text("999999\n")
+    result = json.loads(run_cli("drainer", "--once", "--json").stdout)
+    assert result["recovered"][0].startswith("drainer 999999 had died")
+    assert any("half-written" in note for note in result["recovered"])
+    assert result["captures"] == 1 and not (home / "spool" / "checkpoint.tmp").exists()
+    fresh = json.loads(run_cli("drainer", "--once", "--json").stdout)
+    assert fresh["recovered"] == []  # a clean exit leaves nothing to recover from
 
 
 def test_demo_runs_from_the_bundled_samples(tmp_path: Path) -> None:
@@ -133,6 +155,8 @@ def test_resume_after_a_crash_mid_rotation(home: Path, projects: Path) -> None:
     (home / "drainer.pid").write_text("999999\n")
     result = json.loads(run_cli("drainer", "--resume", "--json").stdout)
     assert any("half-written" in note for note in result["recovered"])
+    died = "drainer 999999 had died holding the lock (its flock ended with it)"
+    assert died in result["recovered"]
     assert any("consumed" in note for note in result["recovered"])
     assert result["frames"] == 2 and result["captures"] == 1 and result["quarantined"] == 1
     assert sorted(p.name for p in spool.iterdir()) == ["checkpoint", "quarantine"]
