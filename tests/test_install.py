@@ -105,9 +105,12 @@ def test_plugin_manifest_and_hooks_json_are_valid() -> None:
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze not installed")
-def test_systemd_unit_verifies(tmp_path: Path) -> None:
+@pytest.mark.parametrize("home_name", ["home", "my memspool 100%"])
+def test_systemd_unit_verifies(tmp_path: Path, home_name: str) -> None:
     unit = tmp_path / "memspool-drainer.service"
-    unit.write_text(render_unit(load_config()))
+    home = tmp_path / home_name
+    text = render_unit(load_config(home))
+    unit.write_text(text)
     runtime = tmp_path / "runtime"
     runtime.mkdir(mode=0o700)
     env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}  # --user needs one, CI has none
@@ -116,6 +119,8 @@ def test_systemd_unit_verifies(tmp_path: Path) -> None:
     problems = [line for line in (proc.stdout + proc.stderr).splitlines()
                 if "memspool-drainer" in line]
     assert proc.returncode == 0 and not problems, proc.stdout + proc.stderr
+    if " " in home_name:  # quoted, with % doubled so systemd does not read a specifier
+        assert f'--home "{tmp_path}/my memspool 100%%"' in text
 
 
 def test_install_systemd_writes_the_unit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

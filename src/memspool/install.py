@@ -174,11 +174,19 @@ def unit_template() -> str:
     return files("memspool.systemd").joinpath(UNIT_NAME).read_text(encoding="utf-8")
 
 
+def _systemd_word(value: str) -> str:
+    """One ExecStart= word: ``%`` starts a systemd specifier, blanks and quotes need quoting."""
+    value = value.replace("%", "%%")
+    if any(c.isspace() or c in "\"'\\;" for c in value):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return value
+
+
 def render_unit(config: Config, python: str | None = None) -> str:
     """The unit with this install's interpreter and home filled in."""
     interpreter = python or sys.executable
-    exec_start = (f"ExecStart={interpreter} -m memspool.drainer --watch "
-                  f"--home {shlex.quote(str(config.home))}")
+    exec_start = (f"ExecStart={_systemd_word(interpreter)} -m memspool.drainer --watch "
+                  f"--home {_systemd_word(str(config.home))}")
     lines = [exec_start if line.startswith("ExecStart=") else line
              for line in unit_template().splitlines()]
     return "\n".join(lines) + "\n"
@@ -187,7 +195,8 @@ def render_unit(config: Config, python: str | None = None) -> str:
 def install_systemd_unit(config: Config, unit_dir: Path | None = None) -> Path:
     """Write the drainer's user unit; enable it with ``systemctl --user enable --now``."""
     folder = unit_dir or (
-        Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "systemd" / "user"
+        # An empty XDG_CONFIG_HOME means unset (XDG spec), not the current folder.
+        Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "systemd" / "user"
     )
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / UNIT_NAME
