@@ -29,15 +29,17 @@ def test_regular_install_ships_every_module_and_the_samples(tmp_path: Path) -> N
         ".venv", ".git", "__pycache__", "*.egg-info", "build", ".pytest_cache", ".hypothesis"))
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                    "--target", str(target), str(source)], check=True, capture_output=True, timeout=240)
+                    "--target", str(target), str(source)],
+                   check=True, capture_output=True, timeout=240)
     missing = []
     for room, installed in ROOMS.items():
         for path in (REPO / room).rglob("*"):
             if "__pycache__" in path.parts or not path.is_file():
                 continue
-            if path.suffix in {".py", ".jsonl", ".service"} or path.name == "README.md" and "fixtures" in room:
-                if not (target / installed / path.relative_to(REPO / room)).is_file():
-                    missing.append(str(path.relative_to(REPO)))
+            shipped = path.suffix in {".py", ".jsonl", ".service"} or (
+                path.name == "README.md" and "fixtures" in room)
+            if shipped and not (target / installed / path.relative_to(REPO / room)).is_file():
+                missing.append(str(path.relative_to(REPO)))
     assert not missing, f"not in a regular install: {missing}"
     probe = (
         "import memspool, memspool.cli, memspool.drainer, memspool.spool.segments, "

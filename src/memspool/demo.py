@@ -51,7 +51,7 @@ def _run_hook(command: str, payload: dict[str, Any], env: dict[str, str], home: 
 def _wait_drained(home: Path, deadline: float, *, since: float | None = None) -> bool:
     """Poll until the spool is empty and a drain pass ended after ``since``
     (or, without ``since``, until the detached drainer has exited)."""
-    from memspool.status import _drainer_running
+    from memspool.status import drainer_running
     from memspool.store import get_state
 
     config = load_config(home, env={})
@@ -59,7 +59,7 @@ def _wait_drained(home: Path, deadline: float, *, since: float | None = None) ->
     while time.monotonic() < deadline:
         if not spool.has_pending():
             if since is None:
-                if not _drainer_running(config):
+                if not drainer_running(config):
                     return True
             else:
                 conn = connect(config)

@@ -9,10 +9,11 @@ from memspool.config import Config
 from memspool.spool import Spool
 from memspool.store import connect, get_state
 
-__all__ = ["collect_status"]
+__all__ = ["collect_status", "drainer_running"]
 
 
-def _drainer_running(config: Config) -> bool:
+def drainer_running(config: Config) -> bool:
+    """Does a drainer hold the lock right now? (Probes with a non-blocking flock.)"""
     import fcntl
 
     try:
@@ -36,7 +37,7 @@ def collect_status(config: Config) -> dict[str, Any]:
         "pending_frames": frames,
         "pending_bytes": pending_bytes,
         "quarantined_files": len(list(quarantine.iterdir())) if quarantine.is_dir() else 0,
-        "drainer_running": _drainer_running(config),
+        "drainer_running": drainer_running(config),
     }
     conn = connect(config)
     try:
@@ -57,7 +58,8 @@ def collect_status(config: Config) -> dict[str, Any]:
     finally:
         conn.close()
     hook_log = config.home / "hook-errors.log"
-    status["hook_errors"] = (
-        sum(1 for _ in hook_log.open("rb")) if hook_log.exists() else 0
-    )
+    status["hook_errors"] = 0
+    if hook_log.exists():
+        with hook_log.open("rb") as lines:
+            status["hook_errors"] = sum(1 for _ in lines)
     return status

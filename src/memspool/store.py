@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
@@ -218,6 +217,3 @@ def set_state(conn: sqlite3.Connection, key: str, value: str) -> None:
         (key, value),
     )
 
-
-def now() -> float:
-    return time.time()

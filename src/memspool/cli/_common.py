@@ -8,8 +8,6 @@ from typing import Any
 
 import orjson
 
-SubParsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
-
 
 def add_home(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--home", type=str, default=None,
