@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -13,6 +14,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from memspool.config import Config, load_config
+from memspool.store import connect
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 SPOTTER = FIXTURES / "spotter-subagent.jsonl"
@@ -59,6 +63,20 @@ def home(memspool_env: Path) -> Path:
 @pytest.fixture
 def projects(tmp_path: Path) -> Path:
     return tmp_path / "claude" / "projects"
+
+
+@pytest.fixture
+def config(memspool_env: Path) -> Config:
+    """The test's configuration (its own home, from the autouse fixture)."""
+    return load_config()
+
+
+@pytest.fixture
+def conn(config: Config) -> Iterator[sqlite3.Connection]:
+    """An open store connection, closed after the test."""
+    connection = connect(config)
+    yield connection
+    connection.close()
 
 
 def wait_for(

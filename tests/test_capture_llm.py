@@ -19,7 +19,6 @@ from memspool.config import Config, load_config
 from memspool.distill import LlmOptions, capture
 from memspool.distill.capture import CaptureReport
 from memspool.distill.llm import MAX_BODY_CHARS
-from memspool.store import connect
 
 #: How long the slow server waits before answering: far beyond the test's timeout.
 SLOW_SECS = 10.0
@@ -119,19 +118,6 @@ def openai(content: object) -> Reply:
         )
 
     return reply
-
-
-@pytest.fixture
-def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Config:
-    monkeypatch.setenv("MEMSPOOL_HOME", str(tmp_path / "home"))
-    return load_config()
-
-
-@pytest.fixture
-def conn(config: Config) -> Iterator[sqlite3.Connection]:
-    connection = connect(config)
-    yield connection
-    connection.close()
 
 
 def run(

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from memspool import memory
-from memspool.config import Config, load_config
+from memspool.config import Config
 from memspool.distill import MAX_PAYLOAD_BYTES, capture
 from memspool.distill.capture import DUPLICATE_WINDOW_SECS, CaptureReport
 from memspool.errors import MemspoolError, PayloadError, StoreError
-from memspool.store import connect, transaction
+from memspool.store import transaction
 
 REPORT_FIELDS = {
     "ok",
@@ -31,19 +30,6 @@ REPORT_FIELDS = {
 }
 NOTE_FIELDS = {"id", "key", "type", "summary", "action"}
 T0 = 1_800_000_000.0
-
-
-@pytest.fixture
-def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Config:
-    monkeypatch.setenv("MEMSPOOL_HOME", str(tmp_path / "home"))
-    return load_config()
-
-
-@pytest.fixture
-def conn(config: Config) -> Iterator[sqlite3.Connection]:
-    connection = connect(config)
-    yield connection
-    connection.close()
 
 
 def run(conn: sqlite3.Connection, config: Config, text: str, **kwargs: object) -> CaptureReport:
