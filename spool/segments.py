@@ -132,10 +132,15 @@ class Spool:
                 return None
         except FileNotFoundError:
             return None
-        sealed = self.sealed_segments()
+        # Names must sort after every segment already sealed and after the
+        # checkpoint's (whose file may be gone): a wall clock stepped back
+        # would otherwise name a segment the reader skips as consumed.
         stamp = time.time_ns()
-        if sealed:
-            stamp = max(stamp, int(sealed[-1][len(SEALED_PREFIX) : -len(SEGMENT_SUFFIX)]) + 1)
+        for name in [*self.sealed_segments()[-1:], self.checkpoint().segment]:
+            if name.startswith(SEALED_PREFIX) and name.endswith(SEGMENT_SUFFIX):
+                number = name[len(SEALED_PREFIX) : -len(SEGMENT_SUFFIX)]
+                if number.isdigit():
+                    stamp = max(stamp, int(number) + 1)
         name = f"{SEALED_PREFIX}{stamp:020d}{SEGMENT_SUFFIX}"
         os.rename(active, self.directory / name)
         _fsync_dir(self.directory)

@@ -249,3 +249,17 @@ def test_hook_without_a_home_logs_to_a_private_per_user_file(
             fallback.unlink(missing_ok=True)
         else:
             fallback.write_bytes(before)
+
+
+def test_a_clock_stepped_back_does_not_strand_a_segment(tmp_path: Path) -> None:
+    """A new segment's name sorts after the checkpoint even if the wall clock went back."""
+    spool = Spool(tmp_path)
+    future = "seg-09999999999999999999.seg"
+    (tmp_path / future).write_bytes(encode(b"old"))
+    spool.commit(Position(future, HEADER_SIZE + 3))  # consumed and deleted
+    assert spool.sealed_segments() == []
+    append(str(tmp_path), b"new")
+    name = spool.seal()
+    assert name is not None and name > future
+    assert spool.has_pending()
+    assert [f.payload for _, f in spool.read() if f] == [b"new"]
