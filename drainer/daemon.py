@@ -8,6 +8,7 @@ flag.
 
 from __future__ import annotations
 
+import io
 import logging
 import logging.handlers
 import os
@@ -47,6 +48,13 @@ WATCH_TICK_SECS: Final = 30.0
 #: A log file this big is rotated; three old ones are kept.
 LOG_MAX_BYTES: Final = 1024 * 1024
 PID_NAME: Final = "drainer.pid"
+#: Transcripts a drainer keeps watching for late lines; a session rarely has
+#: more than a few subagents, and a watch daemon sees sessions come and go.
+MAX_TOUCHED: Final = 256
+#: What one transcript can raise without stopping the other transcripts of a
+#: pass. A store error (sqlite3.Error) is not among them: it aborts the pass
+#: before the spool checkpoint moves, so every frame is read again later.
+_TARGET_ERRORS: Final = (MemspoolError, OSError, ValueError, RuntimeError)
 
 log = logging.getLogger("memspool.drainer")
 
@@ -141,9 +149,10 @@ class Drainer:
         self.spool = Spool(config.spool_dir, log=self._spool_log)
         self._conn: sqlite3.Connection | None = None
         self._compressor = zstandard.ZstdCompressor(level=config.zstd_level)
-        #: Targets drained by this process, with the size last read, so a
-        #: lingering drainer picks up lines Claude Code writes after the hook.
-        self.touched: dict[Path, tuple[Target, str, int]] = {}
+        #: Targets drained by this process, with their last event, whether it
+        #: forced a flush, and the size last read, so a lingering drainer (or
+        #: the watch daemon) picks up lines Claude Code writes after the hook.
+        self.touched: dict[Path, tuple[Target, str, bool, int]] = {}
 
     # -- life cycle ---------------------------------------------------------
 
@@ -171,6 +180,8 @@ class Drainer:
         log.warning(message)
 
     def _error(self, message: str) -> None:
+        # A message may quote a payload or a path: redact it like any capture.
+        message = redact(message)[0]
         log.error(message)
         if self._conn is not None:
             set_state(self._conn, "last_error", f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message}")
@@ -209,7 +220,7 @@ class Drainer:
             frames += 1
             try:
                 request = parse_payload(frame.payload, frame.time_ns, self.config.transcript_roots)
-            except MemspoolError as exc:
+            except Exception as exc:  # noqa: BLE001 - one bad frame must not stop the rest
                 self._error(
                     f"skipped spool frame before {position.segment}@{position.offset}: {exc}"
                 )
@@ -239,13 +250,34 @@ class Drainer:
 
     def _drain_request(self, request: Request, now: float) -> PassResult:
         result = PassResult()
-        for target in self._targets(request):
+        try:
+            targets = list(self._targets(request))
+        except (OSError, RuntimeError) as exc:  # e.g. a symlink loop under subagents/
+            self._error(f"session {request.session_id}: cannot list its transcripts: {exc}")
+            targets = [Target(request.transcript, request.session_id, None,
+                              project_name(request.cwd))]
+        for target in targets:
             preamble = request.instructions if target.agent_id is None else None
             try:
                 result.add(self.drain_target(target, request.event, request.forced, now, preamble))
-            except (MemspoolError, OSError) as exc:
+            except _TARGET_ERRORS as exc:
                 self._error(f"session {target.session_id}: {target.path}: {exc}")
         return result
+
+    def _ship_preamble_alone(self, target: Target, preamble: list[tuple[str, str]] | None,
+                             event: str, now: float) -> int:
+        """Store PreCompact instructions whose transcript cannot be read (yet)."""
+        if not preamble:
+            return 0
+        for shipment in slice_transcript(
+            io.BytesIO(), 0, is_seen=self._is_seen, max_chars=self.config.max_capture_chars,
+            max_line=self.config.max_line_bytes, redact=redact, preamble=preamble,
+        ):
+            if shipment.parts:
+                ids, _ = ship(self.conn, target, shipment, event=event, file_id=None, now=now,
+                              compressor=self._compressor)
+                return len(ids)
+        return 0
 
     def drain_target(
         self,
@@ -266,11 +298,13 @@ class Drainer:
             if cursor is None or cursor.missing_since is None:
                 log.warning("session %s: transcript %s does not exist yet; will retry",
                             target.session_id, target.path)
+            result.captures += self._ship_preamble_alone(target, preamble, event, now)
             mark_missing(self.conn, target, cursor, event=event, now=now)
             return result
         with os.fdopen(fd, "rb") as handle:
             st = os.fstat(handle.fileno())
             if not stat.S_ISREG(st.st_mode):
+                self._ship_preamble_alone(target, preamble, event, now)
                 raise TranscriptError(f"{target.path} is not a regular file", str(target.path))
             offset = cursor.offset if cursor else 0
             replaced = (
@@ -286,7 +320,7 @@ class Drainer:
                             "skipping records already captured",
                             target.session_id, target.path, offset, st.st_size)
                 offset = 0
-            self.touched[target.path] = (target, event, st.st_size)
+            self._touch(target, event, forced, st.st_size)
             # The stored cursor already says exactly where this file stands.
             settled = (
                 cursor is not None and cursor.offset == offset and cursor.missing_since is None
@@ -299,6 +333,7 @@ class Drainer:
                 is_seen=self._is_seen,
                 max_chars=self.config.max_capture_chars,
                 max_line=self.config.max_line_bytes,
+                redact=redact,
                 preamble=preamble,
                 mark_sidechain=target.agent_id is None,
             ):
@@ -314,11 +349,13 @@ class Drainer:
                     continue
                 if settled and not shipment.parts and shipment.end == offset:
                     continue  # nothing new, nothing to record
-                ids = ship(self.conn, target, shipment, event=event, dev=st.st_dev, ino=st.st_ino,
-                           now=now, redact=redact, compressor=self._compressor)
+                ids, stored = ship(self.conn, target, shipment, event=event,
+                                   file_id=(st.st_dev, st.st_ino), now=now,
+                                   compressor=self._compressor)
                 result.captures += len(ids)
                 result.raw_bytes += shipment.end - shipment.start
                 result.text_chars += chars
+                result.stored_bytes += stored
         return result
 
     def _is_seen(self, key: str) -> bool:
@@ -345,17 +382,40 @@ class Drainer:
             try:
                 result.add(self.drain_target(target, "held-expired" if expired else "retry",
                                              expired, now))
-            except (MemspoolError, OSError) as exc:
+            except _TARGET_ERRORS as exc:
                 self._error(f"session {target.session_id}: {target.path}: {exc}")
         return result
 
-    def grown_targets(self) -> list[tuple[Target, str]]:
-        """Transcripts this process drained that have grown since."""
+    def drain_grown(self, now: float | None = None) -> PassResult:
+        """Drain the transcripts that grew after this process last read them."""
+        now = time.time() if now is None else now
+        result = PassResult()
+        for target, event, forced in self.grown_targets():
+            try:
+                result.add(self.drain_target(target, event, forced, now))
+            except _TARGET_ERRORS as exc:
+                self._error(f"session {target.session_id}: {target.path}: {exc}")
+        return result
+
+    def _touch(self, target: Target, event: str, forced: bool, size: int) -> None:
+        # Most recent last; the oldest are forgotten past the limit, so a
+        # long-running watch daemon does not grow with every session it saw.
+        self.touched.pop(target.path, None)
+        self.touched[target.path] = (target, event, forced, size)
+        while len(self.touched) > MAX_TOUCHED:
+            del self.touched[next(iter(self.touched))]
+
+    def grown_targets(self) -> list[tuple[Target, str, bool]]:
+        """Transcripts this process drained that have grown since, with their last event.
+
+        Lines Claude Code writes after a PreCompact or SessionEnd hook are
+        drained as forced too, so they are not held back by the size floor.
+        """
         grown = []
-        for path, (target, event, size) in self.touched.items():
+        for path, (target, event, forced, size) in list(self.touched.items()):
             try:
                 if path.stat().st_size != size:
-                    grown.append((target, event))
+                    grown.append((target, event, forced))
             except OSError:
                 continue
         return grown

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -33,6 +34,9 @@ __all__ = ["main", "run_detached", "run_once", "run_resume", "run_watch"]
 #: spawned it holds the lock for a moment, and a drainer that is winding down
 #: re-checks the spool itself.
 DETACHED_LOCK_WAIT: Final = 5.0
+#: How often the watch daemon looks at the transcripts it drained for lines
+#: written after their hook (a stat call each).
+WATCH_POLL_SECS: Final = 1.0
 #: ``--once``/``--resume`` wait this long for a running drainer to finish.
 FOREGROUND_LOCK_WAIT: Final = 60.0
 
@@ -49,6 +53,41 @@ def _drain_until_empty(drainer: Drainer) -> PassResult:
         if not drainer.spool.has_pending():
             break
     return total
+
+
+def _hand_off(config: Config, lock: DrainerLock, drainer: Drainer,
+              work: Callable[[Drainer], object]) -> None:
+    """Let go of the lock without stranding a frame.
+
+    A hook that appended while we held the lock saw it taken and spawned no
+    drainer, so look at the spool again once the lock is free: if frames
+    are waiting and the lock can be had, take it and ``work`` again; if
+    someone else took it, they drain (a hook that found it free spawns a
+    drainer, a drainer re-checks like this). A drainer told to stop leaves
+    them to a new detached drainer.
+    """
+    while True:
+        lock.release()
+        if not drainer.spool.has_pending():
+            return
+        if drainer.stopping:
+            spawn_detached(config)  # a stopping drainer passes the frames on
+            return
+        relock = acquire_lock(config, 0)
+        if relock is None:
+            return
+        lock = relock
+        work(drainer)
+
+
+def spawn_detached(config: Config) -> None:
+    """Start a detached drainer for ``config.home``, as a hook would."""
+    subprocess.Popen(
+        [sys.executable, "-E", "-P", "-m", "memspool.drainer", "--detached",
+         "--home", str(config.home)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, close_fds=True,
+    )
 
 
 def _start(config: Config, lock: DrainerLock, *, recover: bool) -> tuple[Drainer, list[str]]:
@@ -78,12 +117,18 @@ def run_once(config: Config, *, recover: bool = False) -> tuple[list[str], PassR
                           f"{FOREGROUND_LOCK_WAIT:.0f} s; it is draining the spool already")
     try:
         drainer, notes = _start(config, lock, recover=recover)
-        try:
-            return notes, _drain_until_empty(drainer)
-        finally:
-            drainer.shutdown()
-    finally:
+    except BaseException:
         lock.release()
+        raise
+    try:
+        total = _drain_until_empty(drainer)
+        _hand_off(config, lock, drainer, lambda d: total.add(_drain_until_empty(d)))
+        return notes, total
+    except BaseException:
+        lock.release()  # a no-op if the hand-off already let go
+        raise
+    finally:
+        drainer.shutdown()
 
 
 def run_resume(config: Config) -> tuple[list[str], PassResult]:
@@ -102,17 +147,9 @@ def run_detached(config: Config) -> int:
     try:
         drainer, _ = _start(config, lock, recover=False)
         install_signal_handlers(drainer)
-        while True:
-            _linger(drainer)
-            lock.release()
-            # Handoff: a hook that appended while we held the lock did not
-            # spawn anyone, so look again now that the lock is free.
-            if drainer.stopping or not drainer.spool.has_pending():
-                return 0
-            relock = acquire_lock(config, 0)
-            if relock is None:
-                return 0  # whoever took it will drain (a hook spawning a drainer, or a drainer)
-            lock = relock
+        _linger(drainer)
+        _hand_off(config, lock, drainer, _linger)
+        return 0
     except Exception:
         log.exception("detached drainer failed; frames stay in the spool for the next one")
         return 1
@@ -130,8 +167,7 @@ def _linger(drainer: Drainer) -> None:
         busy = False
         if drainer.spool.has_pending():
             busy = drainer.loop().busy
-        for target, event in drainer.grown_targets():
-            busy = drainer.drain_target(target, event, False, time.time()).busy or busy
+        busy = drainer.drain_grown().busy or busy
         if busy:
             idle_since = time.monotonic()
 
@@ -161,21 +197,30 @@ def run_watch(config: Config) -> int:
     observer.schedule(Waker(), str(config.spool_dir), recursive=False)
     observer.start()
     log.info("watching %s", config.spool_dir)
+    last_pass = float("-inf")
     try:
         while not drainer.stopping:
-            wake.clear()
+            woken = wake.wait(WATCH_POLL_SECS)
+            if drainer.stopping:
+                break
             try:
-                drainer.loop()
+                if woken or time.monotonic() - last_pass >= WATCH_TICK_SECS:
+                    # A burst of hooks produces a burst of events: let it settle.
+                    time.sleep(POLL_SECS)
+                    wake.clear()
+                    last_pass = time.monotonic()
+                    drainer.loop()
+                # Lines Claude Code writes after its hook fired.
+                drainer.drain_grown()
             except Exception:
                 log.exception("drain pass failed; retrying at the next wake-up")
-            wake.wait(WATCH_TICK_SECS)
-            # A burst of hooks produces a burst of events: let it settle.
-            time.sleep(POLL_SECS)
     finally:
         observer.stop()
         observer.join()
-        drainer.shutdown()
-        lock.release()
+        try:
+            _hand_off(config, lock, drainer, _drain_until_empty)
+        finally:
+            drainer.shutdown()
     return 0
 
 

@@ -17,7 +17,6 @@ from typing import Any, Final
 import orjson
 
 from memspool.errors import PayloadError, TranscriptError
-from memspool.redact import redact
 
 __all__ = ["FORCING_EVENTS", "Request", "check_transcript_path", "parse_payload"]
 
@@ -26,8 +25,6 @@ __all__ = ["FORCING_EVENTS", "Request", "check_transcript_path", "parse_payload"
 FORCING_EVENTS: Final = frozenset({"PreCompact", "SessionEnd"})
 KNOWN_EVENTS: Final = frozenset({"Stop", "SubagentStop", "PreCompact", "SessionEnd"})
 _ID_SHAPE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-#: PreCompact custom instructions are typed by a person; a megabyte is not.
-MAX_INSTRUCTIONS_CHARS: Final = 64 * 1024
 
 
 @dataclass
@@ -57,7 +54,10 @@ def check_transcript_path(raw: object, roots: tuple[Path, ...]) -> Path:
     path = Path(raw)
     if not path.is_absolute() or path.suffix != ".jsonl":
         raise TranscriptError(f"transcript path {raw!r} must be an absolute .jsonl path", raw)
-    resolved = path.resolve()
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
+        raise TranscriptError(f"transcript path {raw} cannot be resolved: {exc}", raw) from None
     for root in roots:
         if resolved.is_relative_to(root.resolve()):
             return resolved
@@ -94,7 +94,8 @@ def parse_payload(payload: bytes, time_ns: int, roots: tuple[Path, ...]) -> Requ
         request.agent_transcripts.add(check_transcript_path(agent_path, roots))
     instructions = data.get("custom_instructions")
     if event == "PreCompact" and isinstance(instructions, str) and instructions.strip():
-        # Redacted before the cut, so no secret is left half-matched by it.
-        text = redact(instructions.strip())[0][:MAX_INSTRUCTIONS_CHARS]
+        # Kept whole: the drainer splits a long entry across captures (never
+        # truncates), and redacts it before any split.
+        text = instructions.strip()
         request.instructions.append((f"precompact:{session_id}:{time_ns}", text))
     return request

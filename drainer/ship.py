@@ -8,7 +8,6 @@ neither; replaying the spool afterwards reads the same bytes again.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +18,6 @@ from memspool.store import transaction
 
 __all__ = ["Cursor", "Target", "hold", "load_cursor", "mark_missing", "ship"]
 
-Redactor = Callable[[str], tuple[str, dict[str, int]]]
 
 
 @dataclass(frozen=True)
@@ -84,19 +82,25 @@ def ship(
     shipment: Shipment,
     *,
     event: str,
-    dev: int,
-    ino: int,
+    file_id: tuple[int, int] | None,
     now: float,
-    redact: Redactor,
     compressor: zstandard.ZstdCompressor,
-) -> list[int]:
-    """Store ``shipment``'s parts as captures and move the cursor to its end."""
+) -> tuple[list[int], int]:
+    """Store ``shipment``'s parts as captures and move the cursor to its end.
+
+    The parts are already redacted (``slice_transcript`` redacts each entry).
+    ``file_id`` is the transcript's ``(st_dev, st_ino)``; ``None`` stores the
+    captures without touching the cursor (PreCompact instructions for a
+    transcript that does not exist yet). Returns the capture ids and the
+    bytes stored.
+    """
     ids: list[int] = []
+    stored = 0
     with transaction(conn):
         for number, part in enumerate(shipment.parts, start=1):
-            text, counts = redact(part.text)
-            raw = text.encode("utf-8", "surrogatepass")
-            body = compressor.compress(raw)
+            text = part.text
+            body = compressor.compress(text.encode("utf-8", "surrogatepass"))
+            stored += len(body)
             first = number == 1
             cursor = conn.execute(
                 """
@@ -110,15 +114,17 @@ def ship(
                  part.byte_start, part.byte_end, number, part.kept,
                  shipment.dropped if first else 0, shipment.unknown if first else 0,
                  shipment.replayed if first else 0, part.byte_end - part.byte_start,
-                 len(text), len(body), sum(counts.values()), body, now),
+                 len(text), len(body), part.redactions, body, now),
             )
             ids.append(int(cursor.lastrowid or 0))
         conn.executemany(
             "INSERT OR IGNORE INTO seen_records (uuid) VALUES (?)",
             [(key,) for key in shipment.keys],
         )
-        _upsert_cursor(conn, target, offset=shipment.end, dev=dev, ino=ino, event=event, now=now)
-    return ids
+        if file_id is not None:
+            _upsert_cursor(conn, target, offset=shipment.end, dev=file_id[0], ino=file_id[1],
+                           event=event, now=now)
+    return ids, stored
 
 
 def hold(

@@ -16,7 +16,9 @@ import orjson
 
 from memspool.drainer.compress import compress_record, record_key
 
-__all__ = ["Part", "Shipment", "iter_lines", "slice_transcript"]
+__all__ = ["Entry", "Part", "Redactor", "Shipment", "iter_lines", "pack", "slice_transcript"]
+
+Redactor = Callable[[str], tuple[str, dict[str, int]]]
 
 #: Bytes read per call while skipping an oversized line.
 SKIP_CHUNK: Final = 1024 * 1024
@@ -62,6 +64,7 @@ class Part:
     byte_start: int
     byte_end: int
     kept: int = 0
+    redactions: int = 0
 
 
 @dataclass
@@ -100,38 +103,54 @@ def _parse(line: bytes) -> object:
         return None
 
 
-def pack(entries: list[tuple[str, int]], start: int, max_chars: int) -> list[Part]:
-    """Pack ``(text, line_end)`` entries into parts of at most ``max_chars``.
+@dataclass
+class Entry:
+    """One kept record's text, already redacted, and where its line ends."""
+
+    text: str
+    line_end: int
+    redactions: int = 0
+
+
+def pack(entries: list[Entry], start: int, max_chars: int) -> list[Part]:
+    """Pack entries into parts of at most ``max_chars``.
 
     Entries are never cut unless one alone exceeds ``max_chars``; then it is
-    split into consecutive pieces, and nothing is dropped (invariant 5).
+    split into consecutive pieces, and nothing is dropped (invariant 5). The
+    entries are redacted before they get here, so a cut can only fall inside
+    a ``[REDACTED:...]`` marker, never inside a secret.
     """
     parts: list[Part] = []
     current: list[str] = []
+    redactions = 0
     size = 0
     part_start = start
     last_end = start
 
     def close(end: int) -> None:
-        nonlocal current, size, part_start
+        nonlocal current, size, part_start, redactions
         if current:
-            parts.append(Part(SEPARATOR.join(current), part_start, end, len(current)))
+            parts.append(Part(SEPARATOR.join(current), part_start, end, len(current), redactions))
             part_start = end
-        current, size = [], 0
+        current, size, redactions = [], 0, 0
 
-    for text, line_end in entries:
+    for entry in entries:
+        text = entry.text
         extra = len(text) + (len(SEPARATOR) if current else 0)
         if current and size + extra > max_chars:
             close(last_end)
         if len(text) > max_chars:
             close(last_end)
             for offset in range(0, len(text), max_chars):
-                parts.append(Part(text[offset : offset + max_chars], part_start, line_end, 1))
-            part_start = line_end
+                found = entry.redactions if offset == 0 else 0
+                parts.append(Part(text[offset : offset + max_chars], part_start, entry.line_end,
+                                  1, found))
+            part_start = entry.line_end
         else:
             current.append(text)
+            redactions += entry.redactions
             size += len(text) + (len(SEPARATOR) if len(current) > 1 else 0)
-        last_end = line_end
+        last_end = entry.line_end
     close(last_end)
     return parts
 
@@ -143,30 +162,43 @@ def slice_transcript(
     is_seen: Callable[[str], bool],
     max_chars: int,
     max_line: int,
+    redact: Redactor,
     preamble: list[tuple[str, str]] | None = None,
     mark_sidechain: bool = True,
 ) -> Iterator[Shipment]:
     """Read from ``start`` and yield shipments; the last one has ``tail=True``.
 
-    ``preamble`` entries ``(key, text)`` (PreCompact instructions) lead the
-    first capture. A record whose key ``is_seen`` (or that repeats within this
-    read) is counted as replayed and left out.
+    Every entry goes through ``redact`` on its own, before entries are packed
+    into parts: a long record split across captures cannot split a secret
+    out of reach of its rule. ``preamble`` entries ``(key, text)`` (PreCompact
+    instructions) lead the first capture. A record whose key ``is_seen`` (or
+    that repeats within this read) is counted as replayed and left out.
     """
     shipment = Shipment(start=start, end=start, tail=False)
-    entries: list[tuple[str, int]] = []
+    entries: list[Entry] = []
     chars = 0
     keys_here: set[str] = set()
+
+    def add(text: str, end: int) -> int:
+        clean, counts = redact(text)
+        entries.append(Entry(clean, end, sum(counts.values())))
+        return len(clean) + len(SEPARATOR)
+
     for key, text in preamble or []:
         if key not in keys_here and not is_seen(key):
             keys_here.add(key)
             shipment.keys.append(key)
-            entries.append((f"[precompact instructions] {text}", start))
-            chars += len(text)
+            chars += add(f"[precompact instructions] {text}", start)
+    previous_end = start
     for line, end in iter_lines(handle, start, max_line):
         shipment.end = end
+        line_start, previous_end = previous_end, end
         if line is None:
             shipment.oversized += 1
             shipment.dropped += 1
+            # Say where the gap is, so a reader of the capture knows text is missing.
+            chars += add(f"[skipped a transcript line of {end - line_start} bytes at offset "
+                         f"{line_start}: longer than max_line_bytes ({max_line})]", end)
             continue
         record = _parse(line)
         if record is None:
@@ -186,8 +218,7 @@ def slice_transcript(
             continue
         keys_here.add(key)
         shipment.keys.append(key)
-        entries.append((kept.text, end))
-        chars += len(kept.text) + len(SEPARATOR)
+        chars += add(kept.text, end)
         if chars >= max_chars:
             shipment.parts = pack(entries, shipment.start, max_chars)
             yield shipment

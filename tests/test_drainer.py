@@ -333,6 +333,9 @@ def test_line_past_max_line_bytes_is_skipped_unread(home: Path, projects: Path,
         d.loop()
         [text] = texts(d)
         assert "H" * 100 not in text and "survives" in text
+        size = len(huge)
+        assert text.startswith(f"[skipped a transcript line of {size} bytes at offset 0: "
+                               f"longer than max_line_bytes (4096)]")
         assert rows(d)[0]["byte_end"] == len(huge + after)
     finally:
         d.shutdown()
@@ -421,3 +424,81 @@ def test_fifo_or_folder_in_place_of_a_transcript_does_not_hang(
     log = drainer.config.log_path.read_text()
     assert "fifo.jsonl is not a regular file" in log
     assert "folder.jsonl" in log
+
+
+def test_a_secret_across_a_capture_split_is_still_redacted(home: Path, projects: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """One record longer than a capture is split; redaction runs before the split."""
+    monkeypatch.setenv("MEMSPOOL_MAX_CAPTURE_CHARS", "1000")
+    d = Drainer(load_config())
+    d.initialize()
+    try:
+        token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+        text = "x" * 985 + " " + token + " " + "y" * 1500  # the token spans the cut at 1000
+        transcript = projects / f"{SESSION}.jsonl"
+        transcript.write_bytes(line("user", text, "u1"))
+        fire(d, "Stop", transcript)
+        d.loop()
+        parts = texts(d)
+        assert len(parts) >= 2
+        joined = "".join(parts)
+        assert "[REDACTED:github]" in joined
+        for start in range(len(token) - 8):
+            assert all(token[start:start + 8] not in p for p in parts)
+        assert sum(r["redactions"] for r in rows(d)) == 1  # type: ignore[misc]
+    finally:
+        d.shutdown()
+
+
+def test_a_symlink_loop_in_a_payload_does_not_block_later_frames(drainer: Drainer,
+                                                                 projects: Path) -> None:
+    loop = projects / "loop.jsonl"
+    loop.symlink_to(loop)
+    good = projects / f"{SESSION}.jsonl"
+    good.write_bytes(line("user", "a good transcript after a poisoned frame " * 12, "u1"))
+    folder = projects / "looped" / "subagents"
+    folder.mkdir(parents=True)
+    (folder / "agent-x.jsonl").symlink_to(folder / "agent-x.jsonl")
+    looped = projects / "looped.jsonl"
+    looped.write_bytes(line("user", "the main transcript beside a looping subagent " * 12, "m1"))
+    fire(drainer, "Stop", loop, session="poison")
+    fire(drainer, "Stop", looped, session="looped")
+    fire(drainer, "Stop", good)
+    result = drainer.loop()
+    assert result.frames == 3 and result.captures == 2
+    assert not drainer.spool.has_pending()
+    assert "cannot be resolved" in drainer.config.log_path.read_text()
+
+
+def test_long_precompact_instructions_are_kept_whole(drainer: Drainer, projects: Path) -> None:
+    instructions = "Keep every decision. " * 5000 + "END-OF-INSTRUCTIONS"
+    transcript = projects / f"{SESSION}.jsonl"
+    transcript.write_bytes(line("user", "a prompt before compaction", "u1"))
+    fire(drainer, "PreCompact", transcript, custom_instructions=instructions)
+    drainer.loop()
+    joined = "".join(texts(drainer))
+    assert joined.count("Keep every decision.") == 5000 and "END-OF-INSTRUCTIONS" in joined
+
+
+def test_precompact_instructions_survive_a_missing_transcript(drainer: Drainer,
+                                                              projects: Path) -> None:
+    transcript = projects / f"{SESSION}.jsonl"
+    fire(drainer, "PreCompact", transcript, custom_instructions="Remember the lock decision")
+    drainer.loop()
+    assert texts(drainer) == ["[precompact instructions] Remember the lock decision"]
+    transcript.write_bytes(line("user", "the transcript arrives afterwards " * 15, "u1"))
+    drainer.loop()  # the retry captures the transcript; the instructions are not repeated
+    assert len(texts(drainer)) == 2 and "precompact" not in texts(drainer)[1]
+
+
+def test_lines_written_after_a_forcing_hook_are_not_held_back(drainer: Drainer,
+                                                               projects: Path) -> None:
+    transcript = projects / f"{SESSION}.jsonl"
+    transcript.write_bytes(line("user", "the last real question of the session " * 12, "u1"))
+    fire(drainer, "SessionEnd", transcript)
+    drainer.loop()
+    with transcript.open("ab") as handle:
+        handle.write(line("assistant", "a short late answer", "a1"))  # below the floor
+    result = drainer.drain_grown()
+    assert result.captures == 1
+    assert texts(drainer)[-1] == "[assistant] a short late answer"

@@ -162,3 +162,53 @@ def test_resume_after_a_crash_mid_rotation(home: Path, projects: Path) -> None:
     assert sorted(p.name for p in spool.iterdir()) == ["checkpoint", "quarantine"]
     assert len(list((spool / "quarantine").iterdir())) == 1
     assert "quarantined 30 bytes" in (home / "drainer.log").read_text()
+
+
+def test_a_frame_appended_while_a_drainer_lets_go_is_not_stranded(home: Path,
+                                                                   projects: Path) -> None:
+    """The hand-off: a hook that found the lock held spawned nobody; the holder re-checks."""
+    from memspool.config import load_config
+    from memspool.drainer.daemon import acquire_lock
+    from memspool.drainer.modes import _drain_until_empty, _hand_off, _start
+    from memspool.spool import append
+
+    config = load_config()
+    lock = acquire_lock(config, 5)
+    assert lock is not None
+    drainer, _ = _start(config, lock, recover=False)
+    try:
+        transcript = projects / f"{SESSION}.jsonl"
+        transcript.write_bytes(SPOTTER.read_bytes())
+        # the hook's side while the lock is held: append, find the lock taken, leave
+        append(str(config.spool_dir), payload("Stop", SESSION, transcript))
+        _hand_off(config, lock, drainer, _drain_until_empty)
+        assert not drainer.spool.has_pending()
+        assert drainer.conn.execute("SELECT count(*) FROM captures").fetchone()[0] == 1
+    finally:
+        drainer.shutdown()
+    assert not (home / "drainer.pid").exists()
+
+
+def test_errors_that_quote_a_payload_are_redacted(home: Path) -> None:
+    from memspool.spool import append
+
+    (home / "spool").mkdir(parents=True, mode=0o700)
+    secret = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
+    append(str(home / "spool"), f"not json {secret}".encode())
+    result = json.loads(run_cli("drainer", "--once", "--json").stdout)
+    assert result["frames"] == 1
+    status = json.loads(run_cli("status", "--json").stdout)
+    assert "not JSON" in status["last_error"] and secret not in status["last_error"]
+    assert secret not in (home / "drainer.log").read_text()
+
+
+def test_drainer_json_reports_stored_bytes(home: Path, projects: Path) -> None:
+    from memspool.spool import append
+
+    transcript = projects / f"{SESSION}.jsonl"
+    transcript.write_bytes(SPOTTER.read_bytes())
+    (home / "spool").mkdir(parents=True, mode=0o700)
+    append(str(home / "spool"), payload("Stop", SESSION, transcript))
+    result = json.loads(run_cli("drainer", "--once", "--json").stdout)
+    rows = _captures(home)
+    assert result["stored_bytes"] == sum(r["stored_bytes"] for r in rows) > 0  # type: ignore[misc]
