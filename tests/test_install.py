@@ -129,3 +129,39 @@ def test_install_systemd_writes_the_unit(tmp_path: Path, monkeypatch: pytest.Mon
     unit = (tmp_path / "xdg" / "systemd" / "user" / "memspool-drainer.service").read_text()
     assert "Type=exec" in unit and "Restart=on-failure" in unit
     assert "-m memspool.drainer --watch --home" in unit
+
+
+def test_a_symlinked_settings_file_stays_a_symlink(tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "claude-settings.json"
+    real.write_text(json.dumps(USER_SETTINGS))
+    link = tmp_path / "settings.json"
+    link.symlink_to(real)
+    run_cli("install", "--settings", str(link))
+    assert link.is_symlink()
+    ours = _ours(json.loads(real.read_text()))
+    assert all(len(ours[event]) == 1 for event in HOOK_EVENTS)
+
+
+def test_install_records_the_transcript_roots_for_every_drainer(
+        tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A drainer started without CLAUDE_CONFIG_DIR (systemd, a terminal) still accepts them."""
+    monkeypatch.delenv("MEMSPOOL_TRANSCRIPT_ROOTS")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "work-claude"))
+    run_cli("install")
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    roots = load_config().transcript_roots
+    assert tmp_path / "work-claude" / "projects" in roots
+    assert Path("~/.claude/projects").expanduser() in roots
+    assert (home / "config.toml").stat().st_mode & 0o777 == 0o600
+    before = (home / "config.toml").read_text()
+    run_cli("install")  # idempotent
+    assert (home / "config.toml").read_text() == before
+
+
+def test_a_bad_setting_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMSPOOL_MAX_CAPTURE_CHARS", "0")
+    proc = run_cli("status", check=False)
+    assert proc.returncode == 1
+    assert b"max_capture_chars must be a number of at least 1, got '0'" in proc.stderr

@@ -70,8 +70,11 @@ class Config:
     idle_grace_secs: float = 3.0
     #: How long a transcript that does not exist yet is retried.
     missing_retry_secs: float = 86400.0
-    #: A transcript line longer than this is skipped unread (and counted).
-    max_line_bytes: int = 16 * 1024 * 1024
+    #: A transcript line longer than this is skipped unread, counted, and
+    #: marked in the capture text. 64 MiB: Claude Code's longest lines are
+    #: tool results (an Edit carries a whole file); parsing one costs a few
+    #: times its size in memory, which must stay bounded.
+    max_line_bytes: int = 64 * 1024 * 1024
     #: zstd level for stored captures: 10 is where ratio gains flatten on
     #: transcript text while compression still runs at tens of MB/s.
     zstd_level: int = 10
@@ -100,17 +103,21 @@ class Config:
 
 
 _INT_KEYS: Final = ("size_floor_chars", "max_capture_chars", "max_line_bytes", "zstd_level")
+#: Integers that must be positive for the drainer to work at all: a capture
+#: and a line need room for at least some text; zstd levels start at 1.
+_INT_MINIMUM: Final = {"max_capture_chars": 1, "max_line_bytes": 1, "zstd_level": 1}
 _FLOAT_KEYS: Final = ("hold_max_secs", "idle_grace_secs", "missing_retry_secs")
 _STR_KEYS: Final = ("llm_endpoint", "llm_model")
 
 
 def _coerce(key: str, value: Any, origin: str) -> Any:
+    lowest = _INT_MINIMUM.get(key, 0)
     try:
         if key in _INT_KEYS:
             if isinstance(value, bool):
                 raise ValueError
             number = int(value)
-            if number < 0:
+            if number < lowest:
                 raise ValueError
             return number
         if key in _FLOAT_KEYS:
@@ -122,7 +129,7 @@ def _coerce(key: str, value: Any, origin: str) -> Any:
             return seconds
     except (TypeError, ValueError):
         raise ConfigError(
-            f"{origin}: {key} must be a non-negative number, got {value!r}. "
+            f"{origin}: {key} must be a number of at least {lowest}, got {value!r}. "
             f"Fix the value or remove it to use the default."
         ) from None
     if key in _STR_KEYS:

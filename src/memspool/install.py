@@ -14,10 +14,11 @@ import shlex
 import shutil
 import sys
 import time
+import tomllib
 from pathlib import Path
 from typing import Any, Final
 
-from memspool.config import Config, ensure_private_dir
+from memspool.config import CONFIG_NAME, Config, ensure_private_dir
 from memspool.errors import SettingsError
 from memspool.hooks import HOOK_SCRIPT
 
@@ -116,6 +117,9 @@ def _strip_ours(hooks: dict[str, Any]) -> int:
 
 
 def _write(path: Path, data: dict[str, Any]) -> Path | None:
+    # A settings.json that is a symlink (dotfiles) is written through: the
+    # link stays a link and its target gets the change.
+    path = path.resolve()
     backup = None
     mode = 0o600
     if path.exists():
@@ -136,8 +140,36 @@ def _write(path: Path, data: dict[str, Any]) -> Path | None:
     return backup
 
 
-def install_hooks(settings: Path, config: Config, python: str | None = None) -> dict[str, Any]:
-    """Merge memspool's hook commands into ``settings``; returns what was done."""
+def _persist_roots(config: Config, roots: list[Path]) -> list[str]:
+    """Write ``transcript_roots`` into config.toml so every drainer agrees on them.
+
+    A drainer started by systemd or from a terminal lacks Claude Code's
+    ``CLAUDE_CONFIG_DIR``; without this, frames from such sessions would be
+    refused as outside the roots. An existing setting is never rewritten;
+    a root it lacks is reported instead.
+    """
+    wanted = list(dict.fromkeys([*config.transcript_roots, *roots]))
+    path = config.home / CONFIG_NAME
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if "transcript_roots" in tomllib.loads(text):
+        missing = [str(r) for r in roots if r not in config.transcript_roots]
+        return [f"{path} sets transcript_roots without {', '.join(missing)}; add it, or "
+                f"transcripts there are not captured"] if missing else []
+    line = f"transcript_roots = {json.dumps([str(r) for r in wanted])}\n"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(("\n" if text and not text.endswith("\n") else "") + line)
+    return []
+
+
+def install_hooks(settings: Path, config: Config, python: str | None = None,
+                  transcript_roots: list[Path] | None = None) -> dict[str, Any]:
+    """Merge memspool's hook commands into ``settings``; returns what was done.
+
+    ``transcript_roots`` (besides the configured ones) are where the Claude
+    Code that reads ``settings`` keeps its transcripts; they are recorded in
+    config.toml.
+    """
     data = _read(settings)
     original = json.dumps(data, sort_keys=True)
     hooks = data.setdefault("hooks", {})
@@ -149,11 +181,13 @@ def install_hooks(settings: Path, config: Config, python: str | None = None) -> 
         )
     ensure_private_dir(config.home)
     ensure_private_dir(config.spool_dir)
+    warnings = _persist_roots(config, transcript_roots or [])
     changed = json.dumps(data, sort_keys=True) != original
     backup = _write(settings, data) if changed else None
     return {"settings": str(settings), "changed": changed,
             "backup": str(backup) if backup else None,
-            "events": list(HOOK_EVENTS), "command": command, "home": str(config.home)}
+            "events": list(HOOK_EVENTS), "command": command, "home": str(config.home),
+            "warnings": warnings}
 
 
 def uninstall_hooks(settings: Path) -> dict[str, Any]:

@@ -41,7 +41,12 @@ def _settings(args: argparse.Namespace) -> Path:
 
 def _install(args: argparse.Namespace) -> int:
     config = load_config(Path(args.home) if args.home else None)
-    result: dict[str, Any] = install_hooks(_settings(args), config)
+    settings = _settings(args)
+    # A user-level settings.json sits in the Claude config folder, whose
+    # projects/ holds the transcripts; a project's .claude/ holds none.
+    roots = [] if args.scope == "project" and not args.settings else [
+        settings.resolve().parent / "projects"]
+    result: dict[str, Any] = install_hooks(settings, config, transcript_roots=roots)
     if args.systemd:
         result["systemd_unit"] = str(install_systemd_unit(config))
     if args.json:
@@ -51,6 +56,8 @@ def _install(args: argparse.Namespace) -> int:
         print(f"memspool hooks {verb} in {result['settings']} ({', '.join(result['events'])})")
         if result["backup"]:
             print(f"backup: {result['backup']}")
+        for warning in result["warnings"]:
+            print(f"warning: {warning}")
         print(f"home: {result['home']}")
         if args.systemd:
             print(f"systemd unit: {result['systemd_unit']}\n"
