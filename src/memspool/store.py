@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
@@ -23,6 +24,9 @@ __all__ = ["MIGRATIONS", "connect", "get_state", "set_state", "transaction"]
 #: Seconds a writer waits for another writer's lock before failing; the
 #: drainer's transactions are short, so this is only reached when a process hangs.
 BUSY_TIMEOUT_SECS: Final = 30.0
+
+#: Pause between attempts to switch a new store to WAL (see _enter_wal).
+WAL_RETRY_SECS: Final = 0.02
 
 #: Each entry moves the schema one version up (PRAGMA user_version).
 #: Append only: never edit a migration that has shipped.
@@ -148,7 +152,7 @@ def connect(config: Config) -> sqlite3.Connection:
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECS, isolation_level=None)
         conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA journal_mode=WAL")
+        _enter_wal(conn)
         # FULL: a committed capture and its cursor survive power loss, not
         # only a process crash; the drainer commits a few times per turn.
         conn.execute("PRAGMA synchronous=FULL")
@@ -160,6 +164,21 @@ def connect(config: Config) -> sqlite3.Connection:
             f"aside and run `memspool drainer --resume` to start a new one."
         ) from exc
     return conn
+
+
+def _enter_wal(conn: sqlite3.Connection) -> None:
+    # Two processes switching a new store to WAL at once can deadlock inside
+    # SQLite (each holds a shared lock and wants an exclusive one); SQLite then
+    # answers "database is locked" at once, without waiting. Retry briefly.
+    deadline = time.monotonic() + BUSY_TIMEOUT_SECS
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(WAL_RETRY_SECS)
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
