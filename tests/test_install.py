@@ -165,3 +165,17 @@ def test_a_bad_setting_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None
     proc = run_cli("status", check=False)
     assert proc.returncode == 1
     assert b"max_capture_chars must be a number of at least 1, got '0'" in proc.stderr
+
+
+def test_status_says_whether_the_hooks_are_installed(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cc"))
+    before = json.loads(run_cli("status", "--json").stdout)
+    assert before["hooks_installed"] == []
+    assert "run `memspool install`" in run_cli("status").stdout.decode()
+    run_cli("install")
+    after = json.loads(run_cli("status", "--json").stdout)
+    assert after["hooks_installed"] == list(HOOK_EVENTS)
+    assert after["hooks_settings"] == str(tmp_path / "cc" / "settings.json")
+    run_cli("uninstall")
+    assert json.loads(run_cli("status", "--json").stdout)["hooks_installed"] == []

@@ -29,6 +29,7 @@ __all__ = [
     "hook_command",
     "install_hooks",
     "install_systemd_unit",
+    "installed_events",
     "uninstall_hooks",
 ]
 
@@ -200,6 +201,25 @@ def uninstall_hooks(settings: Path) -> dict[str, Any]:
     backup = _write(settings, data) if removed else None
     return {"settings": str(settings), "removed": removed,
             "backup": str(backup) if backup else None}
+
+
+def installed_events(settings: Path, home: Path) -> list[str]:
+    """The events whose memspool hook in ``settings`` writes to ``home`` (none if unreadable)."""
+    try:
+        data = json.loads(settings.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return []
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    if not isinstance(hooks, dict):
+        return []
+    wanted = f"--home {shlex.quote(str(home))} {HOOK_MARKER}"
+    return [
+        event for event, groups in hooks.items() if isinstance(groups, list) and any(
+            _is_ours(hook) and wanted in str(hook.get("command", ""))
+            for group in groups if isinstance(group, dict)
+            for hook in group.get("hooks", []) if isinstance(group.get("hooks"), list)
+        )
+    ]
 
 
 def unit_template() -> str:

@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 from memspool.config import Config
+from memspool.install import default_settings_path, installed_events
 from memspool.spool import Spool
 from memspool.store import connect, get_state
 
@@ -39,6 +40,9 @@ def collect_status(config: Config) -> dict[str, Any]:
         "quarantined_files": len(list(quarantine.iterdir())) if quarantine.is_dir() else 0,
         "drainer_running": drainer_running(config),
     }
+    settings = default_settings_path("user")
+    status["hooks_settings"] = str(settings)
+    status["hooks_installed"] = installed_events(settings, config.home)
     conn = connect(config)
     try:
         def one(sql: str) -> int:

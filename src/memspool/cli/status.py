@@ -33,6 +33,10 @@ def _status(args: argparse.Namespace) -> int:
     print(f"spool pending:     {status['pending_frames']} frame(s), "
           f"{status['pending_bytes']} bytes")
     print(f"drainer running:   {'yes' if status['drainer_running'] else 'no'}")
+    events = status["hooks_installed"]
+    hooks = (f"{', '.join(events)} in {status['hooks_settings']}" if events else
+             f"not in {status['hooks_settings']} for this home (run `memspool install`)")
+    print(f"hooks:             {hooks}")
     print(f"captures queued:   {status['captures_queued']} (of {status['captures_total']})")
     print(f"sessions tracked:  {status['sessions_tracked']}")
     print(f"held back:         {status['slices_held_back']} slice(s) below the size floor")
