@@ -253,6 +253,18 @@ def test_a_different_fact_on_the_same_topic_is_a_new_memory(
     assert len(memory.list_memories(conn, "api")) == 2
 
 
+def test_a_correction_in_one_slot_is_not_merged_into_the_old_fact(
+    conn: sqlite3.Connection, config: Config
+) -> None:
+    first = run(conn, config, "Staging uses the eu-west-1 region for all buckets")
+    second = run(conn, config, "Staging uses the us-east-1 region for all buckets", now=T0 + 60)
+    assert actions(second) == ["created"] and second.notes[0].id != first.notes[0].id
+    assert sorted(m.body for m in memory.list_memories(conn, "api")) == [
+        "Staging uses the eu-west-1 region for all buckets",
+        "Staging uses the us-east-1 region for all buckets",
+    ]
+
+
 def test_near_duplicates_are_scoped_to_the_project(
     conn: sqlite3.Connection, config: Config
 ) -> None:

@@ -92,6 +92,42 @@ def test_the_verdict_is_symmetric_on_the_labelled_pairs() -> None:
             "git stash skips ignored files unless you pass -a.",
             "different identifiers or numbers",
         ),
+        (
+            # Hyphenated identifiers stay whole: not "eu", "west", "1" against "east", "1".
+            "Staging uses the eu-west-1 region for all buckets",
+            "Staging uses the us-east-1 region for all buckets",
+            "different identifiers or numbers",
+        ),
+        (
+            "Set the HTTP timeout to thirty seconds for the upload client",
+            "Set the HTTP timeout to three seconds for the upload client",
+            "different identifiers or numbers",
+        ),
+        (
+            "Retry the request one time before giving up.",
+            "Retry the request two times before giving up.",
+            "different identifiers or numbers",
+        ),
+        (
+            "The build fails on macOS because of the case-insensitive filesystem",
+            "The build fails on Windows because of the case-insensitive filesystem",
+            "substitution maco/window",
+        ),
+        (
+            "Deploys happen on Tuesday after the standup",
+            "Deploys happen on Thursday after the standup",
+            "substitution tuesdai/thursdai",
+        ),
+        (
+            "Use Postgres for the session store because Redis loses data on restart",
+            "Use Redis for the session store because Postgres loses data on restart",
+            "phrases swapped",
+        ),
+        (
+            "The parent process sends SIGTERM to the worker.",
+            "The worker sends SIGTERM to the parent process.",
+            "phrases swapped",
+        ),
     ],
 )
 def test_vetoes_keep_different_facts_apart(a: str, b: str, veto: str) -> None:
@@ -114,6 +150,28 @@ def test_vetoes_keep_different_facts_apart(a: str, b: str, veto: str) -> None:
         (
             "Don't call asyncio.run inside a running event loop.",
             "Never call asyncio.run inside an event loop that is running.",
+        ),
+        # Number words are numbers.
+        (
+            "The healthcheck waits thirty-five seconds before the first probe.",
+            "Before the first probe, the healthcheck waits 35 seconds.",
+        ),
+        # A known synonym in the same place is no substitution.
+        (
+            "pytest fixtures in conftest.py are shared across the whole test folder",
+            "pytest fixtures in conftest.py are shared across the whole test directory",
+        ),
+        # A passive turned active moves the phrases but is no swap.
+        (
+            "The supervisor restarts the worker when it crashes.",
+            "The worker is restarted by the supervisor when it crashes.",
+        ),
+        # One clause turned round is no swap either.
+        ("A 60-second timeout on the API.", "The API timeout is 60 seconds."),
+        # "one" is a number only against another number.
+        (
+            "Two workers shared one temp directory in the upload test.",
+            "Two workers shared a single temp directory in the upload test.",
         ),
     ],
 )

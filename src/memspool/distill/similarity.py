@@ -5,9 +5,11 @@ names; it misses most rewordings (word order, a dropped "the", a colon for
 "because") because it measures spelling. This module compares *terms*:
 
 1. Normalise: NFKC, lowercase, contractions opened ("don't" -> "do not"),
-   possessives dropped, number words as digits, a few abbreviations expanded.
-2. Tokenise so that code survives: ``os.rename``, ``tmp_path``, ``3.11`` and
-   ``--no-deps`` stay whole (and dotted names also give their parts).
+   possessives dropped, number words as numbers ("thirty-five" -> 35), a few
+   abbreviations expanded.
+2. Tokenise so that code survives: ``os.rename``, ``tmp_path``, ``3.11``,
+   ``--no-deps`` and hyphenated identifiers ending in a digit (``eu-west-1``,
+   ``utf-8``) stay whole (dotted and hyphenated names also give their parts).
 3. Drop stop words (articles, pronouns, modals, connectives such as
    "because" and "so", which is what a colon replaces), stem lightly
    (plurals, -ing, -ed, -ly, a final e, a short list of irregular verbs) and
@@ -15,8 +17,15 @@ names; it misses most rewordings (word order, a dropped "the", a colon for
    ("file systems" / "filesystems") are joined.
 4. Veto what makes two similar sentences different facts: different numbers,
    identifiers or flags on the two sides, negation on one side only, an
-   antonym on each side ("enable"/"disable"), or a preference or an order
-   reversed ("X over Y" / "Y over X", "A before B" / "B before A").
+   antonym on each side ("enable"/"disable"), a preference or an order
+   reversed ("X over Y" / "Y over X", "A before B" / "B before A"), a word
+   substituted for another in the same place ("fails on macOS" / "fails on
+   Windows": whatever the two words are, unless the synonym list folds them
+   into one), or two short phrases trading places around the same words
+   ("reads go to the replica and writes to the primary" / "writes go to the
+   replica and reads to the primary"). The list of synonyms is short on
+   purpose: a rewording with a synonym it lacks is stored twice, which costs
+   a little space; a different fact merged into another is lost.
 5. Decide on weighted term overlap (identifiers and numbers weigh double):
    one side's terms contained in the other's is a re-capture with words left
    out; terms missing on both sides need a high Dice coefficient, since in a
@@ -29,6 +38,7 @@ and ``memspool.memory``), never from a scan of the project.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import itertools
 import re
 import unicodedata
@@ -69,6 +79,18 @@ CACHED_TEXT_CHARS: Final = 8192
 #: of a new note: enough for a long section, bounded for a huge one.
 INDEX_TERMS: Final = 128
 QUERY_TERMS: Final = 48
+#: Word-order checks (substitution, swap) align the two notes' terms; beyond
+#: this many terms a side (a long section, not a one-line fact) they are
+#: skipped, which keeps the alignment cheap, and the Dice floor decides alone.
+ALIGNED_TERMS: Final = 200
+#: A swap moves short phrases ("the parent process" / "the worker"); longer
+#: chunks trading places are a sentence turned round ("X is the right Y" /
+#: "the right Y is X"), which says the same.
+SWAP_MAX_TERMS: Final = 2
+#: Kept in a note's term sequence (never among its terms): they attach a phrase
+#: to a verb in the other role, so "B is restarted by A" and "B ships with A"
+#: are not read as swaps of "A restarts B" and "A ships B".
+_ROLE_MARKS: Final = frozenset({"by", "with"})
 
 _CONTRACTIONS: Final = (
     (re.compile(r"\bcan'?t\b"), "can not"),
@@ -77,7 +99,7 @@ _CONTRACTIONS: Final = (
     (re.compile(r"n't\b"), " not"),
     (re.compile(r"'(?:s|re|ve|ll|d|m)\b"), ""),
 )
-_TOKEN: Final = re.compile(r"(?<![\w-])--?[a-z][a-z0-9-]*|[a-z0-9_]+(?:\.[a-z0-9_]+)*")
+_TOKEN: Final = re.compile(r"(?<![\w-])--?[a-z][a-z0-9-]*|[a-z0-9_]+(?:[.-][a-z0-9_]+)*")
 _DIGIT_ALPHA: Final = re.compile(r"(?<=\d)(?=[a-z])|(?<=[a-z])(?=\d)")
 
 _STOP_WORDS: Final = frozenset({
@@ -105,10 +127,23 @@ _NEGATIONS: Final = frozenset(
     {"not", "no", "never", "without", "nothing", "none", "nor", "cannot", "avoid", "instead",
      "rather", "otherwise", "prevent", "prevents", "prevented", "preventing"}
 )
-_NUMBER_WORDS: Final = {
-    "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
-    "eight": "8", "nine": "9", "ten": "10", "twice": "2", "twenty": "20", "hundred": "100",
+#: Number words read as the numbers they name. "one" alone stays a stop word
+#: ("one temp folder" says what "a temp folder" says); inside a number
+#: ("twenty-one", "one hundred") it counts.
+_UNITS: Final = {
+    word: value for value, word in enumerate((
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+        "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+        "eighteen", "nineteen",
+    ))
 }
+_TENS: Final = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+    "eighty": 80, "ninety": 90,
+}
+_SCALES: Final = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+#: Words that are a number on their own and never part of a longer one.
+_WHOLE_NUMBERS: Final = {"twice": 2, "dozen": 12}
 _EXPANSIONS: Final = {
     "pr": ("pull", "request"), "prs": ("pull", "request"), "db": ("database",),
     "repo": ("repository",), "repos": ("repository",), "env": ("environment",),
@@ -126,6 +161,10 @@ _IRREGULAR: Final = {
     "led": "lead", "lost": "lose", "met": "meet", "paid": "pay", "read": "read", "saw": "see",
     "seen": "see", "shown": "show", "stuck": "stick", "told": "tell", "thought": "think",
     "understood": "understand", "ate": "eat", "froze": "freeze", "frozen": "freeze",
+    "knew": "know", "known": "know", "grew": "grow", "grown": "grow", "gave": "give",
+    "given": "give", "drove": "drive", "driven": "drive", "hid": "hide", "hidden": "hide",
+    "woke": "wake", "woken": "wake", "spun": "spin", "meant": "mean", "felt": "feel",
+    "dealt": "deal", "bought": "buy", "fed": "feed", "said": "say", "slept": "sleep",
 }
 # Folded to the first word of their group: cheap synonyms common in engineering notes.
 _SYNONYM_GROUPS: Final = (
@@ -135,7 +174,7 @@ _SYNONYM_GROUPS: Final = (
     ("small", "tiny", "little"),
     ("fast", "quick", "rapid"),
     ("slow", "sluggish"),
-    ("break", "fail", "crash"),
+    ("break", "fail", "crash", "raise", "throw"),
     ("choose", "pick", "select", "opt"),
     ("start", "begin"),
     ("delete", "remove"),
@@ -145,6 +184,9 @@ _SYNONYM_GROUPS: Final = (
     ("stale", "outdated"),
     ("read", "load"),
     ("retire", "deprecate"),
+    ("directory", "folder"),
+    ("keep", "preserve", "retain"),
+    ("past", "beyond"),
 )
 _ANTONYMS: Final = (
     ("enable", "disable"), ("increase", "decrease"), ("min", "max"), ("minimum", "maximum"),
@@ -165,10 +207,19 @@ _PREFERENCE_WORDS: Final = frozenset({"over", "instead", "rather", "than", "vs",
 _ORDER_WORDS: Final = frozenset({"before", "after"})
 
 
+#: (suffix, replacement, letters that must be left before it). The noun endings
+#: need a longer stem: "connection" -> "connect", "compression" -> "compress",
+#: but "option" and "action" stay whole.
+_SUFFIXES: Final = (
+    ("ically", "ic", 3), ("ation", "ate", 3), ("ction", "ct", 3), ("ssion", "ss", 2),
+    ("ness", "", 4), ("ing", "", 3), ("ed", "", 3), ("ly", "", 3),
+)
+
+
 @lru_cache(maxsize=4096)
 def _stem(word: str) -> str:
     if word in _IRREGULAR:
-        return _IRREGULAR[word]
+        word = _IRREGULAR[word]  # then stemmed as a regular word: chose -> choose -> choos
     if len(word) <= 3 or not word.isalpha():
         return word
     if word.endswith("ies") and len(word) > 4:
@@ -177,9 +228,8 @@ def _stem(word: str) -> str:
         word = word[:-2]
     elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word[:-1]
-    for suffix, replacement in (("ically", "ic"), ("ation", "ate"), ("ing", ""), ("ed", ""),
-                                ("ly", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+    for suffix, replacement, min_left in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= min_left:
             word = word[: -len(suffix)] + replacement
             if not replacement and len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
                 word = word[:-1]  # shipped -> shipp -> ship
@@ -217,6 +267,65 @@ def _is_key(token: str) -> bool:
     return token.startswith("-") or any(ch.isdigit() or ch in "._" for ch in token)
 
 
+def _pieces(token: str) -> list[str]:
+    """One token as the words it stands for."""
+    if token.startswith("-") or "." in token or "_" in token:
+        return [token]  # a flag, a dotted or a snake_case name
+    if "-" in token:
+        parts = [part for part in token.split("-") if part]
+        if parts and any(ch.isdigit() for ch in parts[-1]):
+            return [token]  # an identifier: eu-west-1, utf-8, x86-64, 2026-11-29
+        # Words joined for grammar: "case-insensitive", "60-second", "thirty-five".
+        return [piece for part in parts for piece in _pieces(part)]
+    if _is_key(token):
+        return _DIGIT_ALPHA.split(token)  # "60s" -> "60", "s"; "sha256" -> "sha", "256"
+    return [token]
+
+
+def _number_at(words: list[str], start: int) -> tuple[int, int]:
+    """(end, value) of the number words from ``start``; end == start when there are none."""
+    if words[start] in _WHOLE_NUMBERS:
+        return start + 1, _WHOLE_NUMBERS[words[start]]
+    total = current = 0
+    index = end = start
+    while index < len(words):
+        word, low = words[index], current % 100
+        if word in _UNITS and (low == 0 or (low >= 20 and low % 10 == 0 and _UNITS[word] < 10)):
+            current += _UNITS[word]  # "five", or "five" after "thirty"
+        elif word in _TENS and low == 0:
+            current += _TENS[word]
+        elif word in _SCALES:
+            scale = _SCALES[word]
+            if scale == 100:
+                current = (current or 1) * scale
+            else:
+                total, current = total + (current or 1) * scale, 0
+        elif word == "and" and index > start and index + 1 < len(words) and (
+            words[index + 1] in _UNITS or words[index + 1] in _TENS
+        ):
+            index += 1  # "two hundred and five"
+            continue
+        else:
+            break
+        index += 1
+        end = index
+    return end, total + current
+
+
+def _fold_numbers(words: list[str]) -> list[str]:
+    folded: list[str] = []
+    index = 0
+    while index < len(words):
+        end, value = _number_at(words, index)
+        if end > index and words[index:end] != ["one"]:
+            folded.append(str(value))
+            index = end
+        else:
+            folded.append(words[index])
+            index += 1
+    return folded
+
+
 def _words(text: str) -> list[str]:
     """Surface tokens in order, normalised but not yet filtered."""
     text = unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'")
@@ -224,29 +333,26 @@ def _words(text: str) -> list[str]:
         text = pattern.sub(replacement, text)
     words: list[str] = []
     for found in _TOKEN.findall(text):
-        token = found.strip("._") or found
-        if not _is_key(token) or "." in token or "_" in token or token.startswith("-"):
-            parts = [token]
-        else:
-            parts = _DIGIT_ALPHA.split(token)  # "60s" -> "60", "s"; "sha256" -> "sha", "256"
-        for part in parts:
-            if part in _NUMBER_WORDS:
-                words.append(_NUMBER_WORDS[part])
-            elif part in _EXPANSIONS:
-                words.extend(_EXPANSIONS[part])
-            else:
-                words.append(part)
-    return words
+        for part in _pieces(found.strip("._") or found):
+            words.extend(_EXPANSIONS.get(part, (part,)))
+    return _fold_numbers(words)
 
 
 @dataclasses.dataclass(frozen=True)
 class _Profile:
     terms: frozenset[str]
     keys: frozenset[str]
+    #: Keys, plus "1" when the note says "one" (a stop word, but a number against another).
+    numbers: frozenset[str]
     negated: bool
     preferences: frozenset[tuple[str, str]]
     #: Adjacent word pairs read as one word ("file systems" -> "filesystem"), with their parts.
     joined: Mapping[str, tuple[str, str]]
+    #: The content terms in text order, with the _ROLE_MARKS where they stood; None when
+    #: longer than ALIGNED_TERMS.
+    sequence: tuple[str, ...] | None
+    #: Every word in text order, stop words included (None when the sequence is).
+    surface: tuple[str, ...] | None
 
 
 def _content(word: str) -> bool:
@@ -281,16 +387,22 @@ def _build_profile(text: str) -> _Profile:
     words = _words(text)
     terms: set[str] = set()
     keys: set[str] = set()
+    sequence: list[str] = []
     for word in words:
+        if word in _ROLE_MARKS:
+            sequence.append(word)
         if not _content(word):
             continue
         if _is_key(word):
             keys.add(word)
             terms.add(word)
-            if "." in word:
-                terms.update(_canonical(p) for p in word.split(".") if _content(p))
+            sequence.append(word)
+            if "." in word or ("-" in word and not word.startswith("-")):
+                terms.update(_canonical(p) for p in re.split(r"[.-]", word) if _content(p))
         else:
-            terms.add(_canonical(word))
+            term = _canonical(word)
+            terms.add(term)
+            sequence.append(term)
     content = [w for w in words if _content(w) and not _is_key(w)]
     joined = {
         _canonical(a + b): (_canonical(a), _canonical(b))
@@ -299,11 +411,14 @@ def _build_profile(text: str) -> _Profile:
     return _Profile(
         terms=frozenset(terms),
         keys=frozenset(keys),
+        numbers=frozenset(keys | ({"1"} if "one" in words else set())),
         negated=any(word in _NEGATIONS for word in words),
         preferences=frozenset(
             _relations(words, _PREFERENCE_WORDS) | _relations(words, _ORDER_WORDS)
         ),
         joined=joined,
+        sequence=tuple(sequence) if len(sequence) <= ALIGNED_TERMS else None,
+        surface=tuple(map(_canonical, words)) if len(sequence) <= ALIGNED_TERMS else None,
     )
 
 
@@ -333,8 +448,84 @@ def _join_compounds(a: _Profile, b: _Profile) -> tuple[set[str], set[str]]:
     return a_terms, b_terms
 
 
+def _substitution(
+    a: tuple[str, ...], b: tuple[str, ...], a_terms: set[str], b_terms: set[str]
+) -> tuple[str, str] | None:
+    """A term of each side, absent from the other, standing in the same place.
+
+    The two term sequences are aligned; where a run of one side was replaced
+    by a run of the other, a new term on each side is a substitution ("on
+    macOS" / "on Windows"). A term only moved elsewhere, or only added or
+    left out, is not.
+    """
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, a_start, a_end, b_start, b_end in matcher.get_opcodes():
+        if tag != "replace":
+            continue
+        a_new = [t for t in a[a_start:a_end] if t in a_terms and t not in b_terms]
+        b_new = [t for t in b[b_start:b_end] if t in b_terms and t not in a_terms]
+        if a_new and b_new:
+            return a_new[0], b_new[0]
+    return None
+
+
+def _swapped(a: tuple[str, ...], b: tuple[str, ...], *, in_context: bool) -> bool:
+    """Two short phrases trading places around the same words: P X F Y S / P Y F X S.
+
+    ``in_context`` asks for P or S not to be empty: a bare "X F Y" / "Y F X"
+    is often one clause turned round ("a 60-second API timeout" / "the API
+    timeout is 60 seconds").
+    """
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    a_rest, b_rest = a[start : len(a) - end], b[start : len(b) - end]
+    size = len(a_rest)
+    if size != len(b_rest) or (in_context and not (start or end)):
+        return False
+    for x in range(1, SWAP_MAX_TERMS + 1):
+        for y in range(1, SWAP_MAX_TERMS + 1):
+            if x + y >= size:  # F, the words both phrases stand around, is not empty
+                continue
+            first, middle, last = a_rest[:x], a_rest[x : size - y], a_rest[size - y :]
+            if b_rest == last + middle + first:
+                return True
+    return False
+
+
+def _order_veto(a: _Profile, b: _Profile, a_terms: set[str], b_terms: set[str]) -> str | None:
+    """The same words in a different order, or a word standing in for another."""
+    for left, right in a.preferences:
+        if (right, left) in b.preferences and (left, right) not in b.preferences:
+            return "preference or order reversed"
+    if a.sequence is None or b.sequence is None or a.surface is None or b.surface is None:
+        return None
+    # An alignment depends on which side comes first, and the verdict must
+    # not: align in one fixed order whichever way round compare() was called.
+    if (len(a.sequence), a.sequence) <= (len(b.sequence), b.sequence):
+        substituted = _substitution(a.sequence, b.sequence, a_terms, b_terms)
+    else:
+        found = _substitution(b.sequence, a.sequence, b_terms, a_terms)
+        substituted = None if found is None else (found[1], found[0])
+    if substituted is not None:
+        return f"substitution {substituted[0]}/{substituted[1]}"
+    # Swapped among the content terms inside shared context, or word for word
+    # with only the two phrases moved ("the parent process sends SIGTERM to the
+    # worker" / "the worker sends SIGTERM to the parent process").
+    if _swapped(a.sequence, b.sequence, in_context=True) or _swapped(
+        a.surface, b.surface, in_context=False
+    ):
+        return "phrases swapped"
+    return None
+
+
 def _veto(a: _Profile, b: _Profile, a_terms: set[str], b_terms: set[str]) -> str | None:
-    if a.keys - b.keys and b.keys - a.keys:
+    if (a.keys - b.numbers and b.numbers - a.numbers) or (
+        b.keys - a.numbers and a.numbers - b.numbers
+    ):
         return "different identifiers or numbers"
     if a.negated != b.negated:
         return "negated on one side only"
@@ -342,10 +533,7 @@ def _veto(a: _Profile, b: _Profile, a_terms: set[str], b_terms: set[str]) -> str
     for left_word, right_word, left, right in _ANTONYM_TERMS:
         if (left in a_only and right in b_only) or (right in a_only and left in b_only):
             return f"antonyms {left_word}/{right_word}"
-    for left, right in a.preferences:
-        if (right, left) in b.preferences and (left, right) not in b.preferences:
-            return "preference or order reversed"
-    return None
+    return _order_veto(a, b, a_terms, b_terms)
 
 
 def compare(a: str, b: str) -> Comparison:
