@@ -150,18 +150,67 @@ def test_memories_are_searchable_through_fts(conn: sqlite3.Connection, config: C
 def test_same_key_updates_in_place(conn: sqlite3.Connection, config: Config) -> None:
     first = run(conn, config, "# Zstd level\nCaptures use zstd level 10 for the ratio.")
     second = run(
-        conn, config, "# Zstd level\nCaptures now use zstd level 12; 10 was too weak.", now=T0 + 60
+        conn, config, "# Zstd level\nCaptures use zstd level 10 for their ratio.\n"
+        "Level 12 was too slow for the drainer.", now=T0 + 60
     )
     assert actions(second) == ["updated"]
     assert second.notes[0].id == first.notes[0].id
     found = memory.get(conn, first.notes[0].id or 0)
     assert found is not None
-    assert "level 12" in found.body and found.updated_at == T0 + 60 and found.corroborations == 0
+    assert "Level 12" in found.body and found.updated_at == T0 + 60 and found.corroborations == 0
     assert [r.action for r in memory.provenance(conn, found.id)] == ["created", "updated"]
     # FTS follows the update: the old wording is gone, the new one found.
     match = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
-    assert conn.execute(match, ("ratio",)).fetchone()[0] == 0
-    assert conn.execute(match, ("weak",)).fetchone()[0] == 1
+    assert conn.execute(match, ('"the ratio"',)).fetchone()[0] == 0
+    assert conn.execute(match, ("drainer",)).fetchone()[0] == 1
+
+
+def test_a_reworded_note_under_the_same_key_updates_in_place(
+    conn: sqlite3.Connection, config: Config
+) -> None:
+    first = run(
+        conn, config, "## Decision\nWe chose SQLite for the local store: a single file, no server."
+    )
+    second = run(
+        conn, config, "## Decision\nSQLite was picked for the local store because it is a "
+        "single file with no server.", now=T0 + 60,
+    )
+    assert actions(second) == ["updated"] and second.notes[0].id == first.notes[0].id
+    assert len(memory.list_memories(conn, "api")) == 1
+
+
+def test_a_different_fact_under_the_same_key_gets_a_key_of_its_own(
+    conn: sqlite3.Connection, config: Config
+) -> None:
+    first = run(conn, config, "## Decision\nUse Postgres for the session store.")
+    second = run(conn, config, "## Decision\nDeploys happen on Tuesdays after the standup.",
+                 now=T0 + 60)
+    assert actions(second) == ["created"]
+    [note] = second.notes
+    assert note.id != first.notes[0].id
+    assert note.key.startswith("decision-") and note.key != first.notes[0].key
+    kept = memory.get(conn, first.notes[0].id or 0)
+    assert kept is not None and kept.body.endswith("Use Postgres for the session store.")
+    assert [r.action for r in memory.provenance(conn, kept.id)] == ["created"]
+    # Captured again later, the second fact lands on its own key, not on the first.
+    again = run(conn, config, "## Decision\nDeploys happen on Tuesdays after the standup.",
+                now=T0 + DUPLICATE_WINDOW_SECS + 120)
+    assert actions(again) == ["updated"]
+    assert (again.notes[0].id, again.notes[0].key) == (note.id, note.key)
+    assert len(memory.list_memories(conn, "api")) == 2
+
+
+def test_a_new_value_under_the_same_key_does_not_overwrite_the_old(
+    conn: sqlite3.Connection, config: Config
+) -> None:
+    first = run(conn, config, "# Zstd level\nCaptures use zstd level 10 for the ratio.")
+    second = run(conn, config, "# Zstd level\nCaptures use zstd level 12 for the ratio.",
+                 now=T0 + 60)
+    assert actions(second) == ["created"] and second.notes[0].key != first.notes[0].key
+    assert sorted(m.body[-32:] for m in memory.list_memories(conn, "api")) == [
+        "use zstd level 10 for the ratio.",
+        "use zstd level 12 for the ratio.",
+    ]
 
 
 def test_an_exact_recapture_within_fifteen_minutes_is_skipped(
@@ -198,12 +247,28 @@ def test_a_repeated_key_within_one_payload_keeps_the_first(
         conn,
         config,
         "# Cache key\nIncludes the lock file hash.\n\n"
-        "# Cache key\nIncludes the Python version instead.\n",
+        "# Cache key\nIt includes the hash of the lock file.\n",
     )
     assert actions(report) == ["created", "skipped"]
     assert report.notes[1].id == report.notes[0].id
     found = memory.get(conn, report.notes[0].id or 0)
     assert found is not None and "lock file hash" in found.body
+
+
+def test_different_facts_under_one_heading_in_one_payload_are_all_kept(
+    conn: sqlite3.Connection, config: Config
+) -> None:
+    report = run(
+        conn,
+        config,
+        "## Decision\nUse Postgres for the session store.\n\n"
+        "## Decision\nDeploys happen on Tuesdays after the standup.\n\n"
+        "## Decision\nDeploys happen on Tuesdays after the standup.\n",
+    )
+    assert actions(report) == ["created", "created", "skipped"]
+    assert len({n.key for n in report.notes}) == 2
+    assert report.notes[2].id == report.notes[1].id
+    assert len(memory.list_memories(conn, "api")) == 2
 
 
 # near-duplicates ------------------------------------------------------------------------------
@@ -262,6 +327,32 @@ def test_a_correction_in_one_slot_is_not_merged_into_the_old_fact(
     assert sorted(m.body for m in memory.list_memories(conn, "api")) == [
         "Staging uses the eu-west-1 region for all buckets",
         "Staging uses the us-east-1 region for all buckets",
+    ]
+
+
+def test_the_readme_report_example(conn: sqlite3.Connection, config: Config) -> None:
+    run(
+        conn,
+        config,
+        "Decision: captures use zstd level 10 for the ratio.\n\n"
+        "The flaky upload test failed because two workers shared one temp directory.",
+    )
+    report = run(
+        conn,
+        config,
+        "Decision: captures use zstd level 10 for the ratio.\n"
+        "Level 19 was too slow for the drainer.\n\n"
+        "Upload test flakiness: two workers were sharing a single temp directory.\n\n"
+        "The CDN cached the API response for 10 minutes.\n\nok",
+        now=T0 + 60,
+    ).as_dict()
+    assert {k: report[k] for k in ("captured", "created", "updated", "merged", "candidates")} == {
+        "captured": 3, "created": 1, "updated": 1, "merged": 1, "candidates": 1,
+    }
+    assert [(n["id"], n["key"], n["action"]) for n in report["notes"]] == [  # type: ignore[attr-defined]
+        (1, "decision-captures-use-zstd-level-10-for-the-ratio", "updated"),
+        (2, "the-flaky-upload-test-failed-because-two-workers-shared-f5f60dd9", "merged"),
+        (3, "the-cdn-cached-the-api-response-for-10-minutes", "created"),
     ]
 
 
@@ -373,14 +464,14 @@ def test_dry_run_writes_nothing_and_reports_the_same_actions(
     )
     payload = (
         # updated:
-        "# Zstd level\nCaptures use zstd level 12 now.\n\n"
+        "# Zstd level\nCaptures use zstd level 10 for the ratio; 19 was too slow.\n\n"
         # merged:
         "# Flakiness\nUpload test flakiness: two workers were sharing a single temp directory.\n\n"
         # created:
         "# New fact\nThe CDN cached the API response for 10 minutes.\n\n"
         # merged into the memory just created:
         "# Same fact again\nThe API response was cached by the CDN for 10 minutes.\n\n"
-        "# New fact\nA repeated key keeps the first note.\n"
+        "# New fact\nThe CDN cached the API response for ten minutes.\n"
     )  # skipped
     before = table_counts(conn)
     dry = run(conn, config, payload, dry_run=True, now=T0 + 60)
@@ -486,6 +577,22 @@ def test_passive_skips_the_same_items_within_fifteen_minutes(
     later = run(conn, config, text, passive=True, now=T0 + DUPLICATE_WINDOW_SECS + 1)
     assert later.passive_counts() == {"saved": 2, "skipped": 0, "total": 2}  # updated in place
     assert len(memory.list_memories(conn)) == 2
+
+
+def test_passive_items_that_start_alike_are_different_memories(
+    conn: sqlite3.Connection, config: Config
+) -> None:
+    # The same first 50 characters, different facts: the title is shared, the key is not.
+    start = "Always pin the exact version of ruff in the CI config"
+    first = run(conn, config, f"## Key Learnings\n- {start}, new rules break builds\n",
+                passive=True)
+    assert first.passive_counts() == {"saved": 1, "skipped": 0, "total": 1}
+    second = run(conn, config, f"## Key Learnings\n- {start} and in pre-commit hooks\n"
+                 f"- {start} of the docs repository\n", passive=True, now=T0 + 60)
+    assert second.passive_counts() == {"saved": 2, "skipped": 0, "total": 2}
+    saved = memory.list_memories(conn, "api")
+    assert len(saved) == 3 and len({m.key for m in saved}) == 3
+    assert len({m.summary for m in saved}) == 1
 
 
 def test_passive_takes_only_learnings_sections(conn: sqlite3.Connection, config: Config) -> None:

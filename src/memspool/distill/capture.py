@@ -14,6 +14,12 @@ For each note, in payload order, up to the cap:
    old one said, and more);
 5. else ``created`` as provisional memory (layer buffer, importance 0.6).
 
+A key says which memory a note revises only when the texts are one fact (a
+rewording, or the old text with more said): a first line is often a generic
+heading ("## Decision"), and a different fact under it must not overwrite or
+be skipped for the one already there. Such a note takes a key of its own
+(:func:`~memspool.distill.keys.distinct_key`) in steps 1 and 3.
+
 Every save adds provenance (session, source, capture id, text hash). All
 writes of one call commit together; a dry run does the same work inside a
 transaction it rolls back, so it reports exactly the actions a real run
@@ -31,7 +37,7 @@ from typing import Final
 
 from memspool import memory
 from memspool.config import Config
-from memspool.distill.keys import text_hash
+from memspool.distill.keys import distinct_key, text_hash
 from memspool.distill.llm import LlmError, LlmOptions, distill_with_llm
 from memspool.distill.note import Note
 from memspool.distill.similarity import (
@@ -148,7 +154,8 @@ class _Context:
     now: float
     dry_run: bool
     report: CaptureReport
-    seen_keys: dict[str, int | None] = dataclasses.field(default_factory=dict)
+    #: Keys this payload's notes landed on: the memory's id and the first note's text.
+    seen_keys: dict[str, tuple[int, str]] = dataclasses.field(default_factory=dict)
     created_ids: set[int] = dataclasses.field(default_factory=set)
 
     def shown_id(self, memory_id: int) -> int | None:
@@ -202,23 +209,36 @@ def _landed(ctx: _Context, found: memory.Memory, action: str) -> NoteOutcome:
                        summary=found.summary, action=action)
 
 
+def _revises(old: str, new: str) -> bool:
+    """True when ``new`` is the fact ``old`` holds: reworded, or all of it and more."""
+    return compare(old, new).duplicate or adds_detail(old, new)
+
+
 def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
     key = note.key
-    if key in ctx.seen_keys:
-        first = ctx.seen_keys[key]
-        return NoteOutcome(id=None if first is None else ctx.shown_id(first), key=key,
-                           type=note.type, summary=note.summary, action=SKIPPED)
+    seen = ctx.seen_keys.get(key)
+    if seen is not None and not _revises(seen[1], note.body):
+        key = distinct_key(key, note.body)  # another fact under a key used in this payload
+        seen = ctx.seen_keys.get(key)
+    if seen is not None:
+        return NoteOutcome(id=ctx.shown_id(seen[0]), key=key, type=note.type,
+                           summary=note.summary, action=SKIPPED)
     recent = memory.recent_save(ctx.conn, ctx.project, text_hash(note.body),
                                 ctx.now - DUPLICATE_WINDOW_SECS)
     if recent is not None:
-        ctx.seen_keys[key] = recent.id
+        ctx.seen_keys[key] = (recent.id, note.body)
         return _landed(ctx, recent, SKIPPED)
     existing = memory.get_by_key(ctx.conn, ctx.project, key)
+    if existing is not None and not _revises(existing.body, note.body):
+        # Another fact under the same key: it gets its own key, where this text
+        # lands again when it is re-captured.
+        key = distinct_key(key, note.body)
+        existing = memory.get_by_key(ctx.conn, ctx.project, key)
     if existing is not None:
         memory.update_in_place(ctx.conn, existing, type=note.type, summary=note.summary,
                                body=note.body, terms=index_terms(note.body), at=ctx.now)
         _save(ctx, existing.id, UPDATED, note)
-        ctx.seen_keys[key] = existing.id
+        ctx.seen_keys[key] = (existing.id, note.body)
         return NoteOutcome(id=ctx.shown_id(existing.id), key=key, type=note.type,
                            summary=note.summary, action=UPDATED)
     found = memory.candidates(ctx.conn, ctx.project, query_terms(note.body),
@@ -231,14 +251,14 @@ def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
                                body=note.body if richer else None,
                                terms=index_terms(note.body) if richer else ())
             _save(ctx, candidate.id, MERGED, note)
-            ctx.seen_keys[key] = candidate.id
+            ctx.seen_keys[key] = (candidate.id, note.body)
             return _landed(ctx, candidate, MERGED)
     memory_id = memory.insert(ctx.conn, project=ctx.project, key=key, type=note.type,
                               summary=note.summary, body=note.body,
                               terms=index_terms(note.body), at=ctx.now)
     ctx.created_ids.add(memory_id)
     _save(ctx, memory_id, CREATED, note)
-    ctx.seen_keys[key] = memory_id
+    ctx.seen_keys[key] = (memory_id, note.body)
     return NoteOutcome(id=ctx.shown_id(memory_id), key=key, type=note.type,
                        summary=note.summary, action=CREATED)
 

@@ -1,8 +1,11 @@
 """Summary lines, keys and normalized text of a note.
 
 A note's key is its identity inside a project: the same key updates the
-memory in place. It is a slug of the summary line, so a re-capture whose
-first line is unchanged lands on the same memory however its body changed.
+memory in place when the new text revises the same fact. It is a slug of the
+summary line, so a re-capture whose first line is unchanged lands on the same
+memory. A first line is often a generic heading ("## Decision"), so a
+different fact under the same key gets :func:`distinct_key` instead of
+overwriting the memory that holds the key.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Final
 __all__ = [
     "KEY_CHARS",
     "SUMMARY_CHARS",
+    "distinct_key",
     "normalized_text",
     "note_key",
     "summary_line",
@@ -90,4 +94,15 @@ def note_key(summary: str) -> str:
         return slug
     digest = hashlib.sha256(slug.encode("ascii")).hexdigest()[:KEY_HASH_CHARS]
     head = slug[: KEY_CHARS - KEY_HASH_CHARS - 1].rstrip("-")
+    return f"{head}-{digest}"
+
+
+def distinct_key(key: str, text: str) -> str:
+    """``key`` made unique to ``text``: a short hash of the normalized text appended.
+
+    The same text always gets the same distinct key, so re-capturing it lands
+    on the memory it created; the result still has at most 64 characters.
+    """
+    digest = text_hash(text)[:KEY_HASH_CHARS]
+    head = key[: KEY_CHARS - KEY_HASH_CHARS - 1].rstrip("-")
     return f"{head}-{digest}"

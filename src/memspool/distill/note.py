@@ -16,15 +16,19 @@ PASSIVE_TITLE_CHARS: Final = 50
 
 @dataclasses.dataclass(frozen=True)
 class Note:
-    """One distilled fact: its type, its summary line and its full text."""
+    """One distilled fact: its type, its summary line and its full text.
+
+    ``key_text`` is what the key is a slug of when it is not the summary.
+    """
 
     type: str
     summary: str
     body: str
+    key_text: str = ""
 
     @property
     def key(self) -> str:
-        return note_key(self.summary)
+        return note_key(self.key_text or self.summary)
 
     @classmethod
     def from_text(cls, text: str) -> Note:
@@ -33,5 +37,7 @@ class Note:
 
     @classmethod
     def passive(cls, item: str) -> Note:
-        """A learnings item saved by ``--passive``."""
-        return cls(type=PASSIVE, summary=title(item, PASSIVE_TITLE_CHARS), body=item)
+        """A learnings item saved by ``--passive``: titled by its first 50 characters, keyed
+        by all of them, so two items that start alike are two memories."""
+        return cls(type=PASSIVE, summary=title(item, PASSIVE_TITLE_CHARS), body=item,
+                   key_text=title(item, len(item)))
