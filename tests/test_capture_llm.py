@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import sqlite3
@@ -382,6 +383,61 @@ def test_a_trickling_server_meets_the_overall_deadline(
     )
     assert time.monotonic() - started < SLOW_SECS
     assert_fell_back(report, f"within {TIMEOUT_SECS:g} s")
+
+
+@pytest.fixture
+def trickler() -> Iterator[Callable[[bytes], str]]:
+    """A raw server on 127.0.0.1 that sends ``head`` one byte every 0.1 s (far past the
+    timeout: each byte would restart a socket timeout), then a good answer."""
+    stop = threading.Event()
+    started: list[tuple[socket.socket, threading.Thread]] = []
+
+    def start(head: bytes) -> str:
+        listener = socket.create_server(("127.0.0.1", 0))
+
+        def serve() -> None:
+            client, _ = listener.accept()
+            with client:
+                client.recv(65536)
+                for byte in head:
+                    if stop.wait(0.1):
+                        return
+                    try:
+                        client.sendall(bytes([byte]))
+                    except OSError:
+                        return  # the client gave up: what the test wants
+                answer = json.dumps({"response": json.dumps({"notes": GOOD_NOTES})}).encode()
+                with contextlib.suppress(OSError):
+                    client.sendall(b"Content-Length: %d\r\n\r\n%s" % (len(answer), answer))
+
+        thread = threading.Thread(target=serve)
+        thread.start()
+        started.append((listener, thread))
+        return f"http://127.0.0.1:{listener.getsockname()[1]}/api/generate"
+
+    yield start
+    stop.set()
+    for listener, thread in started:
+        thread.join()
+        listener.close()
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        pytest.param(b"HTTP/1.1 200 " + b"O" * 120 + b"\r\n", id="status-line"),
+        pytest.param(b"HTTP/1.1 200 OK\r\nX-Slow: " + b"y" * 150 + b"\r\n", id="headers"),
+    ],
+)
+def test_a_server_trickling_its_head_meets_the_overall_deadline(
+    trickler: Callable[[bytes], str], conn: sqlite3.Connection, config: Config, head: bytes
+) -> None:
+    assert len(head) * 0.1 > SLOW_SECS  # the whole head takes longer than SLOW_SECS
+    endpoint = trickler(head)
+    started = time.monotonic()
+    report = run(conn, config, LlmOptions(endpoint=endpoint, timeout_secs=TIMEOUT_SECS))
+    assert time.monotonic() - started < SLOW_SECS
+    assert_fell_back(report, f"timed out: no complete answer from {endpoint} within 0.5 s")
 
 
 def test_the_timeout_comes_from_the_environment(
