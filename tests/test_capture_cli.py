@@ -151,8 +151,19 @@ def test_max_entities_lowers_never_raises(home: Path) -> None:
     _, high, _ = cli(home, "--dry-run", "--project", "api", "--max-entities", "99", stdin=payload)
     assert (low["created"], low["dropped"]) == (3, 22)
     assert (high["created"], high["dropped"]) == (20, 5)
-    code, report, err = cli(home, "--max-entities", "0", stdin=payload)
-    assert code == 2 and report is None and "at least 1" in err
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "three", "2.5", ""])
+def test_a_bad_max_entities_is_a_json_error(home: Path, value: str) -> None:
+    code, report, err = cli(home, "--project", "api", f"--max-entities={value}",
+                            stdin=b"A note that is never captured.")
+    assert code == 1 and err == ""
+    assert report == {
+        "ok": False,
+        "error": f"--max-entities must be a whole number from 1 to 20 (larger values mean 20), "
+                 f"got {value!r}.",
+    }
+    assert not (home / "memspool.db").exists()  # refused before the store is opened
 
 
 @pytest.mark.parametrize(

@@ -60,18 +60,36 @@ def _fail(message: str) -> int:
     return 1
 
 
+def _max_entities(value: str | None) -> int | None:
+    # Checked here rather than by argparse, so a bad value is a failed capture
+    # like any other: exit 1 with {"ok": false, "error": ...} on stdout.
+    if value is None:
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise PayloadError(
+            f"--max-entities must be a whole number from 1 to {MAX_NOTES} (larger values mean "
+            f"{MAX_NOTES}), got {value!r}."
+        )
+    return number
+
+
 def _run(args: argparse.Namespace) -> int:
     llm = None
     if args.llm or args.llm_endpoint or args.llm_model:
         llm = LlmOptions(endpoint=args.llm_endpoint or "", model=args.llm_model or "")
     try:
+        max_entities = _max_entities(args.max_entities)
         text = _payload(args)
         config = load_config(Path(args.home) if args.home else None)
         conn = connect(config)
         try:
             report = capture(
                 text, config=config, conn=conn, project=args.project, session=args.session,
-                source=args.source, dry_run=args.dry_run, max_entities=args.max_entities,
+                source=args.source, dry_run=args.dry_run, max_entities=max_entities,
                 passive=args.passive, llm=llm,
             )
         finally:
@@ -80,16 +98,6 @@ def _run(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     sys.stdout.write(report.to_json() + "\n")
     return 0
-
-
-def _positive(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
-    return number
 
 
 def register(sub: Any) -> None:
@@ -103,7 +111,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--source", metavar="SRC", help="source for provenance (default: manual)")
     parser.add_argument("--dry-run", action="store_true",
                         help="report what would happen and write nothing")
-    parser.add_argument("--max-entities", metavar="N", type=_positive, default=None,
+    parser.add_argument("--max-entities", metavar="N", default=None,
                         help=f"at most N notes (can lower the cap of {MAX_NOTES}, never raise it)")
     modes = parser.add_mutually_exclusive_group()
     modes.add_argument("--passive", action="store_true",
