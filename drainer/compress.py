@@ -42,13 +42,19 @@ _SYSTEM_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>\s*", re.S
 
 
 class Kept:
-    """The outcome of one record: its text (``None`` if dropped) and why."""
+    """The outcome of one record: its text (``None`` if dropped) and why.
 
-    __slots__ = ("text", "verdict")
+    ``redactions`` counts secrets already replaced in clipped tool lines
+    (they are redacted before the clip); the rest of the text is redacted
+    later, with the whole entry.
+    """
 
-    def __init__(self, text: str | None, verdict: str) -> None:
+    __slots__ = ("redactions", "text", "verdict")
+
+    def __init__(self, text: str | None, verdict: str, redactions: int = 0) -> None:
         self.text = text
         self.verdict = verdict  # "kept", "dropped" or "unknown"
+        self.redactions = redactions
 
 
 _DROPPED: Final = Kept(None, "dropped")
@@ -69,14 +75,16 @@ def _clean(text: str) -> str:
     return text.strip()
 
 
-def _clip(text: str, limit: int) -> str:
+def _clip(text: str, limit: int, tally: list[int]) -> str:
     # Redact before clipping: a secret cut in half by the clip would no
     # longer match its rule, and its first half would reach the store.
-    text = " ".join(redact(text)[0].split())
+    clean, counts = redact(text)
+    tally.append(sum(counts.values()))
+    text = " ".join(clean.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _tool_line(block: dict[str, Any]) -> str:
+def _tool_line(block: dict[str, Any], tally: list[int]) -> str:
     name = block.get("name")
     name = name if isinstance(name, str) and name else "?"
     tool_input = block.get("input")
@@ -92,7 +100,7 @@ def _tool_line(block: dict[str, Any]) -> str:
                 summary = orjson.dumps(tool_input).decode("utf-8", "replace")
     elif tool_input is not None:
         summary = str(tool_input)
-    return f"[tool {_clip(name, 60)}] {_clip(summary, TOOL_INPUT_CLIP)}".rstrip()
+    return f"[tool {_clip(name, 60, tally)}] {_clip(summary, TOOL_INPUT_CLIP, tally)}".rstrip()
 
 
 def _result_text(content: Any) -> str:
@@ -119,6 +127,7 @@ def _user(record: dict[str, Any], label: str) -> Kept:  # noqa: PLR0911, PLR0912
     if not isinstance(content, list):
         return _UNKNOWN
     parts: list[str] = []
+    tally: list[int] = []
     for block in content:
         if not isinstance(block, dict):
             continue
@@ -132,13 +141,13 @@ def _user(record: dict[str, Any], label: str) -> Kept:  # noqa: PLR0911, PLR0912
         elif kind == "document":
             parts.append("[document]")
         elif kind == "tool_result" and block.get("is_error"):
-            head = _clip(_clean(_result_text(block.get("content"))), TOOL_ERROR_CLIP)
+            head = _clip(_clean(_result_text(block.get("content"))), TOOL_ERROR_CLIP, tally)
             parts.append(f"[tool error] {head}")
     if not parts:
         return _DROPPED
     if all(p.startswith("[tool error]") for p in parts):
-        return Kept("\n".join(parts), "kept")
-    return Kept(f"[{label}] " + "\n".join(parts), "kept")
+        return Kept("\n".join(parts), "kept", sum(tally))
+    return Kept(f"[{label}] " + "\n".join(parts), "kept", sum(tally))
 
 
 def _assistant(record: dict[str, Any], label: str) -> Kept:
@@ -150,6 +159,7 @@ def _assistant(record: dict[str, Any], label: str) -> Kept:
     if not isinstance(content, list):
         return _UNKNOWN
     parts: list[str] = []
+    tally: list[int] = []
     for block in content:
         if not isinstance(block, dict):
             continue
@@ -163,8 +173,8 @@ def _assistant(record: dict[str, Any], label: str) -> Kept:
             if text:
                 parts.append(f"[thinking] {text}")
         elif kind == "tool_use":
-            parts.append(_tool_line(block))
-    return Kept("\n".join(parts), "kept") if parts else _DROPPED
+            parts.append(_tool_line(block, tally))
+    return Kept("\n".join(parts), "kept", sum(tally)) if parts else _DROPPED
 
 
 def compress_record(record: Any, *, mark_sidechain: bool = True) -> Kept:  # noqa: PLR0911
@@ -179,6 +189,8 @@ def compress_record(record: Any, *, mark_sidechain: bool = True) -> Kept:  # noq
     if not isinstance(record, dict):
         return _UNKNOWN
     kind = record.get("type")
+    if not isinstance(kind, str):  # a list or object here must not reach the set lookups
+        return _UNKNOWN
     sidechain = "subagent " if mark_sidechain and record.get("isSidechain") is True else ""
     if kind == "user":
         return _user(record, f"{sidechain}user")

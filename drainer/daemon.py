@@ -30,7 +30,7 @@ from memspool.config import Config, ensure_private_dir, private_umask
 from memspool.drainer.payload import Request, check_transcript_path, parse_payload
 from memspool.drainer.ship import Target, hold, load_cursor, mark_missing, ship
 from memspool.drainer.transcript import slice_transcript
-from memspool.errors import MemspoolError, TranscriptError
+from memspool.errors import TranscriptError
 from memspool.project import project_name
 from memspool.redact import redact
 from memspool.spool import Position, Spool
@@ -51,10 +51,10 @@ PID_NAME: Final = "drainer.pid"
 #: Transcripts a drainer keeps watching for late lines; a session rarely has
 #: more than a few subagents, and a watch daemon sees sessions come and go.
 MAX_TOUCHED: Final = 256
-#: What one transcript can raise without stopping the other transcripts of a
-#: pass. A store error (sqlite3.Error) is not among them: it aborts the pass
-#: before the spool checkpoint moves, so every frame is read again later.
-_TARGET_ERRORS: Final = (MemspoolError, OSError, ValueError, RuntimeError)
+#: Lines written this soon after a PreCompact or SessionEnd hook belong to
+#: that turn and ship without waiting for the size floor. Claude Code writes
+#: its transcript a moment after the hook fires; ten seconds covers the lag.
+LATE_FORCE_SECS: Final = 10.0
 
 log = logging.getLogger("memspool.drainer")
 
@@ -152,7 +152,7 @@ class Drainer:
         #: Targets drained by this process, with their last event, whether it
         #: forced a flush, and the size last read, so a lingering drainer (or
         #: the watch daemon) picks up lines Claude Code writes after the hook.
-        self.touched: dict[Path, tuple[Target, str, bool, int]] = {}
+        self.touched: dict[Path, tuple[Target, str, float | None, int]] = {}
 
     # -- life cycle ---------------------------------------------------------
 
@@ -258,11 +258,29 @@ class Drainer:
                               project_name(request.cwd))]
         for target in targets:
             preamble = request.instructions if target.agent_id is None else None
-            try:
-                result.add(self.drain_target(target, request.event, request.forced, now, preamble))
-            except _TARGET_ERRORS as exc:
-                self._error(f"session {target.session_id}: {target.path}: {exc}")
+            result.add(self._drain_safely(target, request.event, request.forced, now,
+                                          preamble=preamble))
         return result
+
+    def _drain_safely(self, target: Target, event: str, forced: bool, now: float, *,
+                      preamble: list[tuple[str, str]] | None = None,
+                      forced_since: float | None = None) -> PassResult:
+        """:meth:`drain_target`, with one transcript's failure kept to itself.
+
+        Anything but a store error is logged and the transcript marked for a
+        retry (its frame is consumed, so nothing else would bring it back); a
+        store error aborts the pass before the spool checkpoint moves.
+        """
+        try:
+            return self.drain_target(target, event, forced, now, preamble,
+                                     forced_since=forced_since)
+        except sqlite3.Error:
+            raise
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            self._error(f"session {target.session_id}: {target.path}: {exc}")
+            mark_missing(self.conn, target, load_cursor(self.conn, target.path),
+                         event=event, now=now)
+            return PassResult()
 
     def _ship_preamble_alone(self, target: Target, preamble: list[tuple[str, str]] | None,
                              event: str, now: float) -> int:
@@ -286,8 +304,14 @@ class Drainer:
         forced: bool,
         now: float,
         preamble: list[tuple[str, str]] | None = None,
+        *,
+        forced_since: float | None = None,
     ) -> PassResult:
-        """Capture what is new in one transcript since its cursor."""
+        """Capture what is new in one transcript since its cursor.
+
+        ``forced_since`` is when the forcing hook (PreCompact, SessionEnd)
+        came, for lines drained after it (see :meth:`drain_grown`).
+        """
         result = PassResult()
         cursor = load_cursor(self.conn, target.path)
         try:
@@ -320,7 +344,9 @@ class Drainer:
                             "skipping records already captured",
                             target.session_id, target.path, offset, st.st_size)
                 offset = 0
-            self._touch(target, event, forced, st.st_size)
+            if forced and forced_since is None:
+                forced_since = now
+            self._touch(target, event, forced_since if forced else None, st.st_size)
             # The stored cursor already says exactly where this file stands.
             settled = (
                 cursor is not None and cursor.offset == offset and cursor.missing_since is None
@@ -379,43 +405,38 @@ class Drainer:
             expired = row["held_since"] is not None
             if row["missing_since"] is not None and not target.path.exists():
                 continue
-            try:
-                result.add(self.drain_target(target, "held-expired" if expired else "retry",
-                                             expired, now))
-            except _TARGET_ERRORS as exc:
-                self._error(f"session {target.session_id}: {target.path}: {exc}")
+            result.add(self._drain_safely(target, "held-expired" if expired else "retry",
+                                          expired, now))
         return result
 
     def drain_grown(self, now: float | None = None) -> PassResult:
         """Drain the transcripts that grew after this process last read them."""
         now = time.time() if now is None else now
         result = PassResult()
-        for target, event, forced in self.grown_targets():
-            try:
-                result.add(self.drain_target(target, event, forced, now))
-            except _TARGET_ERRORS as exc:
-                self._error(f"session {target.session_id}: {target.path}: {exc}")
+        for target, event, forced_since in self.grown_targets():
+            # Lines that follow a PreCompact or SessionEnd closely are the end
+            # of that turn: forced out too. Later growth is an ordinary turn.
+            forced = forced_since is not None and now - forced_since <= LATE_FORCE_SECS
+            result.add(self._drain_safely(target, event, forced, now,
+                                          forced_since=forced_since if forced else None))
         return result
 
-    def _touch(self, target: Target, event: str, forced: bool, size: int) -> None:
+    def _touch(self, target: Target, event: str, forced_since: float | None, size: int) -> None:
         # Most recent last; the oldest are forgotten past the limit, so a
         # long-running watch daemon does not grow with every session it saw.
         self.touched.pop(target.path, None)
-        self.touched[target.path] = (target, event, forced, size)
+        self.touched[target.path] = (target, event, forced_since, size)
         while len(self.touched) > MAX_TOUCHED:
             del self.touched[next(iter(self.touched))]
 
-    def grown_targets(self) -> list[tuple[Target, str, bool]]:
-        """Transcripts this process drained that have grown since, with their last event.
-
-        Lines Claude Code writes after a PreCompact or SessionEnd hook are
-        drained as forced too, so they are not held back by the size floor.
-        """
+    def grown_targets(self) -> list[tuple[Target, str, float | None]]:
+        """Transcripts this process drained that have grown since: each with its
+        last event and when a forcing hook last came (``None`` if none did)."""
         grown = []
-        for path, (target, event, forced, size) in list(self.touched.items()):
+        for path, (target, event, forced_since, size) in list(self.touched.items()):
             try:
                 if path.stat().st_size != size:
-                    grown.append((target, event, forced))
+                    grown.append((target, event, forced_since))
             except OSError:
                 continue
         return grown

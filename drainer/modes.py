@@ -27,6 +27,7 @@ from memspool.drainer.daemon import (
     setup_logging,
 )
 from memspool.errors import MemspoolError
+from memspool.spool import ACTIVE_NAME
 
 __all__ = ["main", "run_detached", "run_once", "run_resume", "run_watch"]
 
@@ -190,8 +191,17 @@ def run_watch(config: Config) -> int:
     install_signal_handlers(drainer, wake)
 
     class Waker(FileSystemEventHandler):
-        def on_any_event(self, event: FileSystemEvent) -> None:
-            wake.set()
+        # Only a hook's append (or a new active segment) is news. The pass's
+        # own reads and renames (checkpoint, sealing) must not wake it again.
+        def on_created(self, event: FileSystemEvent) -> None:
+            self._check(event)
+
+        def on_modified(self, event: FileSystemEvent) -> None:
+            self._check(event)
+
+        def _check(self, event: FileSystemEvent) -> None:
+            if Path(os.fsdecode(event.src_path)).name == ACTIVE_NAME:
+                wake.set()
 
     observer = Observer()
     observer.schedule(Waker(), str(config.spool_dir), recursive=False)

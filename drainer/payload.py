@@ -17,6 +17,7 @@ from typing import Any, Final
 import orjson
 
 from memspool.errors import PayloadError, TranscriptError
+from memspool.redact import redact
 
 __all__ = ["FORCING_EVENTS", "Request", "check_transcript_path", "parse_payload"]
 
@@ -24,6 +25,10 @@ __all__ = ["FORCING_EVENTS", "Request", "check_transcript_path", "parse_payload"
 #: to be compacted, or the session is over.
 FORCING_EVENTS: Final = frozenset({"PreCompact", "SessionEnd"})
 KNOWN_EVENTS: Final = frozenset({"Stop", "SubagentStop", "PreCompact", "SessionEnd"})
+#: An error message quotes this much of a bad payload, taken from this much
+#: of its start (enough for any secret that crosses the quoted part).
+EXCERPT_CHARS: Final = 80
+EXCERPT_SOURCE_BYTES: Final = 4096
 _ID_SHAPE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
@@ -45,6 +50,13 @@ class Request:
         self.cwd = later.cwd or self.cwd
         self.agent_transcripts |= later.agent_transcripts
         self.instructions.extend(later.instructions)
+
+
+def _excerpt(payload: bytes) -> str:
+    """The start of a bad payload for an error message: redacted, then clipped
+    (clipping first could cut a secret out of reach of its rule)."""
+    text = redact(payload[:EXCERPT_SOURCE_BYTES].decode("utf-8", "replace"))[0]
+    return repr(text[:EXCERPT_CHARS])
 
 
 def check_transcript_path(raw: object, roots: tuple[Path, ...]) -> Path:
@@ -77,9 +89,9 @@ def parse_payload(payload: bytes, time_ns: int, roots: tuple[Path, ...]) -> Requ
     try:
         data: Any = orjson.loads(payload)
     except orjson.JSONDecodeError as exc:
-        raise PayloadError(f"hook payload is not JSON ({exc}): {payload[:80]!r}") from None
+        raise PayloadError(f"hook payload is not JSON ({exc}): {_excerpt(payload)}") from None
     if not isinstance(data, dict):
-        raise PayloadError(f"hook payload is not a JSON object: {payload[:80]!r}")
+        raise PayloadError(f"hook payload is not a JSON object: {_excerpt(payload)}")
     session_id = data.get("session_id")
     if not isinstance(session_id, str) or not _ID_SHAPE.fullmatch(session_id):
         raise PayloadError(f"hook payload has no usable session_id: {session_id!r}")

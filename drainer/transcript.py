@@ -8,6 +8,7 @@ written last line waits for the next drain. A line longer than
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO, Final
@@ -97,9 +98,16 @@ def _parse(line: bytes) -> object:
     except orjson.JSONDecodeError:
         pass
     # A non-UTF-8 byte makes orjson refuse the whole line; keep the rest of it.
+    text = line.decode("utf-8", "replace")
     try:
-        return orjson.loads(line.decode("utf-8", "replace"))
+        return orjson.loads(text)
     except orjson.JSONDecodeError:
+        pass
+    # orjson also refuses an escaped lone surrogate ("\ud83d" cut from its
+    # pair); the stdlib parser accepts it, and the store encodes it as is.
+    try:
+        return json.loads(text)
+    except ValueError:
         return None
 
 
@@ -155,7 +163,7 @@ def pack(entries: list[Entry], start: int, max_chars: int) -> list[Part]:
     return parts
 
 
-def slice_transcript(
+def slice_transcript(  # noqa: PLR0915 - one streaming loop; split, its shared state would scatter
     handle: BinaryIO,
     start: int,
     *,
@@ -179,9 +187,9 @@ def slice_transcript(
     chars = 0
     keys_here: set[str] = set()
 
-    def add(text: str, end: int) -> int:
+    def add(text: str, end: int, found: int = 0) -> int:
         clean, counts = redact(text)
-        entries.append(Entry(clean, end, sum(counts.values())))
+        entries.append(Entry(clean, end, found + sum(counts.values())))
         return len(clean) + len(SEPARATOR)
 
     for key, text in preamble or []:
@@ -205,20 +213,25 @@ def slice_transcript(
             shipment.malformed += 1
             shipment.dropped += 1
             continue
-        kept = compress_record(record, mark_sidechain=mark_sidechain)
+        try:
+            kept = compress_record(record, mark_sidechain=mark_sidechain)
+            key = record_key(record, line) if kept.text is not None else ""  # type: ignore[arg-type]
+        except Exception:  # noqa: BLE001 - a record of a shape nobody foresaw is skipped, not fatal
+            shipment.malformed += 1
+            shipment.dropped += 1
+            continue
         if kept.text is None:
             if kept.verdict == "unknown":
                 shipment.unknown += 1
             else:
                 shipment.dropped += 1
             continue
-        key = record_key(record, line)  # type: ignore[arg-type]
         if key in keys_here or is_seen(key):
             shipment.replayed += 1
             continue
         keys_here.add(key)
         shipment.keys.append(key)
-        chars += add(kept.text, end)
+        chars += add(kept.text, end, kept.redactions)
         if chars >= max_chars:
             shipment.parts = pack(entries, shipment.start, max_chars)
             yield shipment

@@ -502,3 +502,85 @@ def test_lines_written_after_a_forcing_hook_are_not_held_back(drainer: Drainer,
     result = drainer.drain_grown()
     assert result.captures == 1
     assert texts(drainer)[-1] == "[assistant] a short late answer"
+
+
+def test_records_of_unforeseen_shapes_are_skipped_not_fatal(drainer: Drainer,
+                                                            projects: Path) -> None:
+    transcript = projects / f"{SESSION}.jsonl"
+    transcript.write_bytes(
+        b'{"type": ["user"], "uuid": "x1"}\n'
+        b'{"type": {"nested": 1}, "uuid": "x2"}\n'
+        b'{"type": "user", "uuid": ["not", "a", "string"], "message": {"content": "odd uuid '
+        + b"u" * 30 + b'"}}\n'
+        + line("user", "a healthy prompt after odd records " * 15, "u1"))
+    fire(drainer, "Stop", transcript)
+    result = drainer.loop()
+    assert result.captures == 1 and not drainer.spool.has_pending()
+    assert "a healthy prompt" in texts(drainer)[0]
+
+
+def test_an_escaped_lone_surrogate_does_not_lose_the_record(drainer: Drainer,
+                                                            projects: Path) -> None:
+    transcript = projects / f"{SESSION}.jsonl"
+    transcript.write_bytes(b'{"type": "user", "uuid": "u1", "message": {"content": '
+                           b'"DECISION-KEEP-ME: an emoji cut in half \\ud83d ' + b"z" * 400
+                           + b'"}}\n')
+    fire(drainer, "SessionEnd", transcript)
+    drainer.loop()
+    assert "DECISION-KEEP-ME" in texts(drainer)[0]
+
+
+def test_late_lines_are_forced_only_just_after_the_forcing_hook(drainer: Drainer,
+                                                                projects: Path) -> None:
+    transcript = projects / f"{SESSION}.jsonl"
+    transcript.write_bytes(line("user", "the question before compaction " * 15, "u1"))
+    fire(drainer, "PreCompact", transcript)
+    drainer.loop(now=1000.0)
+    with transcript.open("ab") as handle:
+        handle.write(line("assistant", "a late short answer", "a1"))
+    assert drainer.drain_grown(now=1005.0).captures == 1  # the end of the compacted turn
+    with transcript.open("ab") as handle:
+        handle.write(line("user", "a new short turn", "u2"))
+    assert drainer.drain_grown(now=1100.0).captures == 0  # an ordinary turn: held back
+    assert len(texts(drainer)) == 2
+
+
+def test_a_crash_between_captures_and_cursor_stores_neither(
+        drainer: Drainer, projects: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Insert and cursor move are one transaction: a failure in between undoes both."""
+    import memspool.drainer.ship as ship_module
+
+    transcript = projects / f"{SESSION}.jsonl"
+    transcript.write_bytes(SPOTTER.read_bytes())
+    real = ship_module._upsert_cursor
+    calls: list[int] = []
+
+    def crash(*args: object, **kwargs: object) -> None:
+        calls.append(1)
+        if len(calls) == 1:  # the shipment's cursor move fails; the retry marker may land
+            raise RuntimeError("crash after the capture insert")
+        real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ship_module, "_upsert_cursor", crash)
+    fire(drainer, "Stop", transcript)
+    drainer.loop()
+    # The failed shipment was rolled back with its cursor move; the transcript
+    # was marked for a retry, which the same pass ran: one capture, not two.
+    assert "crash after the capture insert" in drainer.config.log_path.read_text()
+    assert len(texts(drainer)) == 1
+    fire(drainer, "Stop", transcript)
+    drainer.loop()
+    assert len(texts(drainer)) == 1
+
+
+def test_secrets_in_tool_lines_are_counted(drainer: Drainer, projects: Path) -> None:
+    token = "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8"
+    record = {"type": "assistant", "uuid": "a1", "message": {"content": [
+        {"type": "tool_use", "name": "Bash", "input": {"command": f"echo {token}"}},
+        {"type": "text", "text": f"I used {token} " + "t" * 400}]}}
+    transcript = projects / f"{SESSION}.jsonl"
+    transcript.write_bytes(json.dumps(record).encode() + b"\n")
+    fire(drainer, "Stop", transcript)
+    drainer.loop()
+    assert texts(drainer)[0].count("[REDACTED:github]") == 2
+    assert rows(drainer)[0]["redactions"] == 2

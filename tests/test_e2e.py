@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from conftest import SPOTTER, payload, run_cli, wait_for
@@ -82,6 +83,16 @@ def test_watch_daemon_drains_on_spool_events(tmp_path: Path, home: Path, project
             wait_for(lambda turn=turn: len(_captures(home)) == turn + 1)
         # the watch daemon held the lock, so no hook spawned a drainer of its own
         assert int((home / "drainer.pid").read_text()) == daemon.pid
+
+        # idle, it does not wake itself up (its own reads of the spool are no news)
+        def last_drain() -> object:
+            return json.loads(run_cli("status", "--json").stdout)["last_drain"]
+
+        settled = last_drain()
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            assert last_drain() == settled
+            time.sleep(0.5)
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(timeout=30) == 0
     finally:
@@ -132,6 +143,8 @@ def test_any_drainer_tidies_up_after_one_that_died(home: Path, projects: Path) -
 
 def test_demo_runs_from_the_bundled_samples(tmp_path: Path) -> None:
     proc = run_cli("demo", "--home", str(tmp_path / "demo"), "--json")
+    for path in [tmp_path / "demo", *(tmp_path / "demo").rglob("*")]:
+        assert path.stat().st_mode & 0o777 == (0o700 if path.is_dir() else 0o600), path
     result = json.loads(proc.stdout)
     assert result["drained"] and result["captures"] >= 3
     assert result["covered"] == result["raw_bytes"]
@@ -200,6 +213,11 @@ def test_errors_that_quote_a_payload_are_redacted(home: Path) -> None:
     status = json.loads(run_cli("status", "--json").stdout)
     assert "not JSON" in status["last_error"] and secret not in status["last_error"]
     assert secret not in (home / "drainer.log").read_text()
+    # a secret across the 80 characters an error quotes: redacted before the cut
+    append(str(home / "spool"), b"x" * 62 + f" here: {secret}".encode())
+    run_cli("drainer", "--once")
+    log = (home / "drainer.log").read_text()
+    assert secret[:10] not in log and "[REDACTED" in log
 
 
 def test_drainer_json_reports_stored_bytes(home: Path, projects: Path) -> None:

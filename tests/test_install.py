@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import REPO, SPOTTER, payload, run_cli, wait_for
 
 from memspool.config import load_config
 from memspool.install import HOOK_EVENTS, HOOK_MARKER, render_unit
@@ -179,3 +179,30 @@ def test_status_says_whether_the_hooks_are_installed(tmp_path: Path,
     assert after["hooks_settings"] == str(tmp_path / "cc" / "settings.json")
     run_cli("uninstall")
     assert json.loads(run_cli("status", "--json").stdout)["hooks_installed"] == []
+
+
+def test_concurrent_installs_leave_a_valid_config(tmp_path: Path, home: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMSPOOL_TRANSCRIPT_ROOTS")
+    procs = [subprocess.Popen([sys.executable, "-m", "memspool", "install", "--settings",
+                               str(tmp_path / f"c{n}" / "settings.json")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+             for n in range(5)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err.decode()
+    roots = load_config().transcript_roots  # parses: the key is there once
+    assert sum((tmp_path / f"c{n}" / "projects") in roots for n in range(5)) >= 1
+
+
+@pytest.mark.skipif(not (REPO / ".venv" / "bin" / "python").exists(),
+                    reason="the plugin runs the clone's .venv, made by the README's set-up")
+def test_the_plugin_hook_is_drained(tmp_path: Path, home: Path, projects: Path) -> None:
+    command = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]["Stop"][0][
+        "hooks"][0]["command"]
+    transcript = projects / "plugin-session.jsonl"
+    transcript.write_bytes(SPOTTER.read_bytes())
+    env = {**os.environ, "CLAUDE_PLUGIN_ROOT": str(REPO)}
+    subprocess.run(["sh", "-c", command], input=payload("Stop", "plugin-session", transcript),
+                   env=env, check=True, timeout=30)
+    wait_for(lambda: json.loads(run_cli("status", "--json").stdout)["captures_total"] == 1)

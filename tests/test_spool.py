@@ -263,3 +263,66 @@ def test_a_clock_stepped_back_does_not_strand_a_segment(tmp_path: Path) -> None:
     assert name is not None and name > future
     assert spool.has_pending()
     assert [f.payload for _, f in spool.read() if f] == [b"new"]
+
+
+def test_a_hook_delayed_between_open_and_lock_still_lands_its_frame(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook opens active.seg, is descheduled, and a seal + read + commit happens
+    before it takes its lock: it must notice and write to the new active segment."""
+    import threading
+    import types
+
+    from memspool.spool import writer
+
+    opened, sealed = threading.Event(), threading.Event()
+
+    def slow_flock(fd: int, operation: int) -> None:
+        if operation == fcntl.LOCK_SH and not sealed.is_set():
+            opened.set()
+            sealed.wait(10)
+        fcntl.flock(fd, operation)
+
+    spool = Spool(tmp_path)
+    append(str(tmp_path), b"first")
+    monkeypatch.setattr(writer, "fcntl", types.SimpleNamespace(flock=slow_flock,
+                                                                LOCK_SH=fcntl.LOCK_SH))
+    hook = threading.Thread(target=writer.append, args=(str(tmp_path), b"late"))
+    hook.start()
+    assert opened.wait(10)
+    spool.seal()
+    items = list(spool.read())
+    spool.commit(items[-1][0])  # the sealed segment is read and deleted
+    # Meanwhile another hook makes a new active.seg (written directly here: the
+    # patched lock would hold this append up too).
+    fd = os.open(tmp_path / "active.seg", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    os.write(fd, encode(b"other"))
+    os.close(fd)
+    sealed.set()
+    hook.join(10)
+    spool.seal()
+    assert [f.payload for _, f in items if f] == [b"first"]
+    assert sorted(f.payload for _, f in spool.read() if f) == [b"late", b"other"]
+
+
+def test_appends_racing_seal_read_and_commit_all_arrive_once(tmp_path: Path) -> None:
+    """Hook processes append while a drainer seals, reads and commits in a loop."""
+    spool = Spool(tmp_path)
+    writer = (
+        "import sys; from memspool.spool.writer import append\n"
+        "for i in range(int(sys.argv[3])): append(sys.argv[1], f'{sys.argv[2]}-{i}'.encode())"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", writer, str(tmp_path), f"w{n}", "300"])
+             for n in range(4)]
+    seen: list[bytes] = []
+    while any(p.poll() is None for p in procs) or spool.has_pending():
+        spool.seal()
+        last = None
+        for position, frame in spool.read():
+            last = position
+            if frame is not None:
+                seen.append(frame.payload)
+        if last is not None:
+            spool.commit(last)
+    assert all(p.wait(timeout=60) == 0 for p in procs)
+    expected = sorted(f"w{n}-{i}".encode() for n in range(4) for i in range(300))
+    assert sorted(seen) == expected

@@ -18,6 +18,8 @@ import tomllib
 from pathlib import Path
 from typing import Any, Final
 
+import filelock
+
 from memspool.config import CONFIG_NAME, Config, ensure_private_dir
 from memspool.errors import SettingsError
 from memspool.hooks import HOOK_SCRIPT
@@ -149,18 +151,36 @@ def _persist_roots(config: Config, roots: list[Path]) -> list[str]:
     refused as outside the roots. An existing setting is never rewritten;
     a root it lacks is reported instead.
     """
-    wanted = list(dict.fromkeys([*config.transcript_roots, *roots]))
+    warnings: list[str] = []
+    wanted: list[Path] = []
+    for root in dict.fromkeys([*config.transcript_roots, *roots]):
+        try:
+            str(root).encode("utf-8")
+        except UnicodeEncodeError:  # TOML holds Unicode text only
+            warnings.append(f"skipped transcript root {root!r}: its name is not valid UTF-8")
+            continue
+        wanted.append(root)
     path = config.home / CONFIG_NAME
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if "transcript_roots" in tomllib.loads(text):
-        missing = [str(r) for r in roots if r not in config.transcript_roots]
-        return [f"{path} sets transcript_roots without {', '.join(missing)}; add it, or "
-                f"transcripts there are not captured"] if missing else []
-    line = f"transcript_roots = {json.dumps([str(r) for r in wanted])}\n"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(("\n" if text and not text.endswith("\n") else "") + line)
-    return []
+    # Two installs at once must not both add the key (TOML refuses a repeat).
+    with filelock.FileLock(config.home / "config.lock", mode=0o600):
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        if "transcript_roots" in tomllib.loads(text):
+            missing = [str(r) for r in roots if r not in config.transcript_roots]
+            if missing:
+                warnings.append(f"{path} sets transcript_roots without {', '.join(missing)}; "
+                                f"add it, or transcripts there are not captured")
+            return warnings
+        # json.dumps writes a valid TOML array of basic strings (same escapes).
+        line = f"transcript_roots = {json.dumps([str(r) for r in wanted])}\n"
+        text += ("\n" if text and not text.endswith("\n") else "") + line
+        tmp = path.with_name(f".{CONFIG_NAME}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        tmp.replace(path)
+    return warnings
 
 
 def install_hooks(settings: Path, config: Config, python: str | None = None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from memspool.config import Config
@@ -14,20 +15,28 @@ __all__ = ["collect_status", "drainer_running"]
 
 
 def drainer_running(config: Config) -> bool:
-    """Does a drainer hold the lock right now? (Probes with a non-blocking flock.)"""
-    import fcntl
+    """Does a drainer hold the lock right now?
 
+    Read from the pid file a drainer keeps only while it holds the lock, and
+    that process being alive. Taking the lock to probe it would be wrong: a
+    hook that came at that moment would think a drainer runs and spawn none.
+    """
     try:
-        fd = os.open(config.lock_path, os.O_RDWR)
-    except FileNotFoundError:
+        pid = int((config.home / "drainer.pid").read_text(encoding="ascii"))
+    except (OSError, ValueError):
         return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    if not Path("/proc/self").exists():  # no procfs: is the process there at all?
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
         return True
-    finally:
-        os.close(fd)  # also drops the probe's lock
-    return False
+    try:
+        return b"memspool" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def collect_status(config: Config) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from memspool import __version__
+from memspool.config import private_umask
 from memspool.errors import MemspoolError
 
 __all__ = ["build_parser", "main"]
@@ -39,6 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
+    # Whatever a command creates under the home (store, logs, config, demo
+    # transcripts) is the user's alone.
+    private_umask()
     try:
         code: int = args.handler(args)
     except MemspoolError as exc:
