@@ -301,3 +301,13 @@ def test_cli_missing_file_is_one_line_and_exit_1(tmp_path: Path) -> None:
     lines = done.stderr.decode().splitlines()
     assert len(lines) == 1
     assert str(missing) in lines[0] and "No such file" in lines[0]
+
+
+def test_an_assignment_named_as_a_value_is_left_alone_on_every_pass() -> None:
+    """Found by the idempotence property: a name after ``token:`` is not its value."""
+    text = ("token: API_KEY= sk-ant-api03-X1fH-ZM9TBrKrmGsNmjQ8mT3OA94HhblZa_QFPiyCEs5lkO-"
+            "nMLpQAK4lXOELxyxeH8ilqtekYJEB1J5_TkPo-QyFcIoCAA ")
+    once, counts = redact(text)
+    assert once == "token: API_KEY= [REDACTED:anthropic] " and counts == {"anthropic": 1}
+    assert redact(once) == (once, {})
+    assert redact("token: c2VjcmV0cGFzc3dvcmQxMjM=")[0] == "token: [REDACTED:generic]"

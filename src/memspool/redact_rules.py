@@ -290,6 +290,11 @@ def value_is_secret(value: str, *, password: bool, env_style: bool, code: bool) 
     value = value.strip()
     if not value or _refers_to_secret(value) or _is_a_name(value, code=code):
         return False
+    if value[-1] in "=:" and _is_a_name(value[:-1], code=True):
+        # ``token: API_KEY= ...``: the next assignment's name, not a value. (Whether
+        # it was caught used to depend on what else overlapped, so a second pass
+        # could redact what the first left: not idempotent.)
+        return False
     if _BLANK.search(value):
         # Only a password may hold blanks (a passphrase); a sentence is not one.
         words = len(value.split())
