@@ -47,6 +47,7 @@ from typing import Final
 
 from memspool.hooks import HOOK_SCRIPT
 from memspool.install import hook_command
+from memspool.spool import Spool
 
 #: Runs per variant unless --runs says otherwise.
 DEFAULT_RUNS: Final = 200
@@ -160,25 +161,37 @@ def process_gone(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] in {"Z", "X"}
 
 
-def wait_for_drainer(home: Path, deadline_secs: float = DRAINER_DEADLINE_SECS) -> tuple[int, bool]:
-    """Wait until the drainer the hook spawned has written its pid, drained and exited.
+def _lock_free(home: Path) -> bool:
+    """Nobody holds the drainer lock (no hook is running while the bench asks)."""
+    try:
+        fd = os.open(home / "drainer.lock", os.O_RDWR)
+    except FileNotFoundError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+    return True
 
-    Returns ``(pid, killed)``; ``killed`` when it overran the deadline.
+
+def wait_for_drainer(home: Path, deadline_secs: float = DRAINER_DEADLINE_SECS) -> tuple[int, bool]:
+    """Wait until the drainer the hook spawned has drained the spool and exited.
+
+    A drainer keeps HOME/drainer.pid only while it holds the lock, so the wait
+    is on the spool being empty and the lock being free; as subreaper the
+    bench also reaps the exited drainer. Returns ``(pid, killed)`` (``pid`` is
+    0 where it could not be reaped); ``killed`` when it overran the deadline.
     """
-    pid_file = home / "drainer.pid"
+    spool = Spool(home / "spool")
     deadline = time.monotonic() + deadline_secs
     pid = 0
     while time.monotonic() < deadline:
-        with contextlib.suppress(FileNotFoundError, ValueError):
-            pid = int(pid_file.read_text().strip())
-            break
-        time.sleep(0.005)
-    if not pid:
-        raise SystemExit(
-            f"no drainer wrote {pid_file} within {deadline_secs:.0f} s; see {home}/drainer.log"
-        )
-    while time.monotonic() < deadline:
-        if process_gone(pid):
+        with contextlib.suppress(ChildProcessError):
+            while (waited := os.waitpid(-1, os.WNOHANG)[0]) != 0:
+                pid = waited
+        if not spool.has_pending() and _lock_free(home):
             return pid, False
         time.sleep(0.005)
     kill_drainer(home)
