@@ -10,10 +10,11 @@ notes were written after the markers were frozen, so that row is the honest one.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import Counter
 from pathlib import Path
+
+from _labelled import load_splits
 
 from memspool.distill.classify import classify
 
@@ -25,12 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--notes", type=Path, default=NOTES)
     parser.add_argument("--show", action="store_true", help="list every misclassified note")
     args = parser.parse_args(argv)
-    rows = [
-        json.loads(line) for line in args.notes.read_text(encoding="utf-8").splitlines() if line
-    ]
-    splits: dict[str, list[dict[str, str]]] = {"all": rows}
-    for row in rows:
-        splits.setdefault(row.get("split", "all"), []).append(row)
+    rows, splits = load_splits(args.notes)
     print(f"{'split':<8} {'notes':>5} {'right':>5} {'accuracy':>8}")
     for split, subset in splits.items():
         right = sum(classify(r["text"]) == r["type"] for r in subset)

@@ -17,10 +17,11 @@ are given for the whole set and for each split, in the order they were written:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+
+from _labelled import load_splits
 
 from memspool.distill.similarity import TRIGRAM_BASELINE, is_near_duplicate, trigram_jaccard
 
@@ -47,12 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=Path, default=PAIRS)
     parser.add_argument("--show", action="store_true", help="list every pair a method gets wrong")
     args = parser.parse_args(argv)
-    pairs = [
-        json.loads(line) for line in args.pairs.read_text(encoding="utf-8").splitlines() if line
-    ]
-    splits = {"all": pairs}
-    for pair in pairs:
-        splits.setdefault(pair.get("split", "all"), []).append(pair)
+    pairs, splits = load_splits(args.pairs)
     rewordings = sum(1 for p in pairs if p["same"])
     print(
         f"{len(pairs)} labelled pairs from {args.pairs.name}: "

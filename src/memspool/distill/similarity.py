@@ -375,11 +375,20 @@ def _relations(words: list[str], pivots: frozenset[str]) -> set[tuple[str, str]]
 
 
 def _profile(text: str) -> _Profile:
-    return _cached_profile(text) if len(text) <= CACHED_TEXT_CHARS else _build_profile(text)
+    if len(text) <= CACHED_TEXT_CHARS:
+        return _cached_profile(text)
+    # A long note is compared, looked up and indexed several times while it is
+    # reconciled: keep its profile too, but only the last few (memory stays bounded).
+    return _cached_long_profile(text)
 
 
 @lru_cache(maxsize=1024)
 def _cached_profile(text: str) -> _Profile:
+    return _build_profile(text)
+
+
+@lru_cache(maxsize=4)
+def _cached_long_profile(text: str) -> _Profile:
     return _build_profile(text)
 
 
