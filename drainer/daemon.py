@@ -47,7 +47,6 @@ POLL_SECS: Final = 0.2
 WATCH_TICK_SECS: Final = 30.0
 #: A log file this big is rotated; three old ones are kept.
 LOG_MAX_BYTES: Final = 1024 * 1024
-PID_NAME: Final = "drainer.pid"
 #: Transcripts a drainer keeps watching for late lines; a session rarely has
 #: more than a few subagents, and a watch daemon sees sessions come and go.
 MAX_TOUCHED: Final = 256
@@ -122,7 +121,7 @@ def acquire_lock(config: Config, timeout: float) -> DrainerLock | None:
         lock.acquire()
     except filelock.Timeout:
         return None
-    pid_path = config.home / PID_NAME
+    pid_path = config.pid_path
     try:
         crashed: int | None = int(pid_path.read_text(encoding="ascii"))
     except (OSError, ValueError):

@@ -27,6 +27,7 @@ from memspool.drainer.daemon import (
     setup_logging,
 )
 from memspool.errors import MemspoolError
+from memspool.hooks.capture import DRAINER_ARGS
 from memspool.spool import ACTIVE_NAME
 
 __all__ = ["main", "run_detached", "run_once", "run_resume", "run_watch"]
@@ -84,8 +85,7 @@ def _hand_off(config: Config, lock: DrainerLock, drainer: Drainer,
 def spawn_detached(config: Config) -> None:
     """Start a detached drainer for ``config.home``, as a hook would."""
     subprocess.Popen(
-        [sys.executable, "-E", "-P", "-m", "memspool.drainer", "--detached",
-         "--home", str(config.home)],
+        [sys.executable, *DRAINER_ARGS, "--home", str(config.home)],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True, close_fds=True,
     )

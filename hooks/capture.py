@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 ERROR_LOG: Final = "hook-errors.log"
 LOCK_NAME: Final = "drainer.lock"
+SPOOL_NAME: Final = "spool"
 #: The drainer is told where home is; it runs with site-packages (no -S) but
 #: ignores PYTHON* variables (-E) and the current folder (-P).
 DRAINER_ARGS: Final = ("-E", "-P", "-m", "memspool.drainer", "--detached")
@@ -101,7 +102,7 @@ def main(argv: list[str]) -> int:
             )
         payload = sys.stdin.buffer.read()
         spool = _spool_module()
-        spool.append(os.path.join(home, "spool"), payload)
+        spool.append(os.path.join(home, SPOOL_NAME), payload)
     except BaseException as exc:  # noqa: BLE001 - the hook must exit 0 whatever happens
         _log_failure(home, exc)
         return 0

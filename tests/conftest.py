@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from memspool.config import Config, load_config
+from memspool.status import drainer_pid
 from memspool.store import connect
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
@@ -46,13 +47,10 @@ def memspool_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
 
 
 def _kill_drainers(home: Path) -> None:
-    pid_file = home / "drainer.pid"
-    with contextlib.suppress(OSError, ValueError):
-        pid = int(pid_file.read_text())
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            if b"memspool.drainer" in cmdline:
-                os.kill(pid, signal.SIGKILL)
+    pid = drainer_pid(load_config(home, env={}))
+    if pid is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture

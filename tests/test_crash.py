@@ -18,10 +18,12 @@ import pytest
 from conftest import CCVIEWER, SPOTTER, payload, run_cli
 
 from memspool.captures import capture_text
+from memspool.config import load_config
 from memspool.drainer.compress import compress_record, record_key
 from memspool.hooks import HOOK_SCRIPT
 from memspool.redact import redact
 from memspool.spool import Spool
+from memspool.status import drainer_pid
 
 SESSIONS = {"crash-ccviewer": CCVIEWER, "crash-spotter": SPOTTER}
 
@@ -50,14 +52,14 @@ def _fire(home: Path, event: str, session: str, transcript: Path) -> None:
 
 
 def _kill_current_drainer(home: Path) -> bool:
-    try:
-        pid = int((home / "drainer.pid").read_text())
-        if b"memspool" not in Path(f"/proc/{pid}/cmdline").read_bytes():
-            return False
-        os.kill(pid, signal.SIGKILL)
-        return True
-    except (OSError, ValueError):
+    pid = drainer_pid(load_config(home, env={}))
+    if pid is None:
         return False
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 @pytest.mark.timeout(600)

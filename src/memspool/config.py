@@ -19,6 +19,10 @@ import platformdirs
 
 from memspool.errors import ConfigError
 
+# The hook finds its way around the home without this module (it may import
+# nothing heavy); these names are its, so the two cannot drift apart.
+from memspool.hooks.capture import ERROR_LOG, LOCK_NAME, SPOOL_NAME
+
 __all__ = [
     "CONFIG_NAME",
     "Config",
@@ -87,7 +91,7 @@ class Config:
 
     @property
     def spool_dir(self) -> Path:
-        return self.home / "spool"
+        return self.home / SPOOL_NAME
 
     @property
     def db_path(self) -> Path:
@@ -99,28 +103,41 @@ class Config:
 
     @property
     def lock_path(self) -> Path:
-        return self.home / "drainer.lock"
+        return self.home / LOCK_NAME
+
+    @property
+    def pid_path(self) -> Path:
+        """Written by a drainer while it holds the lock, removed before it lets go."""
+        return self.home / "drainer.pid"
+
+    @property
+    def hook_log_path(self) -> Path:
+        """Where the hook reports what it could not do."""
+        return self.home / ERROR_LOG
 
 
-_INT_KEYS: Final = ("size_floor_chars", "max_capture_chars", "max_line_bytes", "zstd_level")
 #: Integers that must be positive for the drainer to work at all: a capture
 #: and a line need room for at least some text; zstd levels start at 1.
 _INT_MINIMUM: Final = {"max_capture_chars": 1, "max_line_bytes": 1, "zstd_level": 1}
-_FLOAT_KEYS: Final = ("hold_max_secs", "idle_grace_secs", "missing_retry_secs")
-_STR_KEYS: Final = ("llm_endpoint", "llm_model")
+#: Each setting's kind, from the annotations of Config (strings, with
+#: ``from __future__ import annotations``): a new setting needs no second edit.
+_KINDS: Final = {f.name: str(f.type) for f in dataclasses.fields(Config) if f.name != "home"}
 
 
 def _coerce(key: str, value: Any, origin: str) -> Any:
+    if key == "llm_timeout_secs":
+        return llm_timeout_from(value)  # junk means the default, by contract
+    kind = _KINDS.get(key)
     lowest = _INT_MINIMUM.get(key, 0)
     try:
-        if key in _INT_KEYS:
+        if kind == "int":
             if isinstance(value, bool):
                 raise ValueError
             number = int(value)
             if number < lowest:
                 raise ValueError
             return number
-        if key in _FLOAT_KEYS:
+        if kind == "float":
             if isinstance(value, bool):
                 raise ValueError
             seconds = float(value)
@@ -132,7 +149,7 @@ def _coerce(key: str, value: Any, origin: str) -> Any:
             f"{origin}: {key} must be a number of at least {lowest}, got {value!r}. "
             f"Fix the value or remove it to use the default."
         ) from None
-    if key in _STR_KEYS:
+    if kind == "str":
         return str(value)
     if key == "transcript_roots":
         if isinstance(value, str):
@@ -172,20 +189,14 @@ def load_config(home: Path | None = None, env: Mapping[str, str] | None = None) 
                 f"{config_file} is not valid TOML ({exc}). Fix or remove it."
             ) from None
         for key, value in data.items():
-            if key == "llm_timeout_secs":
-                values[key] = llm_timeout_from(value)
-            else:
-                values[key] = _coerce(key, value, str(config_file))
+            values[key] = _coerce(key, value, str(config_file))
     for field in dataclasses.fields(Config):
         if field.name == "home":
             continue
         name = f"MEMSPOOL_{field.name.upper()}"
         if name not in env:
             continue
-        if field.name == "llm_timeout_secs":
-            values[field.name] = llm_timeout_from(env[name])
-        else:
-            values[field.name] = _coerce(field.name, env[name], name)
+        values[field.name] = _coerce(field.name, env[name], name)
     return Config(home=home, **values)
 
 

@@ -9,39 +9,46 @@ from typing import Any
 from memspool.config import Config
 from memspool.install import default_settings_path, installed_events
 from memspool.spool import Spool
+from memspool.spool.segments import QUARANTINE_DIR
 from memspool.store import connect, get_state
 
-__all__ = ["collect_status", "drainer_running"]
+__all__ = ["collect_status", "drainer_pid", "drainer_running"]
 
 
-def drainer_running(config: Config) -> bool:
-    """Does a drainer hold the lock right now?
+def drainer_pid(config: Config) -> int | None:
+    """The pid of the drainer holding the lock right now, or ``None``.
 
     Read from the pid file a drainer keeps only while it holds the lock, and
-    that process being alive. Taking the lock to probe it would be wrong: a
-    hook that came at that moment would think a drainer runs and spawn none.
+    checked against the process table (a pid reused by something else does
+    not count). Taking the lock to probe it would be wrong: a hook that came
+    at that moment would think a drainer runs and spawn none.
     """
     try:
-        pid = int((config.home / "drainer.pid").read_text(encoding="ascii"))
+        pid = int(config.pid_path.read_text(encoding="ascii"))
     except (OSError, ValueError):
-        return False
+        return None
     if not Path("/proc/self").exists():  # no procfs: is the process there at all?
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
-            return False
+            return None
         except PermissionError:
-            return True
-        return True
+            pass  # someone else's process holds that pid: still alive
+        return pid
     try:
-        return b"memspool" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        return pid if b"memspool" in Path(f"/proc/{pid}/cmdline").read_bytes() else None
     except OSError:
-        return False
+        return None
+
+
+def drainer_running(config: Config) -> bool:
+    """Does a drainer hold the lock right now? (See :func:`drainer_pid`.)"""
+    return drainer_pid(config) is not None
 
 
 def collect_status(config: Config) -> dict[str, Any]:
     frames, pending_bytes = Spool(config.spool_dir).pending()
-    quarantine = config.spool_dir / "quarantine"
+    quarantine = config.spool_dir / QUARANTINE_DIR
     status: dict[str, Any] = {
         "home": str(config.home),
         "pending_frames": frames,
@@ -70,7 +77,7 @@ def collect_status(config: Config) -> dict[str, Any]:
         status["last_error"] = get_state(conn, "last_error")
     finally:
         conn.close()
-    hook_log = config.home / "hook-errors.log"
+    hook_log = config.hook_log_path
     status["hook_errors"] = 0
     if hook_log.exists():
         with hook_log.open("rb") as lines:
