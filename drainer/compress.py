@@ -19,7 +19,7 @@ import orjson
 
 from memspool.redact import redact
 
-__all__ = ["KEEP", "Kept", "compress_record", "record_key"]
+__all__ = ["Kept", "compress_record", "record_key"]
 
 #: Characters of a tool call's input kept on its one line.
 TOOL_INPUT_CLIP: Final = 200
@@ -30,8 +30,6 @@ TOOL_ERROR_CLIP: Final = 300
 DROPPED_TYPES: Final = frozenset(
     {"progress", "file-history-snapshot", "queue-operation", "custom-title", "tag", "agent-name"}
 )
-#: Types that may carry kept text.
-KEEP: Final = frozenset({"user", "assistant", "system", "summary"})
 
 #: Which input field best says what a tool call did, by preference.
 _TOOL_INPUT_KEYS: Final = (

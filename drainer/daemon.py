@@ -238,24 +238,22 @@ class Drainer:
         yield Target(request.transcript, request.session_id, None, project)
         agents = set(request.agent_transcripts)
         folder = request.transcript.with_suffix("") / "subagents"
-        if folder.is_dir():
-            for path in sorted(folder.glob("*.jsonl")):
-                try:
-                    agents.add(check_transcript_path(str(path), self.config.transcript_roots))
-                except TranscriptError as exc:
-                    self._error(str(exc))
+        try:
+            found = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+        except (OSError, RuntimeError) as exc:  # e.g. a symlink loop under subagents/
+            self._error(f"session {request.session_id}: cannot list {folder}: {exc}")
+            found = []
+        for path in found:
+            try:
+                agents.add(check_transcript_path(str(path), self.config.transcript_roots))
+            except TranscriptError as exc:
+                self._error(str(exc))
         for path in sorted(agents):
             yield Target(path, request.session_id, _agent_id(path), project)
 
     def _drain_request(self, request: Request, now: float) -> PassResult:
         result = PassResult()
-        try:
-            targets = list(self._targets(request))
-        except (OSError, RuntimeError) as exc:  # e.g. a symlink loop under subagents/
-            self._error(f"session {request.session_id}: cannot list its transcripts: {exc}")
-            targets = [Target(request.transcript, request.session_id, None,
-                              project_name(request.cwd))]
-        for target in targets:
+        for target in self._targets(request):
             preamble = request.instructions if target.agent_id is None else None
             result.add(self._drain_safely(target, request.event, request.forced, now,
                                           preamble=preamble))
@@ -288,7 +286,7 @@ class Drainer:
             return 0
         for shipment in slice_transcript(
             io.BytesIO(), 0, is_seen=self._is_seen, max_chars=self.config.max_capture_chars,
-            max_line=self.config.max_line_bytes, redact=redact, preamble=preamble,
+            max_line=self.config.max_line_bytes, preamble=preamble,
         ):
             if shipment.parts:
                 ids, _ = ship(self.conn, target, shipment, event=event, file_id=None, now=now,
@@ -327,6 +325,7 @@ class Drainer:
         with os.fdopen(fd, "rb") as handle:
             st = os.fstat(handle.fileno())
             if not stat.S_ISREG(st.st_mode):
+                # Keep the instructions, then report the transcript as unusable.
                 self._ship_preamble_alone(target, preamble, event, now)
                 raise TranscriptError(f"{target.path} is not a regular file", str(target.path))
             offset = cursor.offset if cursor else 0
@@ -358,7 +357,6 @@ class Drainer:
                 is_seen=self._is_seen,
                 max_chars=self.config.max_capture_chars,
                 max_line=self.config.max_line_bytes,
-                redact=redact,
                 preamble=preamble,
                 mark_sidechain=target.agent_id is None,
             ):

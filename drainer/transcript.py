@@ -16,10 +16,9 @@ from typing import BinaryIO, Final
 import orjson
 
 from memspool.drainer.compress import compress_record, record_key
+from memspool.redact import redact
 
-__all__ = ["Entry", "Part", "Redactor", "Shipment", "iter_lines", "pack", "slice_transcript"]
-
-Redactor = Callable[[str], tuple[str, dict[str, int]]]
+__all__ = ["Entry", "Part", "Shipment", "iter_lines", "pack", "slice_transcript"]
 
 #: Bytes read per call while skipping an oversized line.
 SKIP_CHUNK: Final = 1024 * 1024
@@ -170,13 +169,12 @@ def slice_transcript(  # noqa: PLR0915 - one streaming loop; split, its shared s
     is_seen: Callable[[str], bool],
     max_chars: int,
     max_line: int,
-    redact: Redactor,
     preamble: list[tuple[str, str]] | None = None,
     mark_sidechain: bool = True,
 ) -> Iterator[Shipment]:
     """Read from ``start`` and yield shipments; the last one has ``tail=True``.
 
-    Every entry goes through ``redact`` on its own, before entries are packed
+    Every entry goes through :func:`memspool.redact.redact` on its own, before entries are packed
     into parts: a long record split across captures cannot split a secret
     out of reach of its rule. ``preamble`` entries ``(key, text)`` (PreCompact
     instructions) lead the first capture. A record whose key ``is_seen`` (or

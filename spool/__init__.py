@@ -27,13 +27,13 @@ if TYPE_CHECKING:
         decode_header,
         encode,
     )
-    from memspool.spool.segments import Checkpoint, Position, Spool
+    from memspool.spool.segments import Position, Spool
     from memspool.spool.writer import ACTIVE_NAME, append
 
 _HOMES = {
     "HEADER_SIZE": "frame", "MAGIC": "frame", "MAX_PAYLOAD": "frame", "VERSION": "frame",
     "Frame": "frame", "SpoolCorrupt": "frame", "decode_header": "frame", "encode": "frame",
-    "Checkpoint": "segments", "Position": "segments", "Spool": "segments",
+    "Position": "segments", "Spool": "segments",
     "ACTIVE_NAME": "writer", "append": "writer",
 }
 
@@ -43,7 +43,6 @@ __all__ = [
     "MAGIC",
     "MAX_PAYLOAD",
     "VERSION",
-    "Checkpoint",
     "Frame",
     "Position",
     "Spool",

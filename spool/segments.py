@@ -27,7 +27,7 @@ from typing import BinaryIO, Final, NamedTuple
 from memspool.spool.frame import HEADER_SIZE, MAGIC, Frame, SpoolCorrupt, decode, decode_header
 from memspool.spool.writer import ACTIVE_NAME
 
-__all__ = ["ACTIVE_NAME", "Checkpoint", "Position", "Spool"]
+__all__ = ["ACTIVE_NAME", "Position", "Spool"]
 
 SEALED_PREFIX: Final = "seg-"
 SEGMENT_SUFFIX: Final = ".seg"
@@ -43,8 +43,6 @@ class Position(NamedTuple):
     segment: str
     offset: int
 
-
-Checkpoint = Position
 
 
 def _fsync_dir(directory: Path) -> None:
