@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from memspool.captures import capture_text, list_captures
-from memspool.config import load_config
-from memspool.install import install_hooks
+from memspool.config import Config, load_config
+from memspool.install import install_hooks, record_transcript_roots
 from memspool.spool import Spool
 from memspool.store import connect
 
@@ -81,8 +81,8 @@ def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> di
     claude = home / "demo-claude"
     project_dir = claude / "projects" / "-home-user-projects-spotter"
     project_dir.mkdir(parents=True, exist_ok=True)
-    (home / "config.toml").write_text(
-        f"transcript_roots = [{json.dumps(str(claude / 'projects'))}]\n", encoding="utf-8")
+    # Only the demo's own Claude folder: nothing of the user's is read.
+    record_transcript_roots(Config(home=home, transcript_roots=()), [claude / "projects"])
     config = load_config(home, env={})
     settings = claude / "settings.json"
     install_hooks(settings, config)

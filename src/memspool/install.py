@@ -32,6 +32,7 @@ __all__ = [
     "install_hooks",
     "install_systemd_unit",
     "installed_events",
+    "record_transcript_roots",
     "uninstall_hooks",
 ]
 
@@ -130,20 +131,28 @@ def _write(path: Path, data: dict[str, Any]) -> Path | None:
         backup = path.with_name(f"{path.name}.memspool-backup-{time.strftime('%Y%m%d-%H%M%S')}")
         shutil.copy2(path, backup)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.memspool-tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2)
-        handle.write("\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    # Rename over the old file only once the new one is on disk: a crash
-    # leaves either the old settings or the new, never half a file.
-    tmp.replace(path)
+    _replace_file(path, json.dumps(data, indent=2) + "\n", mode)
     return backup
 
 
-def _persist_roots(config: Config, roots: list[Path]) -> list[str]:
+def _replace_file(path: Path, text: str, mode: int) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename."""
+    tmp = path.with_name(f".{path.name}.memspool-tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        # Rename over the old file only once the new one is on disk: a crash
+        # leaves either the old file or the new, never half of one.
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def record_transcript_roots(config: Config, roots: list[Path]) -> list[str]:
     """Write ``transcript_roots`` into config.toml so every drainer agrees on them.
 
     A drainer started by systemd or from a terminal lacks Claude Code's
@@ -173,13 +182,7 @@ def _persist_roots(config: Config, roots: list[Path]) -> list[str]:
         # json.dumps writes a valid TOML array of basic strings (same escapes).
         line = f"transcript_roots = {json.dumps([str(r) for r in wanted])}\n"
         text += ("\n" if text and not text.endswith("\n") else "") + line
-        tmp = path.with_name(f".{CONFIG_NAME}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        tmp.replace(path)
+        _replace_file(path, text, 0o600)
     return warnings
 
 
@@ -202,7 +205,7 @@ def install_hooks(settings: Path, config: Config, python: str | None = None,
         )
     ensure_private_dir(config.home)
     ensure_private_dir(config.spool_dir)
-    warnings = _persist_roots(config, transcript_roots or [])
+    warnings = record_transcript_roots(config, transcript_roots or [])
     changed = json.dumps(data, sort_keys=True) != original
     backup = _write(settings, data) if changed else None
     return {"settings": str(settings), "changed": changed,
