@@ -100,6 +100,27 @@ class Spool:
         self._log(f"spool checkpoint {path} damaged ({text[:80]!r}); replaying from the start")
         return Position("", 0)
 
+    def _unconsumed(self) -> list[tuple[str, int]]:
+        """Sealed segments past the checkpoint, each with the offset reading starts at."""
+        checkpoint = self.checkpoint()
+        return [
+            (name, checkpoint.offset if name == checkpoint.segment else 0)
+            for name in self.sealed_segments()
+            if name >= checkpoint.segment
+        ]
+
+    def _drop_consumed(self, position: Position) -> None:
+        """Delete the sealed segments ``position`` has moved past."""
+        for name in self.sealed_segments():
+            seg = self.directory / name
+            try:
+                if name < position.segment or (
+                    name == position.segment and seg.stat().st_size <= position.offset
+                ):
+                    seg.unlink()
+            except FileNotFoundError:
+                continue
+
     def commit(self, position: Position) -> None:
         """Record ``position`` as consumed (durably), then delete what it covers."""
         path = self.directory / CHECKPOINT_NAME
@@ -113,12 +134,7 @@ class Spool:
         # rename after fsync: a crash leaves either the old or the new checkpoint.
         os.replace(tmp, path)
         _fsync_dir(self.directory)
-        for name in self.sealed_segments():
-            seg = self.directory / name
-            if name < position.segment or (
-                name == position.segment and seg.stat().st_size <= position.offset
-            ):
-                seg.unlink(missing_ok=True)
+        self._drop_consumed(position)
 
     # -- sealing and reading ------------------------------------------------
 
@@ -148,27 +164,18 @@ class Spool:
         """Is there anything past the checkpoint (sealed or still active)?"""
         if self.active_size() > 0:
             return True
-        checkpoint = self.checkpoint()
-        for name in self.sealed_segments():
-            if name > checkpoint.segment:
-                return True
-            if name == checkpoint.segment:
-                try:
-                    if (self.directory / name).stat().st_size > checkpoint.offset:
-                        return True
-                except FileNotFoundError:
-                    continue
+        for name, start in self._unconsumed():
+            try:
+                if (self.directory / name).stat().st_size > start:
+                    return True
+            except FileNotFoundError:
+                continue
         return False
 
     def pending(self) -> tuple[int, int]:
         """``(frames, bytes)`` past the checkpoint, counted from the headers alone."""
-        checkpoint = self.checkpoint()
         frames = total = 0
-        paths = [
-            (self.directory / n, checkpoint.offset if n == checkpoint.segment else 0)
-            for n in self.sealed_segments()
-            if n >= checkpoint.segment
-        ]
+        paths = [(self.directory / name, start) for name, start in self._unconsumed()]
         paths.append((self.directory / ACTIVE_NAME, 0))
         for path, start in paths:
             try:
@@ -194,11 +201,7 @@ class Spool:
         Yields ``(position_after, frame)``; a damaged region is quarantined and
         yielded as ``(position_after, None)`` so the caller can commit past it.
         """
-        checkpoint = self.checkpoint()
-        for name in self.sealed_segments():
-            if name < checkpoint.segment:
-                continue
-            start = checkpoint.offset if name == checkpoint.segment else 0
+        for name, start in self._unconsumed():
             yield from self._read_segment(name, start)
 
     def _read_segment(self, name: str, start: int) -> Iterator[tuple[Position, Frame | None]]:
@@ -267,10 +270,8 @@ class Spool:
         if tmp.exists():
             tmp.unlink()
             notes.append("removed a half-written spool checkpoint")
-        checkpoint = self.checkpoint()
         before = set(self.sealed_segments())
-        if checkpoint.segment:
-            self.commit(checkpoint)
+        self._drop_consumed(self.checkpoint())
         removed = before - set(self.sealed_segments())
         if removed:
             notes.append(f"removed {len(removed)} consumed spool segment(s)")
