@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 import orjson
 
 
 def add_home(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--home", type=str, default=None,
+    parser.add_argument("--home", type=Path, default=None,
                         help="memspool home folder "
                              "(default: MEMSPOOL_HOME, else the user data folder)")
 

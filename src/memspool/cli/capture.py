@@ -84,7 +84,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         max_entities = _max_entities(args.max_entities)
         text = _payload(args)
-        config = load_config(Path(args.home) if args.home else None)
+        config = load_config(args.home)
         conn = connect(config)
         try:
             report = capture(

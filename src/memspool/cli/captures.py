@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from memspool.captures import capture_text, list_captures
@@ -21,7 +20,7 @@ Example:
 
 
 def _list(args: argparse.Namespace) -> int:
-    conn = connect(load_config(Path(args.home) if args.home else None))
+    conn = connect(load_config(args.home))
     try:
         rows = list_captures(conn, session=args.session, limit=args.limit, queued_only=args.queued)
     finally:
@@ -44,7 +43,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    conn = connect(load_config(Path(args.home) if args.home else None))
+    conn = connect(load_config(args.home))
     try:
         text = capture_text(conn, args.id)
     finally:

@@ -23,7 +23,7 @@ Example:
 def _demo(args: argparse.Namespace) -> int:
     from memspool.demo import run_demo
 
-    result = run_demo(Path(args.home) if args.home else None,
+    result = run_demo(args.home,
                       out=(lambda line: None) if args.json else print)
     if args.json:
         print_json(result)
@@ -32,6 +32,6 @@ def _demo(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     parser = command(sub, "demo", DOC, _demo)
-    parser.add_argument("--home",
+    parser.add_argument("--home", type=Path,
                         help="use this folder as the demo's home (default: a new temp folder)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")

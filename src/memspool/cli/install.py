@@ -40,7 +40,7 @@ def _settings(args: argparse.Namespace) -> Path:
 
 
 def _install(args: argparse.Namespace) -> int:
-    config = load_config(Path(args.home) if args.home else None)
+    config = load_config(args.home)
     settings = _settings(args)
     # A user-level settings.json sits in the Claude config folder, whose
     # projects/ holds the transcripts; a project's .claude/ holds none.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 from typing import Any
 
 from memspool.cli._common import add_home, command, print_json
@@ -23,7 +22,7 @@ DOC = (
 
 
 def _status(args: argparse.Namespace) -> int:
-    status = collect_status(load_config(Path(args.home) if args.home else None))
+    status = collect_status(load_config(args.home))
     if args.json:
         print_json(status)
         return 0
