@@ -204,6 +204,7 @@ class Drainer:
             if frames < MAX_FRAMES_PER_PASS:
                 break
         result.add(self._drain_due(now))
+        self.spool.prune_quarantine(now)
         result.quarantined = self.spool.quarantined - quarantined_before
         set_state(self.conn, "last_drain", f"{now:.3f}")
         return result

@@ -33,6 +33,8 @@ SEALED_PREFIX: Final = "seg-"
 SEGMENT_SUFFIX: Final = ".seg"
 CHECKPOINT_NAME: Final = "checkpoint"
 QUARANTINE_DIR: Final = "quarantine"
+#: Damaged regions are kept this long for a person to look at (30 days).
+QUARANTINE_KEEP_SECS: Final = 30 * 24 * 3600
 #: Bytes read at a time when searching for the next frame after damage.
 SCAN_CHUNK: Final = 64 * 1024
 
@@ -262,6 +264,27 @@ class Spool:
         self.quarantined += 1
         self._log(f"spool: quarantined {end - start} bytes of {name} at offset {start} "
                   f"({reason}) to {target}")
+
+    def prune_quarantine(self, now: float) -> int:
+        """Delete quarantined regions older than :data:`QUARANTINE_KEEP_SECS`.
+
+        They hold raw payloads (PreCompact instructions among them), kept for
+        a person to look at, not forever.
+        """
+        folder = self.directory / QUARANTINE_DIR
+        removed = 0
+        try:
+            entries = list(folder.iterdir())
+        except FileNotFoundError:
+            return 0
+        for entry in entries:
+            try:
+                if now - entry.stat().st_mtime > QUARANTINE_KEEP_SECS:
+                    entry.unlink()
+                    removed += 1
+            except FileNotFoundError:
+                continue
+        return removed
 
     def recover(self) -> list[str]:
         """Tidy after a crash: drop a half-written checkpoint and consumed segments."""

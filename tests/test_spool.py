@@ -326,3 +326,16 @@ def test_appends_racing_seal_read_and_commit_all_arrive_once(tmp_path: Path) -> 
     assert all(p.wait(timeout=60) == 0 for p in procs)
     expected = sorted(f"w{n}-{i}".encode() for n in range(4) for i in range(300))
     assert sorted(seen) == expected
+
+
+def test_quarantined_regions_are_pruned_after_thirty_days(tmp_path: Path) -> None:
+    from memspool.spool.segments import QUARANTINE_KEEP_SECS
+
+    spool = Spool(tmp_path, log=lambda _: None)
+    (tmp_path / "seg-00000000000000000001.seg").write_bytes(b"\x00garbage")
+    list(spool.read())
+    [bad] = list((tmp_path / "quarantine").iterdir())
+    now = bad.stat().st_mtime
+    assert spool.prune_quarantine(now + QUARANTINE_KEEP_SECS - 60) == 0
+    assert spool.prune_quarantine(now + QUARANTINE_KEEP_SECS + 60) == 1
+    assert list((tmp_path / "quarantine").iterdir()) == []
