@@ -88,13 +88,10 @@ def note_key(summary: str) -> str:
     ascii_text = folded.encode("ascii", "ignore").decode("ascii").lower()
     slug = _NOT_SLUG.sub("-", ascii_text).strip("-")
     if not slug:
-        digest = hashlib.sha256(normalized_text(summary).encode("utf-8")).hexdigest()
-        return f"note-{digest[:FALLBACK_HASH_CHARS]}"
+        return f"note-{text_hash(summary)[:FALLBACK_HASH_CHARS]}"
     if len(slug) <= KEY_CHARS:
         return slug
-    digest = hashlib.sha256(slug.encode("ascii")).hexdigest()[:KEY_HASH_CHARS]
-    head = slug[: KEY_CHARS - KEY_HASH_CHARS - 1].rstrip("-")
-    return f"{head}-{digest}"
+    return _with_digest(slug, hashlib.sha256(slug.encode("ascii")).hexdigest())
 
 
 def distinct_key(key: str, text: str) -> str:
@@ -103,6 +100,10 @@ def distinct_key(key: str, text: str) -> str:
     The same text always gets the same distinct key, so re-capturing it lands
     on the memory it created; the result still has at most 64 characters.
     """
-    digest = text_hash(text)[:KEY_HASH_CHARS]
+    return _with_digest(key, text_hash(text))
+
+
+def _with_digest(key: str, digest: str) -> str:
+    """``key`` clipped so that ``-`` and the digest's first characters fit in KEY_CHARS."""
     head = key[: KEY_CHARS - KEY_HASH_CHARS - 1].rstrip("-")
-    return f"{head}-{digest}"
+    return f"{head}-{digest[:KEY_HASH_CHARS]}"

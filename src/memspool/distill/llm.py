@@ -116,22 +116,24 @@ class _Connections:
                 socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
-class _CutHTTPHandler(urllib.request.HTTPHandler):
+class _CutMixin:
+    """Opens connections through ``_Connections`` so the deadline can cut them."""
+
     def __init__(self, connections: _Connections) -> None:
         super().__init__()
         self._connections = connections
 
     def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
-        return super().do_open(self._connections.factory(http_class), req, **kwargs)
+        return super().do_open(  # type: ignore[misc]
+            self._connections.factory(http_class), req, **kwargs)
 
 
-class _CutHTTPSHandler(urllib.request.HTTPSHandler):
-    def __init__(self, connections: _Connections) -> None:
-        super().__init__()
-        self._connections = connections
+class _CutHTTPHandler(_CutMixin, urllib.request.HTTPHandler):
+    pass
 
-    def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
-        return super().do_open(self._connections.factory(http_class), req, **kwargs)
+
+class _CutHTTPSHandler(_CutMixin, urllib.request.HTTPSHandler):
+    pass
 
 
 def _opener(host: str, connections: _Connections) -> urllib.request.OpenerDirector:
