@@ -20,7 +20,12 @@ SESSION = "11111111-2222-3333-4444-555555555555"
 
 
 @pytest.fixture
-def drainer(home: Path) -> Iterator[Drainer]:
+def drainer(home: Path, request: pytest.FixtureRequest,
+            monkeypatch: pytest.MonkeyPatch) -> Iterator[Drainer]:
+    """A ready drainer; ``@pytest.mark.settings(key=value)`` changes its settings."""
+    marker = request.node.get_closest_marker("settings")
+    for key, value in (marker.kwargs if marker else {}).items():
+        monkeypatch.setenv(f"MEMSPOOL_{key.upper()}", str(value))
     d = Drainer(load_config())
     d.initialize()
     yield d
@@ -147,32 +152,26 @@ def test_held_back_slice_ships_after_hold_max(drainer: Drainer, projects: Path) 
     assert rows(drainer)[0]["event"] == "held-expired"
 
 
+@pytest.mark.settings(max_capture_chars=1000)
 def test_oversized_slice_becomes_several_captures_nothing_truncated(
-    home: Path, projects: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("MEMSPOOL_MAX_CAPTURE_CHARS", "1000")
-    d = Drainer(load_config())
-    d.initialize()
-    try:
-        transcript = projects / f"{SESSION}.jsonl"
-        big = "B" * 2500  # one record longer than a capture
-        body = b"".join(line("user", f"question {i} " + "q" * 300, f"u{i}") for i in range(6))
-        transcript.write_bytes(
-            body + line("assistant", big, "big") + line("user", "tail " * 100, "t")
-        )
-        fire(d, "Stop", transcript)
-        d.loop()
-        parts = texts(d)
-        assert len(parts) >= 5 and all(len(p) <= 1000 for p in parts)
-        joined = "".join(parts)
-        assert joined.count("B") == 2500
-        for i in range(6):
-            assert f"question {i} " in joined
-        spans = [(r["byte_start"], r["byte_end"]) for r in rows(d)]
-        assert spans[0][0] == 0 and spans[-1][1] == transcript.stat().st_size
-        assert all(a[1] <= b[0] or a == b for a, b in itertools.pairwise(spans))
-    finally:
-        d.shutdown()
+        drainer: Drainer, projects: Path) -> None:
+    transcript = projects / f"{SESSION}.jsonl"
+    big = "B" * 2500  # one record longer than a capture
+    body = b"".join(line("user", f"question {i} " + "q" * 300, f"u{i}") for i in range(6))
+    transcript.write_bytes(
+        body + line("assistant", big, "big") + line("user", "tail " * 100, "t")
+    )
+    fire(drainer, "Stop", transcript)
+    drainer.loop()
+    parts = texts(drainer)
+    assert len(parts) >= 5 and all(len(p) <= 1000 for p in parts)
+    joined = "".join(parts)
+    assert joined.count("B") == 2500
+    for i in range(6):
+        assert f"question {i} " in joined
+    spans = [(r["byte_start"], r["byte_end"]) for r in rows(drainer)]
+    assert spans[0][0] == 0 and spans[-1][1] == transcript.stat().st_size
+    assert all(a[1] <= b[0] or a == b for a, b in itertools.pairwise(spans))
 
 
 def test_compaction_boundary_and_replayed_records(drainer: Drainer, projects: Path) -> None:
@@ -319,26 +318,20 @@ def test_bad_payloads_and_lines_are_skipped_and_counted(drainer: Drainer, projec
     assert "absolute .jsonl" in log
 
 
-def test_line_past_max_line_bytes_is_skipped_unread(home: Path, projects: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MEMSPOOL_MAX_LINE_BYTES", "4096")
-    d = Drainer(load_config())
-    d.initialize()
-    try:
-        transcript = projects / f"{SESSION}.jsonl"
-        huge = line("user", "H" * 50_000, "huge")
-        after = line("user", "the line after the huge one survives " * 15, "u2")
-        transcript.write_bytes(huge + after)
-        fire(d, "Stop", transcript)
-        d.loop()
-        [text] = texts(d)
-        assert "H" * 100 not in text and "survives" in text
-        size = len(huge)
-        assert text.startswith(f"[skipped a transcript line of {size} bytes at offset 0: "
-                               f"longer than max_line_bytes (4096)]")
-        assert rows(d)[0]["byte_end"] == len(huge + after)
-    finally:
-        d.shutdown()
+@pytest.mark.settings(max_line_bytes=4096)
+def test_line_past_max_line_bytes_is_skipped_unread(drainer: Drainer, projects: Path) -> None:
+    transcript = projects / f"{SESSION}.jsonl"
+    huge = line("user", "H" * 50_000, "huge")
+    after = line("user", "the line after the huge one survives " * 15, "u2")
+    transcript.write_bytes(huge + after)
+    fire(drainer, "Stop", transcript)
+    drainer.loop()
+    [text] = texts(drainer)
+    assert "H" * 100 not in text and "survives" in text
+    size = len(huge)
+    assert text.startswith(f"[skipped a transcript line of {size} bytes at offset 0: "
+                           f"longer than max_line_bytes (4096)]")
+    assert rows(drainer)[0]["byte_end"] == len(huge + after)
 
 
 def test_store_and_home_are_private(drainer: Drainer, projects: Path) -> None:
@@ -426,28 +419,23 @@ def test_fifo_or_folder_in_place_of_a_transcript_does_not_hang(
     assert "folder.jsonl" in log
 
 
-def test_a_secret_across_a_capture_split_is_still_redacted(home: Path, projects: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.settings(max_capture_chars=1000)
+def test_a_secret_across_a_capture_split_is_still_redacted(
+        drainer: Drainer, projects: Path) -> None:
     """One record longer than a capture is split; redaction runs before the split."""
-    monkeypatch.setenv("MEMSPOOL_MAX_CAPTURE_CHARS", "1000")
-    d = Drainer(load_config())
-    d.initialize()
-    try:
-        token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-        text = "x" * 985 + " " + token + " " + "y" * 1500  # the token spans the cut at 1000
-        transcript = projects / f"{SESSION}.jsonl"
-        transcript.write_bytes(line("user", text, "u1"))
-        fire(d, "Stop", transcript)
-        d.loop()
-        parts = texts(d)
-        assert len(parts) >= 2
-        joined = "".join(parts)
-        assert "[REDACTED:github]" in joined
-        for start in range(len(token) - 8):
-            assert all(token[start:start + 8] not in p for p in parts)
-        assert sum(r["redactions"] for r in rows(d)) == 1  # type: ignore[misc]
-    finally:
-        d.shutdown()
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    text = "x" * 985 + " " + token + " " + "y" * 1500  # the token spans the cut at 1000
+    transcript = projects / f"{SESSION}.jsonl"
+    transcript.write_bytes(line("user", text, "u1"))
+    fire(drainer, "Stop", transcript)
+    drainer.loop()
+    parts = texts(drainer)
+    assert len(parts) >= 2
+    joined = "".join(parts)
+    assert "[REDACTED:github]" in joined
+    for start in range(len(token) - 8):
+        assert all(token[start:start + 8] not in p for p in parts)
+    assert sum(r["redactions"] for r in rows(drainer)) == 1  # type: ignore[misc]
 
 
 def test_a_symlink_loop_in_a_payload_does_not_block_later_frames(drainer: Drainer,
