@@ -7,7 +7,7 @@ quote or backslash, and no match ends inside an escape sequence or takes a closi
 A second pass changes nothing.
 
 How it stays fast on the ~200 KB slices the drainer hands it: one regular expression made of
-every rule's triggers (short literals, see :mod:`memspool.redact_rules`) scans the text once;
+every rule's triggers (short literals, see :mod:`memspool.redact.rules`) scans the text once;
 only where a trigger sits is a rule tried, anchored, with bounded repetition. The scan and
 the work per hit are both linear, so no input makes it backtrack catastrophically.
 
@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
-from memspool.redact_rules import FORMAT, RULES, Rule, secret_span
+from memspool.redact.rules import FORMAT, RULES, Rule, secret_span
 
 __all__ = ["FAMILIES", "redact", "replacement"]
 

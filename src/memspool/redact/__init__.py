@@ -1,0 +1,14 @@
+"""Redaction: the room every slice and every captured payload passes through.
+
+    engine.py  one trigger scan over the text, then the anchored rule at each hit
+    rules.py   the rule table: vendor token families, keyword assignments, URLs, keys
+
+``redact(text) -> (text, counts)`` is the whole interface; a second pass
+changes nothing.
+"""
+
+from __future__ import annotations
+
+from memspool.redact.engine import FAMILIES, redact, replacement
+
+__all__ = ["FAMILIES", "redact", "replacement"]
