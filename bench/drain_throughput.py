@@ -44,11 +44,11 @@ from typing import Any, Final
 
 import orjson
 
-from memspool.captures import capture_text
 from memspool.config import load_config
 from memspool.drainer.daemon import Drainer, PassResult
 from memspool.redact import redact
 from memspool.spool import append
+from memspool.store.slices import slice_text
 
 FIXTURES: Final = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "transcripts"
 DATASETS: Final = {
@@ -71,7 +71,7 @@ _UUID_FIELD: Final = re.compile(
     rb'"(uuid|parentUuid|leafUuid|logicalParentUuid|sourceToolAssistantUUID|messageId)":'
     rb'"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"'
 )
-#: The same rule as drainer/compress.py: reminders are not the user's words.
+#: The same rule as drainer/keep.py: reminders are not the user's words.
 _SYSTEM_REMINDER: Final = re.compile(r"<system-reminder>.*?</system-reminder>\s*", re.S)
 
 
@@ -93,7 +93,7 @@ class Rounds:
 
     parse: list[float] = field(default_factory=list)
     drain: list[float] = field(default_factory=list)
-    captures: int = 0
+    slices: int = 0
     home: Path = Path()
 
     @property
@@ -212,7 +212,7 @@ def record_snippets(record: dict[str, Any]) -> list[tuple[str, str]]:
 def expected_snippets(path: Path) -> Iterator[tuple[str, str]]:
     """``(category, text)`` for each prompt, assistant text and thinking block, in file order.
 
-    Written apart from drainer/compress.py on purpose; shares only its rules
+    Written apart from drainer/keep.py on purpose; shares only its rules
     (meta messages and tool results are not prompts; reminders are cut; a
     record whose uuid was already seen is a replay). Each text goes through
     the same redactor as the store.
@@ -233,7 +233,7 @@ def expected_snippets(path: Path) -> Iterator[tuple[str, str]]:
 
 
 _SUMS: Final = (
-    ("captures", "count(*)"),
+    ("slices", "count(*)"),
     ("raw_bytes", "sum(raw_bytes)"),
     ("zstd_bytes", "sum(stored_bytes)"),
     ("kept", "sum(records_kept)"),
@@ -250,11 +250,11 @@ def store_figures(home: Path) -> tuple[str, dict[str, int]]:
     drainer.initialize()
     try:
         conn = drainer.conn
-        ids = [row[0] for row in conn.execute("SELECT id FROM captures ORDER BY id")]
+        ids = [row[0] for row in conn.execute("SELECT id FROM slices ORDER BY id")]
         # Joined with nothing: an entry longer than one capture is split across two.
-        stored = "".join(capture_text(conn, i) for i in ids)
+        stored = "".join(slice_text(conn, i) for i in ids)
         columns = ", ".join(expression for _, expression in _SUMS)
-        sums = conn.execute(f"SELECT {columns} FROM captures").fetchone()  # noqa: S608 - fixed
+        sums = conn.execute(f"SELECT {columns} FROM slices").fetchone()  # noqa: S608 - fixed
     finally:
         drainer.shutdown()
     figures = {name: int(value or 0) for (name, _), value in zip(_SUMS, sums, strict=True)}
@@ -300,7 +300,7 @@ def measure(datasets: list[Dataset], root: Path, repeats: int) -> dict[str, Roun
             r.home = root / f"home-{d.name}-{number}"
             elapsed, result = drain(d, r.home)
             r.drain.append(elapsed)
-            r.captures = result.captures
+            r.slices = result.slices
     return rounds
 
 
@@ -323,7 +323,7 @@ def print_throughput(datasets: list[Dataset], rounds: dict[str, Rounds]) -> None
         )
         print(
             f"  {d.name:<10} {d.size / MB:6.2f} {mbps(d.size, parse_s):11.1f} "
-            f"{mbps(d.size, drain_s):11.2f} {100 * r.share:11.1f}% {r.captures:9d}  "
+            f"{mbps(d.size, drain_s):11.2f} {100 * r.share:11.1f}% {r.slices:9d}  "
             f"{' '.join(f'{t:.3f}' for t in r.drain)}  "
             f"({target}: {verdict_at_least(r.share, TARGET_DRAIN_SHARE)})"
         )

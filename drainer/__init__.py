@@ -1,5 +1,5 @@
 """The drainer: reads spool frames, slices each session's transcript from its
-cursor, keeps the reasoning, redacts, compresses, and stores captures exactly
+cursor, keeps the reasoning, redacts, compresses, and stores slices exactly
 once. ``python -m memspool.drainer`` or ``memspool drainer``.
 """
 

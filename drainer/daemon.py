@@ -1,4 +1,4 @@
-"""The drainer: spool frames in, captures out. One instance at a time.
+"""The drainer: spool frames in, slices out. One instance at a time.
 
 Shaped as ``initialize()``, ``loop(now)``, ``shutdown()`` so tests can drive a
 pass directly; ``run_detached``, ``run_watch``, ``run_once`` and
@@ -21,14 +21,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Final
+from typing import BinaryIO, Final
 
-import filelock
 import zstandard
 
 from memspool.config import Config, ensure_private_dir, private_umask
 from memspool.drainer.payload import Request, check_transcript_path, parse_payload
-from memspool.drainer.ship import Target, hold, load_cursor, mark_missing, ship
+from memspool.drainer.ship import Cursor, Target, hold, load_cursor, mark_missing, ship
 from memspool.drainer.transcript import slice_transcript
 from memspool.errors import TranscriptError
 from memspool.project import project_name
@@ -36,7 +35,7 @@ from memspool.redact import redact
 from memspool.spool import Position, Spool
 from memspool.store import connect, set_state
 
-__all__ = ["Drainer", "DrainerLock", "PassResult", "acquire_lock", "setup_logging"]
+__all__ = ["Drainer", "PassResult", "install_signal_handlers", "setup_logging"]
 
 #: Frames handled per pass; the rest wait for the next pass (bounded work).
 MAX_FRAMES_PER_PASS: Final = 2000
@@ -61,7 +60,7 @@ log = logging.getLogger("memspool.drainer")
 @dataclass
 class PassResult:
     frames: int = 0
-    captures: int = 0
+    slices: int = 0
     quarantined: int = 0
     raw_bytes: int = 0
     text_chars: int = 0
@@ -73,7 +72,20 @@ class PassResult:
 
     @property
     def busy(self) -> bool:
-        return bool(self.frames or self.captures or self.quarantined)
+        return bool(self.frames or self.slices or self.quarantined)
+
+
+@dataclass(frozen=True)
+class Touched:
+    """A transcript this drainer read, as it was left."""
+
+    target: Target
+    #: The last hook event that named it.
+    event: str
+    #: When a forcing hook (PreCompact, SessionEnd) last came, else ``None``.
+    forced_since: float | None
+    #: Its size when last read: a different size means new lines.
+    size: int
 
 
 def setup_logging(config: Config) -> None:
@@ -93,47 +105,6 @@ def setup_logging(config: Config) -> None:
     log.setLevel(logging.INFO)
 
 
-class DrainerLock:
-    """The one-drainer lock, and a pid file that exists only while it is held.
-
-    The pid file is removed before the lock is let go, so finding one on
-    acquiring means the last holder died holding the lock (its ``flock``
-    ended with it): ``crashed_pid`` names that drainer.
-    """
-
-    def __init__(
-        self, lock: filelock.BaseFileLock, pid_path: Path, crashed_pid: int | None
-    ) -> None:
-        self._lock = lock
-        self.pid_path = pid_path
-        self.crashed_pid = crashed_pid
-
-    def release(self) -> None:
-        self.pid_path.unlink(missing_ok=True)
-        self._lock.release()
-
-
-def acquire_lock(config: Config, timeout: float) -> DrainerLock | None:
-    """The drainer lock, or ``None`` if another drainer kept it for ``timeout`` seconds."""
-    ensure_private_dir(config.home)
-    lock = filelock.FileLock(config.lock_path, timeout=timeout, mode=0o600)
-    try:
-        lock.acquire()
-    except filelock.Timeout:
-        return None
-    pid_path = config.pid_path
-    try:
-        crashed: int | None = int(pid_path.read_text(encoding="ascii"))
-    except (OSError, ValueError):
-        crashed = None
-    fd = os.open(pid_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-    try:
-        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
-    finally:
-        os.close(fd)
-    return DrainerLock(lock, pid_path, crashed)
-
-
 def _agent_id(path: Path) -> str:
     stem = path.stem
     return stem[len("agent-") :] if stem.startswith("agent-") else stem
@@ -148,10 +119,9 @@ class Drainer:
         self.spool = Spool(config.spool_dir, log=self._spool_log)
         self._conn: sqlite3.Connection | None = None
         self._compressor = zstandard.ZstdCompressor(level=config.zstd_level)
-        #: Targets drained by this process, with their last event, whether it
-        #: forced a flush, and the size last read, so a lingering drainer (or
-        #: the watch daemon) picks up lines Claude Code writes after the hook.
-        self.touched: dict[Path, tuple[Target, str, float | None, int]] = {}
+        #: Transcripts drained by this process, so a lingering drainer (or the
+        #: watch daemon) picks up lines Claude Code writes after the hook.
+        self.touched: dict[Path, Touched] = {}
 
     # -- life cycle ---------------------------------------------------------
 
@@ -286,7 +256,7 @@ class Drainer:
         if not preamble:
             return 0
         for shipment in slice_transcript(
-            io.BytesIO(), 0, is_seen=self._is_seen, max_chars=self.config.max_capture_chars,
+            io.BytesIO(), 0, is_seen=self._is_seen, max_chars=self.config.max_slice_chars,
             max_line=self.config.max_line_bytes, preamble=preamble,
         ):
             if shipment.parts:
@@ -305,81 +275,129 @@ class Drainer:
         *,
         forced_since: float | None = None,
     ) -> PassResult:
-        """Capture what is new in one transcript since its cursor.
+        """Slice what is new in one transcript since its cursor.
 
         ``forced_since`` is when the forcing hook (PreCompact, SessionEnd)
         came, for lines drained after it (see :meth:`drain_grown`).
         """
-        result = PassResult()
         cursor = load_cursor(self.conn, target.path)
         try:
-            # O_NONBLOCK: a FIFO planted where a transcript should be must not
-            # hang the drainer in open(); the regular-file check below rejects it.
-            fd = os.open(target.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            handle, st = self._open_transcript(target)
         except FileNotFoundError:
             if cursor is None or cursor.missing_since is None:
                 log.warning("session %s: transcript %s does not exist yet; will retry",
                             target.session_id, target.path)
-            result.captures += self._ship_preamble_alone(target, preamble, event, now)
+            result = PassResult()
+            result.slices += self._ship_preamble_alone(target, preamble, event, now)
             mark_missing(self.conn, target, cursor, event=event, now=now)
             return result
-        with os.fdopen(fd, "rb") as handle:
-            st = os.fstat(handle.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                # Keep the instructions, then report the transcript as unusable.
-                self._ship_preamble_alone(target, preamble, event, now)
-                raise TranscriptError(f"{target.path} is not a regular file", str(target.path))
-            offset = cursor.offset if cursor else 0
-            replaced = (
-                cursor is not None and cursor.ino is not None
-                and (cursor.dev, cursor.ino) != (st.st_dev, st.st_ino)
-            )
-            if replaced:
-                log.warning("session %s: %s was replaced; re-reading it, skipping records "
-                            "already captured", target.session_id, target.path)
-                offset = 0
-            elif offset > st.st_size:
-                log.warning("session %s: %s shrank from %d to %d bytes; re-reading it, "
-                            "skipping records already captured",
-                            target.session_id, target.path, offset, st.st_size)
-                offset = 0
+        except TranscriptError:
+            # Keep the instructions, then report the transcript as unusable.
+            self._ship_preamble_alone(target, preamble, event, now)
+            raise
+        with handle:
+            offset = self._resync(target, cursor, st)
             if forced and forced_since is None:
                 forced_since = now
             self._touch(target, event, forced_since if forced else None, st.st_size)
-            # The stored cursor already says exactly where this file stands.
-            settled = (
-                cursor is not None and cursor.offset == offset and cursor.missing_since is None
-                and (cursor.dev, cursor.ino) == (st.st_dev, st.st_ino)
-            )
-            if settled and offset == st.st_size and not preamble:
-                return result
-            for shipment in slice_transcript(
-                handle, offset,
-                is_seen=self._is_seen,
-                max_chars=self.config.max_capture_chars,
-                max_line=self.config.max_line_bytes,
-                preamble=preamble,
-                mark_sidechain=target.agent_id is None,
-            ):
-                if shipment.oversized or shipment.malformed:
-                    log.warning("session %s: %s: skipped %d oversized and %d malformed lines "
-                                "in bytes %d-%d", target.session_id, target.path,
-                                shipment.oversized, shipment.malformed,
-                                shipment.start, shipment.end)
-                chars = shipment.chars
-                if shipment.tail and 0 < chars < self.config.size_floor_chars and not forced:
-                    hold(self.conn, target, offset=shipment.start, dev=st.st_dev, ino=st.st_ino,
-                         event=event, now=now, held_since=cursor.held_since if cursor else None)
-                    continue
-                if settled and not shipment.parts and shipment.end == offset:
-                    continue  # nothing new, nothing to record
-                ids, stored = ship(self.conn, target, shipment, event=event,
-                                   file_id=(st.st_dev, st.st_ino), now=now,
-                                   compressor=self._compressor)
-                result.captures += len(ids)
-                result.raw_bytes += shipment.end - shipment.start
-                result.text_chars += chars
-                result.stored_bytes += stored
+            return self._ship_new_lines(target, handle, st, cursor, offset, event=event,
+                                        forced=forced, now=now, preamble=preamble)
+
+    def _open_transcript(self, target: Target) -> tuple[BinaryIO, os.stat_result]:
+        """Open ``target.path`` only if it still resolves under the transcript roots.
+
+        The path was checked when its frame was parsed, but a retry, a grown
+        file or a replaced inode opens it again later: a symlink planted in
+        between must not lead outside the roots. So the check runs again at
+        every open, the file is opened by its resolved path without following
+        a final symlink, and the opened file must be the one the check saw.
+        """
+        resolved = check_transcript_path(str(target.path), self.config.transcript_roots)
+        # O_NONBLOCK: a FIFO planted where a transcript should be must not
+        # hang the drainer in open(); the regular-file check below rejects it.
+        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW
+        try:
+            fd = os.open(resolved, flags)
+        except OSError as exc:
+            if isinstance(exc, FileNotFoundError):
+                raise
+            raise TranscriptError(f"cannot open {resolved}: {exc.strerror or exc}",
+                                  str(resolved)) from None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise TranscriptError(f"{resolved} is not a regular file", str(resolved))
+            try:
+                seen = resolved.stat()
+            except FileNotFoundError:
+                seen = None
+            if seen is None or (seen.st_dev, seen.st_ino) != (st.st_dev, st.st_ino):
+                raise TranscriptError(
+                    f"{resolved} was replaced while it was being opened; will retry",
+                    str(resolved))
+            handle = os.fdopen(fd, "rb")
+        except BaseException:
+            os.close(fd)  # every path that does not hand the fd on closes it
+            raise
+        return handle, st
+
+    def _resync(self, target: Target, cursor: Cursor | None, st: os.stat_result) -> int:
+        """Where reading starts: the cursor, or 0 for a replaced or shrunken file
+        (records already captured are then skipped by their uuid)."""
+        offset = cursor.offset if cursor else 0
+        if cursor is not None and cursor.ino is not None and (
+                (cursor.dev, cursor.ino) != (st.st_dev, st.st_ino)):
+            log.warning("session %s: %s was replaced; re-reading it, skipping records "
+                        "already captured", target.session_id, target.path)
+            return 0
+        if offset > st.st_size:
+            log.warning("session %s: %s shrank from %d to %d bytes; re-reading it, "
+                        "skipping records already captured",
+                        target.session_id, target.path, offset, st.st_size)
+            return 0
+        return offset
+
+    def _ship_new_lines(
+        self, target: Target, handle: BinaryIO, st: os.stat_result, cursor: Cursor | None,
+        offset: int, *, event: str, forced: bool, now: float,
+        preamble: list[tuple[str, str]] | None,
+    ) -> PassResult:
+        """Cut the lines past ``offset`` into slices: hold a short tail, ship the rest."""
+        result = PassResult()
+        # The stored cursor already says exactly where this file stands.
+        settled = (
+            cursor is not None and cursor.offset == offset and cursor.missing_since is None
+            and (cursor.dev, cursor.ino) == (st.st_dev, st.st_ino)
+        )
+        if settled and offset == st.st_size and not preamble:
+            return result
+        for shipment in slice_transcript(
+            handle, offset,
+            is_seen=self._is_seen,
+            max_chars=self.config.max_slice_chars,
+            max_line=self.config.max_line_bytes,
+            preamble=preamble,
+            mark_sidechain=target.agent_id is None,
+        ):
+            if shipment.oversized or shipment.malformed:
+                log.warning("session %s: %s: skipped %d oversized and %d malformed lines "
+                            "in bytes %d-%d", target.session_id, target.path,
+                            shipment.oversized, shipment.malformed,
+                            shipment.start, shipment.end)
+            chars = shipment.chars
+            if shipment.tail and 0 < chars < self.config.size_floor_chars and not forced:
+                hold(self.conn, target, offset=shipment.start, dev=st.st_dev, ino=st.st_ino,
+                     event=event, now=now, held_since=cursor.held_since if cursor else None)
+                continue
+            if settled and not shipment.parts and shipment.end == offset:
+                continue  # nothing new, nothing to record
+            ids, stored = ship(self.conn, target, shipment, event=event,
+                               file_id=(st.st_dev, st.st_ino), now=now,
+                               compressor=self._compressor)
+            result.slices += len(ids)
+            result.raw_bytes += shipment.end - shipment.start
+            result.text_chars += chars
+            result.stored_bytes += stored
         return result
 
     def _is_seen(self, key: str) -> bool:
@@ -411,30 +429,30 @@ class Drainer:
         """Drain the transcripts that grew after this process last read them."""
         now = time.time() if now is None else now
         result = PassResult()
-        for target, event, forced_since in self.grown_targets():
+        for seen in self.grown_targets():
             # Lines that follow a PreCompact or SessionEnd closely are the end
             # of that turn: forced out too. Later growth is an ordinary turn.
-            forced = forced_since is not None and now - forced_since <= LATE_FORCE_SECS
-            result.add(self._drain_safely(target, event, forced, now,
-                                          forced_since=forced_since if forced else None))
+            since = seen.forced_since
+            forced = since is not None and now - since <= LATE_FORCE_SECS
+            result.add(self._drain_safely(seen.target, seen.event, forced, now,
+                                          forced_since=since if forced else None))
         return result
 
     def _touch(self, target: Target, event: str, forced_since: float | None, size: int) -> None:
         # Most recent last; the oldest are forgotten past the limit, so a
         # long-running watch daemon does not grow with every session it saw.
         self.touched.pop(target.path, None)
-        self.touched[target.path] = (target, event, forced_since, size)
+        self.touched[target.path] = Touched(target, event, forced_since, size)
         while len(self.touched) > MAX_TOUCHED:
             del self.touched[next(iter(self.touched))]
 
-    def grown_targets(self) -> list[tuple[Target, str, float | None]]:
-        """Transcripts this process drained that have grown since: each with its
-        last event and when a forcing hook last came (``None`` if none did)."""
+    def grown_targets(self) -> list[Touched]:
+        """Transcripts this process drained that have grown since."""
         grown = []
-        for path, (target, event, forced_since, size) in list(self.touched.items()):
+        for path, seen in list(self.touched.items()):
             try:
-                if path.stat().st_size != size:
-                    grown.append((target, event, forced_since))
+                if path.stat().st_size != seen.size:
+                    grown.append(seen)
             except OSError:
                 continue
         return grown

@@ -19,16 +19,15 @@ from memspool.drainer.daemon import (
     POLL_SECS,
     WATCH_TICK_SECS,
     Drainer,
-    DrainerLock,
     PassResult,
-    acquire_lock,
     install_signal_handlers,
     log,
     setup_logging,
 )
-from memspool.errors import MemspoolError
-from memspool.hooks.capture import DRAINER_ARGS
+from memspool.drainer.lock import DrainerLock, acquire_lock
+from memspool.errors import DrainerBusy, MemspoolError
 from memspool.spool import ACTIVE_NAME
+from memspool.spool.home import DRAINER_ARGS
 
 __all__ = ["main", "run_detached", "run_once", "run_resume", "run_watch"]
 
@@ -41,10 +40,6 @@ DETACHED_LOCK_WAIT: Final = 5.0
 WATCH_POLL_SECS: Final = 1.0
 #: ``--once``/``--resume`` wait this long for a running drainer to finish.
 FOREGROUND_LOCK_WAIT: Final = 60.0
-
-
-class DrainerBusy(MemspoolError, RuntimeError):
-    """Another drainer holds the lock."""
 
 
 def _drain_until_empty(drainer: Drainer) -> PassResult:
@@ -242,15 +237,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="stay up and drain on every spool change")
     mode.add_argument("--resume", action="store_true", help="recover after a crash, then drain")
     mode.add_argument("--detached", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--home", type=Path, default=None,
-                        help="memspool home (default: MEMSPOOL_HOME)")
+    # SUPPRESS: `memspool --home H drainer` sets it before the command name.
+    parser.add_argument("--home", type=Path, default=argparse.SUPPRESS,
+                        help="memspool home (default: MEMSPOOL_HOME, else the user data folder)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
     # Everything a drainer creates (log, pid file, store) is the user's alone.
     private_umask()
-    config = load_config(args.home)
+    config = load_config(getattr(args, "home", None))
     setup_logging(config)
     if args.detached:
         return run_detached(config)
@@ -265,7 +261,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         for note in notes:
             print(f"recovered: {note}")
-        print(f"drained {result.frames} frame(s) into {result.captures} capture(s): "
+        print(f"drained {result.frames} frame(s) into {result.slices} slice(s): "
               f"{result.raw_bytes} transcript bytes -> {result.text_chars} kept characters; "
               f"{result.quarantined} damaged region(s) quarantined")
     return 0

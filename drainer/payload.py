@@ -18,13 +18,14 @@ import orjson
 
 from memspool.errors import PayloadError, TranscriptError
 from memspool.redact import redact
+from memspool.spool.home import HOOK_EVENTS
 
 __all__ = ["FORCING_EVENTS", "Request", "check_transcript_path", "parse_payload"]
 
 #: Events after which a held-back slice must ship now: the context is about
 #: to be compacted, or the session is over.
 FORCING_EVENTS: Final = frozenset({"PreCompact", "SessionEnd"})
-KNOWN_EVENTS: Final = frozenset({"Stop", "SubagentStop", "PreCompact", "SessionEnd"})
+KNOWN_EVENTS: Final = frozenset(HOOK_EVENTS)
 #: An error message quotes this much of a bad payload, taken from this much
 #: of its start (enough for any secret that crosses the quoted part).
 EXCERPT_CHARS: Final = 80
@@ -106,7 +107,7 @@ def parse_payload(payload: bytes, time_ns: int, roots: tuple[Path, ...]) -> Requ
         request.agent_transcripts.add(check_transcript_path(agent_path, roots))
     instructions = data.get("custom_instructions")
     if event == "PreCompact" and isinstance(instructions, str) and instructions.strip():
-        # Kept whole: the drainer splits a long entry across captures (never
+        # Kept whole: the drainer splits a long entry across slices (never
         # truncates), and redacts it before any split.
         text = instructions.strip()
         request.instructions.append((f"precompact:{session_id}:{time_ns}", text))

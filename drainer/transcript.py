@@ -1,7 +1,7 @@
-"""Reading a transcript from a byte cursor and cutting what it keeps into captures.
+"""Reading a transcript from a byte cursor and cutting what it keeps into slices.
 
 The transcript is streamed line by line (never slurped): memory is bounded
-by one capture's text plus one line. Only complete lines are read; a half
+by one slice's text plus one line. Only complete lines are read; a half
 written last line waits for the next drain. A line longer than
 ``max_line_bytes`` is skipped unread and counted as dropped.
 """
@@ -15,14 +15,14 @@ from typing import BinaryIO, Final
 
 import orjson
 
-from memspool.drainer.compress import compress_record, record_key
+from memspool.drainer.keep import keep_record, record_key
 from memspool.redact import redact
 
 __all__ = ["Entry", "Part", "Shipment", "iter_lines", "pack", "slice_transcript"]
 
 #: Bytes read per call while skipping an oversized line.
 SKIP_CHUNK: Final = 1024 * 1024
-#: Between two kept entries in a capture's text.
+#: Between two kept entries in a slice's text.
 SEPARATOR: Final = "\n\n"
 
 
@@ -69,7 +69,7 @@ class Part:
 
 @dataclass
 class Shipment:
-    """Captures that must be stored together with the cursor moved to ``end``.
+    """Slices that must be stored together with the cursor moved to ``end``.
 
     ``tail`` marks the last shipment of a read: the text up to the last
     complete line, which the size floor may hold back.
@@ -123,7 +123,7 @@ def pack(entries: list[Entry], start: int, max_chars: int) -> list[Part]:
     """Pack entries into parts of at most ``max_chars``.
 
     Entries are never cut unless one alone exceeds ``max_chars``; then it is
-    split into consecutive pieces, and nothing is dropped (invariant 5). The
+    split into consecutive pieces, and nothing is dropped (docs/architecture.md, invariant 5). The
     entries are redacted before they get here, so a cut can only fall inside
     a ``[REDACTED:...]`` marker, never inside a secret.
     """
@@ -175,9 +175,9 @@ def slice_transcript(  # noqa: PLR0915 - one streaming loop; split, its shared s
     """Read from ``start`` and yield shipments; the last one has ``tail=True``.
 
     Every entry goes through :func:`memspool.redact.redact` on its own, before entries are packed
-    into parts: a long record split across captures cannot split a secret
+    into parts: a long record split across slices cannot split a secret
     out of reach of its rule. ``preamble`` entries ``(key, text)`` (PreCompact
-    instructions) lead the first capture. A record whose key ``is_seen`` (or
+    instructions) lead the first slice. A record whose key ``is_seen`` (or
     that repeats within this read) is counted as replayed and left out.
     """
     shipment = Shipment(start=start, end=start, tail=False)
@@ -202,7 +202,7 @@ def slice_transcript(  # noqa: PLR0915 - one streaming loop; split, its shared s
         if line is None:
             shipment.oversized += 1
             shipment.dropped += 1
-            # Say where the gap is, so a reader of the capture knows text is missing.
+            # Say where the gap is, so a reader of the slice knows text is missing.
             chars += add(f"[skipped a transcript line of {end - line_start} bytes at offset "
                          f"{line_start}: longer than max_line_bytes ({max_line})]", end)
             continue
@@ -212,7 +212,7 @@ def slice_transcript(  # noqa: PLR0915 - one streaming loop; split, its shared s
             shipment.dropped += 1
             continue
         try:
-            kept = compress_record(record, mark_sidechain=mark_sidechain)
+            kept = keep_record(record, mark_sidechain=mark_sidechain)
             key = record_key(record, line) if kept.text is not None else ""  # type: ignore[arg-type]
         except Exception:  # noqa: BLE001 - a record of a shape nobody foresaw is skipped, not fatal
             shipment.malformed += 1

@@ -1,6 +1,7 @@
 """Claude Code hook: append the payload to the spool, wake a drainer, exit 0.
 
-Run as ``python -I -S capture.py --home HOME`` with the hook payload on stdin.
+Run as ``python -I -S capture.py [--home HOME]`` with the hook payload on stdin;
+without ``--home`` the home is resolved as the CLI resolves it.
 It parses nothing, prints nothing, opens no socket and no database, and exits
 0 whatever happens; a failure goes to ``HOME/hook-errors.log``. It imports
 the standard library and ``memspool.spool`` only (the interpreter runs
@@ -19,32 +20,29 @@ import time
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from types import ModuleType
-    from typing import Final
-
-ERROR_LOG: Final = "hook-errors.log"
-LOCK_NAME: Final = "drainer.lock"
-SPOOL_NAME: Final = "spool"
-#: The drainer is told where home is; it runs with site-packages (no -S) but
-#: ignores PYTHON* variables (-E) and the current folder (-P).
-DRAINER_ARGS: Final = ("-E", "-P", "-m", "memspool.drainer", "--detached")
 
 
-def _spool_module() -> ModuleType:
-    # Installed: .../site-packages/memspool/{hooks,spool}; from a checkout:
-    # <repo>/{hooks,spool}. Either way the spool is the sibling folder, so a
-    # bare `memspool` package rooted at our parent folder finds it.
+def _spool_package() -> ModuleType:
+    # The interpreter runs without site-packages (-S), so `memspool` is not
+    # importable by name. Installed, the layout is .../memspool/{hooks,spool};
+    # in a checkout, <repo>/{hooks,spool}: either way spool/ is our sibling,
+    # and an empty `memspool` package rooted at our parent folder finds it.
+    # (Putting the parent on sys.path instead would import spool/ under the
+    # generic name `spool`, and its modules import `memspool.spool.*`.)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     if "memspool" not in sys.modules:
         package = type(sys)("memspool")
         package.__path__ = [root]
         sys.modules["memspool"] = package
+    import memspool.spool.home
     import memspool.spool.writer
 
-    return memspool.spool.writer
+    return memspool.spool
 
 
-def _wake_drainer(home: str) -> None:
-    fd = os.open(os.path.join(home, LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+def _wake_drainer(home: str, layout: ModuleType) -> None:
+    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+    fd = os.open(os.path.join(home, layout.LOCK_NAME), flags, 0o600)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -56,7 +54,7 @@ def _wake_drainer(home: str) -> None:
         null = os.devnull
         os.posix_spawn(
             sys.executable,
-            [sys.executable, *DRAINER_ARGS, "--home", home],
+            [sys.executable, *layout.DRAINER_ARGS, "--home", home],
             os.environ,
             file_actions=[
                 (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
@@ -70,14 +68,11 @@ def _wake_drainer(home: str) -> None:
         os.close(fd)  # the new drainer waits for this lock, then takes it
 
 
-def _log_failure(home: str, exc: BaseException) -> None:
+def _log_failure(log_path: str, exc: BaseException) -> None:
     line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} hook failed: {type(exc).__name__}: {exc}\n"
-    # Without a home there is no private folder: fall back to a per-user file
-    # in /tmp, never following a symlink someone else may have planted there.
-    path = (
-        os.path.join(home, ERROR_LOG) if home
-        else f"/tmp/memspool-hook-errors-{os.getuid()}.log"  # noqa: S108 - see above
-    )
+    # Without a usable home there is no private folder: fall back to a
+    # per-user file in /tmp, never following a symlink planted there.
+    path = log_path or f"/tmp/memspool-hook-errors-{os.getuid()}.log"  # noqa: S108 - see above
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
     try:
         fd = os.open(path, flags, 0o600)
@@ -91,25 +86,24 @@ def _log_failure(home: str, exc: BaseException) -> None:
 
 def main(argv: list[str]) -> int:
     os.umask(0o077)
-    if "--home" in argv[:-1]:
-        home = argv[argv.index("--home") + 1]
-    else:
-        home = os.environ.get("MEMSPOOL_HOME", "")
+    home = log_path = ""
     try:
-        if not home:
-            raise RuntimeError(
-                "no --home given and MEMSPOOL_HOME unset; reinstall with `memspool install`"
-            )
+        spool = _spool_package()
+        layout = spool.home
+        home = argv[argv.index("--home") + 1] if "--home" in argv[:-1] else layout.default_home()
+        spool_dir = os.path.join(home, layout.SPOOL_NAME)
+        layout.check_private_folder(home)
+        log_path = os.path.join(home, layout.ERROR_LOG)
+        layout.check_private_folder(spool_dir)
         payload = sys.stdin.buffer.read()
-        spool = _spool_module()
-        spool.append(os.path.join(home, SPOOL_NAME), payload)
+        spool.writer.append(spool_dir, payload)
     except BaseException as exc:  # noqa: BLE001 - the hook must exit 0 whatever happens
-        _log_failure(home, exc)
+        _log_failure(log_path, exc)
         return 0
     try:
-        _wake_drainer(home)
+        _wake_drainer(home, layout)
     except BaseException as exc:  # noqa: BLE001 - as above: the frame is stored, exit 0
-        _log_failure(home, exc)
+        _log_failure(log_path, exc)
     return 0
 
 

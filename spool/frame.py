@@ -19,6 +19,8 @@ from __future__ import annotations
 import time
 import zlib
 
+from memspool.spool.errors import MemspoolError
+
 # No `typing` here: this module is on the hook path, where every import
 # costs start-up time (typing alone pulls in re, collections and more).
 # Annotations are never evaluated, so `Final` is imported for mypy only.
@@ -47,12 +49,8 @@ HEADER_SIZE: Final = 24
 MAX_PAYLOAD: Final = 64 * 1024 * 1024
 
 
-class SpoolCorrupt(ValueError):
-    """A frame's header or checksum is wrong; the reader quarantines it and resyncs.
-
-    (The spool stays stdlib-only, so this does not subclass ``MemspoolError``;
-    ``memspool.errors`` re-exports nothing from here and the drainer handles it.)
-    """
+class SpoolCorrupt(MemspoolError, ValueError):
+    """A frame's header or checksum is wrong; the reader quarantines it and resyncs."""
 
     def __init__(self, message: str, offset: int) -> None:
         super().__init__(message)

@@ -32,7 +32,9 @@ def append(spool_dir: str, payload: bytes) -> None:
     """
     frame = encode(payload)
     path = os.path.join(spool_dir, ACTIVE_NAME)
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+    # O_NOFOLLOW: a symlink planted as active.seg must not redirect a frame
+    # into some other file of the user's.
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
     for _ in range(APPEND_ATTEMPTS):
         try:
             fd = os.open(path, flags, 0o600)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from memspool.config import Config, load_config
-from memspool.status import drainer_pid
+from memspool.drainer.lock import drainer_pid
 from memspool.store import connect
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
@@ -26,18 +26,33 @@ SPOTTER_AGENT = (
     FIXTURES / "spotter-ae4a77f8-aedd-4bc1-888f-c94edc91af04" / "subagents" / "agent-aac57f5.jsonl"
 )
 REPO = Path(__file__).resolve().parent.parent
+#: Where each XDG variable points, under the test's own HOME.
+XDG_FOLDERS = {
+    "XDG_DATA_HOME": ".local/share", "XDG_CONFIG_HOME": ".config",
+    "XDG_STATE_HOME": ".local/state", "XDG_CACHE_HOME": ".cache",
+}
 
 
 @pytest.fixture(autouse=True)
 def memspool_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A private home and Claude projects folder; nothing leaks from the real environment."""
+    """A private home and Claude folder; nothing of the real user's is read or written.
+
+    HOME, CLAUDE_CONFIG_DIR, every XDG folder and MEMSPOOL_HOME point into
+    the test's temporary folder, so a command that falls back to a default
+    (``~/.claude/settings.json``, the platform data folder) lands there too.
+    """
     home = tmp_path / "home"
     projects = tmp_path / "claude" / "projects"
     projects.mkdir(parents=True)
+    user_home = tmp_path / "user"
+    user_home.mkdir()
     for name in list(os.environ):
-        if name.startswith("MEMSPOOL_"):
+        if name.startswith(("MEMSPOOL_", "XDG_")):
             monkeypatch.delenv(name)
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(user_home))
+    for name, folder in XDG_FOLDERS.items():
+        monkeypatch.setenv(name, str(user_home / folder))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     monkeypatch.setenv("MEMSPOOL_HOME", str(home))
     monkeypatch.setenv("MEMSPOOL_TRANSCRIPT_ROOTS", str(projects))
     # Keep detached drainers short-lived so tests do not leave them behind.

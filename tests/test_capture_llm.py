@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from memspool import memory
 from memspool.config import Config, load_config
 from memspool.distill import LlmOptions, capture
 from memspool.distill.capture import CaptureReport
 from memspool.distill.llm import MAX_BODY_CHARS
+from memspool.store import memories as memory
 
 #: How long the slow server waits before answering: far beyond the test's timeout.
 SLOW_SECS = 10.0

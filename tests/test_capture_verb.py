@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from memspool import memory
 from memspool.config import Config
 from memspool.distill import MAX_PAYLOAD_BYTES, capture
 from memspool.distill.capture import DUPLICATE_WINDOW_SECS, CaptureReport
 from memspool.errors import MemspoolError, PayloadError, StoreError
+from memspool.store import memories as memory
 from memspool.store import transaction
 
 REPORT_FIELDS = {
@@ -43,7 +43,7 @@ def actions(report: CaptureReport) -> list[str]:
 
 
 def table_counts(conn: sqlite3.Connection) -> dict[str, int]:
-    tables = ("memories", "provenance", "memory_terms", "memories_fts")
+    tables = ("memories", "provenance", "memory_terms")
     return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}  # noqa: S608
 
 
@@ -74,7 +74,7 @@ def test_new_notes_are_provisional_memories_with_provenance(
         ) == ("api", "buffer", 0.6, 0.5, 0)
         assert found.key == note.key and found.summary == note.summary
         [record] = memory.provenance(conn, note.id)
-        assert (record.action, record.session, record.source, record.capture_id, record.at) == (
+        assert (record.action, record.session, record.source, record.slice_id, record.at) == (
             "created",
             "manual-save-api",
             "manual",
@@ -104,10 +104,10 @@ def test_session_and_source_are_recorded(conn: sqlite3.Connection, config: Confi
     assert (record.session, record.source) == ("s-42", "mcp")
 
 
-def test_queued_captures_are_named_in_provenance(conn: sqlite3.Connection, config: Config) -> None:
+def test_queued_slices_are_named_in_provenance(conn: sqlite3.Connection, config: Config) -> None:
     with transaction(conn):
-        capture_id = conn.execute(
-            "INSERT INTO captures (session_id, project, event, transcript_path, byte_start,"
+        slice_id = conn.execute(
+            "INSERT INTO slices (session_id, project, event, transcript_path, byte_start,"
             " byte_end,"
             " records_kept, records_dropped, raw_bytes, text_chars, stored_bytes, body, created_at)"
             " VALUES ('s1', 'api', 'Stop', '/t.jsonl', 0, 10, 1, 0, 10, 10, 10, x'00', 0)"
@@ -115,14 +115,14 @@ def test_queued_captures_are_named_in_provenance(conn: sqlite3.Connection, confi
     report = run(
         conn,
         config,
-        "A note distilled from a queued capture.",
-        capture_id=capture_id,
+        "A note distilled from a queued slice.",
+        slice_id=slice_id,
         session="s1",
         source="archivist",
     )
-    assert memory.provenance(conn, report.notes[0].id or 0)[0].capture_id == capture_id
-    with pytest.raises(PayloadError, match="Capture 999 is not in the queue"):
-        run(conn, config, "A note naming a capture that does not exist.", capture_id=999)
+    assert memory.provenance(conn, report.notes[0].id or 0)[0].slice_id == slice_id
+    with pytest.raises(PayloadError, match="Slice 999 is not in the queue"):
+        run(conn, config, "A note naming a capture that does not exist.", slice_id=999)
 
 
 def test_the_payload_is_redacted_before_anything_is_stored(
@@ -134,14 +134,6 @@ def test_the_payload_is_redacted_before_anything_is_stored(
     assert found is not None
     assert token not in found.body and token not in found.summary
     assert "[REDACTED:github]" in found.body
-
-
-def test_memories_are_searchable_through_fts(conn: sqlite3.Connection, config: Config) -> None:
-    report = run(conn, config, "# Zstd level\nCaptures use zstd level 10 for the ratio.")
-    rows = conn.execute(
-        "SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'ratio'"
-    ).fetchall()
-    assert [r[0] for r in rows] == [report.notes[0].id]
 
 
 # update in place, exact duplicates ---------------------------------------------------------------
@@ -159,10 +151,6 @@ def test_same_key_updates_in_place(conn: sqlite3.Connection, config: Config) -> 
     assert found is not None
     assert "Level 12" in found.body and found.updated_at == T0 + 60 and found.corroborations == 0
     assert [r.action for r in memory.provenance(conn, found.id)] == ["created", "updated"]
-    # FTS follows the update: the old wording is gone, the new one found.
-    match = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
-    assert conn.execute(match, ('"the ratio"',)).fetchone()[0] == 0
-    assert conn.execute(match, ("drainer",)).fetchone()[0] == 1
 
 
 def test_a_reworded_note_under_the_same_key_updates_in_place(

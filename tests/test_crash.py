@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 from conftest import CCVIEWER, SPOTTER, payload, run_cli
 
-from memspool.captures import capture_text
 from memspool.config import load_config
-from memspool.drainer.compress import compress_record, record_key
+from memspool.drainer.keep import keep_record, record_key
+from memspool.drainer.lock import drainer_pid
 from memspool.hooks import HOOK_SCRIPT
 from memspool.redact import redact
 from memspool.spool import Spool
-from memspool.status import drainer_pid
+from memspool.store.slices import slice_text
 
 SESSIONS = {"crash-ccviewer": CCVIEWER, "crash-spotter": SPOTTER}
 
@@ -33,7 +33,7 @@ def _expected(source: Path) -> list[str]:
     entries = []
     for line in source.read_bytes().splitlines(keepends=True):
         record = json.loads(line)
-        kept = compress_record(record)
+        kept = keep_record(record)
         key = record_key(record, line)
         if kept.text is None or key in seen:
             continue
@@ -118,10 +118,10 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(
     try:
         for session, source in SESSIONS.items():
             rows = conn.execute(
-                "SELECT id, records_kept FROM captures WHERE session_id = ? ORDER BY id", (session,)
+                "SELECT id, records_kept FROM slices WHERE session_id = ? ORDER BY id", (session,)
             ).fetchall()
             expected = _expected(source)
-            got = "".join(_squash(capture_text(conn, i)) for i, _ in rows)
+            got = "".join(_squash(slice_text(conn, i)) for i, _ in rows)
             want = "".join(_squash(e) for e in expected)
             assert got == want, (
                 f"seed {seed}: {session} lost or duplicated text after {kills} kills"

@@ -10,7 +10,7 @@ import pytest
 from memspool.distill.classify import NOTE_TYPES, classify, coerce_type
 
 NOTES = Path(__file__).parent / "data" / "classify_notes.jsonl"
-#: The issue's floor for the classifier on the labelled set.
+#: The floor the classifier must hold on the labelled set (docs/benchmarks.md).
 MIN_ACCURACY = 0.85
 
 

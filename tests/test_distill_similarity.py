@@ -17,7 +17,7 @@ from memspool.distill.similarity import (
 )
 
 PAIRS = Path(__file__).parent / "data" / "dedup_pairs.jsonl"
-#: The issue's goal: at least 90% of rewordings merged, no different facts merged.
+#: The bar: at least 90% of rewordings merged, no different facts merged.
 MIN_REWORDINGS_MERGED = 0.90
 
 

@@ -19,9 +19,12 @@ def _commands() -> list[tuple[str, argparse.ArgumentParser]]:
     def walk(parser: argparse.ArgumentParser, prefix: str) -> None:
         for action in parser._actions:
             if isinstance(action, argparse._SubParsersAction):
+                # Only the listed commands: a renamed one stays hidden from help and README.
+                listed = {choice.dest for choice in action._choices_actions}
                 for name, sub in action.choices.items():
-                    found.append((f"{prefix} {name}".strip(), sub))
-                    walk(sub, f"{prefix} {name}")
+                    if name in listed:
+                        found.append((f"{prefix} {name}".strip(), sub))
+                        walk(sub, f"{prefix} {name}")
 
     walk(build_parser(), "")
     return found
@@ -33,7 +36,8 @@ COMMANDS = _commands()
 def test_the_command_list_is_not_empty() -> None:
     names = {name for name, _ in COMMANDS}
     assert {
-        "install", "uninstall", "drainer", "status", "captures list", "captures show", "demo"
+        "install", "uninstall", "drainer", "status", "slices list", "slices show", "demo",
+        "capture", "redact"
     } <= names
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import CCVIEWER, SPOTTER, SPOTTER_AGENT, payload
 
-from memspool.captures import capture_text
 from memspool.config import load_config
 from memspool.drainer import Drainer
 from memspool.spool import append
+from memspool.store.slices import slice_text
 
 SESSION = "11111111-2222-3333-4444-555555555555"
 
@@ -37,12 +37,12 @@ def fire(d: Drainer, event: str, transcript: Path, session: str = SESSION, **ext
 
 
 def texts(d: Drainer) -> list[str]:
-    ids = [r[0] for r in d.conn.execute("SELECT id FROM captures ORDER BY id")]
-    return [capture_text(d.conn, i) for i in ids]
+    ids = [r[0] for r in d.conn.execute("SELECT id FROM slices ORDER BY id")]
+    return [slice_text(d.conn, i) for i in ids]
 
 
 def rows(d: Drainer) -> list[dict[str, object]]:
-    return [dict(r) for r in d.conn.execute("SELECT * FROM captures ORDER BY id")]
+    return [dict(r) for r in d.conn.execute("SELECT * FROM slices ORDER BY id")]
 
 
 def line(kind: str, text: str, uuid: str, **extra: object) -> bytes:
@@ -63,7 +63,7 @@ def test_real_transcript_keeps_reasoning_drops_tool_output(
     transcript.write_bytes(SPOTTER.read_bytes())
     fire(drainer, "Stop", transcript)
     result = drainer.loop()
-    assert result.frames == 1 and result.captures == 1
+    assert result.frames == 1 and result.slices == 1
     text = "\n".join(texts(drainer))
     # kept: prompts, thinking, assistant text, one line per tool call
     assert "[user] <command-message>handgemacht:create-beads" in text
@@ -152,7 +152,7 @@ def test_held_back_slice_ships_after_hold_max(drainer: Drainer, projects: Path) 
     assert rows(drainer)[0]["event"] == "held-expired"
 
 
-@pytest.mark.settings(max_capture_chars=1000)
+@pytest.mark.settings(max_slice_chars=1000)
 def test_oversized_slice_becomes_several_captures_nothing_truncated(
         drainer: Drainer, projects: Path) -> None:
     transcript = projects / f"{SESSION}.jsonl"
@@ -258,7 +258,7 @@ def test_missing_transcript_is_retried_not_fatal(drainer: Drainer, projects: Pat
     transcript = projects / f"{SESSION}.jsonl"
     fire(drainer, "Stop", transcript)
     result = drainer.loop()
-    assert result.frames == 1 and result.captures == 0
+    assert result.frames == 1 and result.slices == 0
     assert drainer.conn.execute("SELECT missing_since FROM cursors").fetchone()[0] is not None
     assert "does not exist yet" in drainer.config.log_path.read_text()
     transcript.write_bytes(line("user", "the transcript appeared later on " * 20, "u1"))
@@ -280,7 +280,7 @@ def test_subagent_transcripts_get_their_own_cursors(drainer: Drainer, projects: 
     by_agent = {r["agent_id"]: r for r in rows(drainer)}
     assert set(by_agent) == {None, "aac57f5"}
     assert by_agent["aac57f5"]["byte_end"] == SPOTTER_AGENT.stat().st_size
-    agent_text = capture_text(drainer.conn, by_agent["aac57f5"]["id"])  # type: ignore[arg-type]
+    agent_text = slice_text(drainer.conn, by_agent["aac57f5"]["id"])  # type: ignore[arg-type]
     assert agent_text.startswith("[user] ")
     assert drainer.conn.execute("SELECT count(*) FROM cursors").fetchone()[0] == 2
     # more subagent output later is captured from the subagent's own cursor
@@ -308,7 +308,7 @@ def test_bad_payloads_and_lines_are_skipped_and_counted(drainer: Drainer, projec
     append(spool, payload("Stop", SESSION, Path("relative/path.jsonl")))
     fire(drainer, "Stop", transcript)
     result = drainer.loop()
-    assert result.frames == 5 and result.captures == 1
+    assert result.frames == 5 and result.slices == 1
     row = rows(drainer)[0]
     assert row["records_unknown"] == 2 and row["records_dropped"] == 1
     assert "caf\ufffd in latin-1" in texts(drainer)[0]
@@ -354,7 +354,7 @@ def test_secrets_are_redacted_before_storage(drainer: Drainer, projects: Path) -
     drainer.loop()
     [text] = texts(drainer)
     assert key not in text and "[REDACTED:github]" in text
-    raw = drainer.conn.execute("SELECT body FROM captures").fetchone()[0]
+    raw = drainer.conn.execute("SELECT body FROM slices").fetchone()[0]
     assert key.encode() not in raw
 
 
@@ -413,13 +413,13 @@ def test_fifo_or_folder_in_place_of_a_transcript_does_not_hang(
     fire(drainer, "Stop", folder, session="folder")
     fire(drainer, "Stop", good)
     result = drainer.loop()
-    assert result.frames == 3 and result.captures == 1
+    assert result.frames == 3 and result.slices == 1
     log = drainer.config.log_path.read_text()
     assert "fifo.jsonl is not a regular file" in log
     assert "folder.jsonl" in log
 
 
-@pytest.mark.settings(max_capture_chars=1000)
+@pytest.mark.settings(max_slice_chars=1000)
 def test_a_secret_across_a_capture_split_is_still_redacted(
         drainer: Drainer, projects: Path) -> None:
     """One record longer than a capture is split; redaction runs before the split."""
@@ -453,7 +453,7 @@ def test_a_symlink_loop_in_a_payload_does_not_block_later_frames(drainer: Draine
     fire(drainer, "Stop", looped, session="looped")
     fire(drainer, "Stop", good)
     result = drainer.loop()
-    assert result.frames == 3 and result.captures == 2
+    assert result.frames == 3 and result.slices == 2
     assert not drainer.spool.has_pending()
     assert "cannot be resolved" in drainer.config.log_path.read_text()
 
@@ -488,7 +488,7 @@ def test_lines_written_after_a_forcing_hook_are_not_held_back(drainer: Drainer,
     with transcript.open("ab") as handle:
         handle.write(line("assistant", "a short late answer", "a1"))  # below the floor
     result = drainer.drain_grown()
-    assert result.captures == 1
+    assert result.slices == 1
     assert texts(drainer)[-1] == "[assistant] a short late answer"
 
 
@@ -503,7 +503,7 @@ def test_records_of_unforeseen_shapes_are_skipped_not_fatal(drainer: Drainer,
         + line("user", "a healthy prompt after odd records " * 15, "u1"))
     fire(drainer, "Stop", transcript)
     result = drainer.loop()
-    assert result.captures == 1 and not drainer.spool.has_pending()
+    assert result.slices == 1 and not drainer.spool.has_pending()
     assert "a healthy prompt" in texts(drainer)[0]
 
 
@@ -526,10 +526,10 @@ def test_late_lines_are_forced_only_just_after_the_forcing_hook(drainer: Drainer
     drainer.loop(now=1000.0)
     with transcript.open("ab") as handle:
         handle.write(line("assistant", "a late short answer", "a1"))
-    assert drainer.drain_grown(now=1005.0).captures == 1  # the end of the compacted turn
+    assert drainer.drain_grown(now=1005.0).slices == 1  # the end of the compacted turn
     with transcript.open("ab") as handle:
         handle.write(line("user", "a new short turn", "u2"))
-    assert drainer.drain_grown(now=1100.0).captures == 0  # an ordinary turn: held back
+    assert drainer.drain_grown(now=1100.0).slices == 0  # an ordinary turn: held back
     assert len(texts(drainer)) == 2
 
 
@@ -540,7 +540,7 @@ def test_a_crash_between_captures_and_cursor_stores_neither(
 
     transcript = projects / f"{SESSION}.jsonl"
     transcript.write_bytes(SPOTTER.read_bytes())
-    real = ship_module._upsert_cursor
+    real = ship_module.upsert_cursor
     calls: list[int] = []
 
     def crash(*args: object, **kwargs: object) -> None:
@@ -549,7 +549,7 @@ def test_a_crash_between_captures_and_cursor_stores_neither(
             raise RuntimeError("crash after the capture insert")
         real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(ship_module, "_upsert_cursor", crash)
+    monkeypatch.setattr(ship_module, "upsert_cursor", crash)
     fire(drainer, "Stop", transcript)
     drainer.loop()
     # The failed shipment was rolled back with its cursor move; the transcript

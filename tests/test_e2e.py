@@ -23,7 +23,7 @@ def _captures(home: Path) -> list[dict[str, object]]:
     conn = sqlite3.connect(db)
     conn.row_factory = sqlite3.Row
     try:
-        return [dict(r) for r in conn.execute("SELECT * FROM captures ORDER BY id")]
+        return [dict(r) for r in conn.execute("SELECT * FROM slices ORDER BY id")]
     except sqlite3.OperationalError:
         return []  # schema not created yet
     finally:
@@ -55,14 +55,14 @@ def test_installed_stop_hook_to_stored_capture(tmp_path: Path, home: Path, proje
     assert row["byte_end"] == SPOTTER.stat().st_size
     assert row["records_kept"] == 30 and row["records_dropped"] == 66
     assert row["project"] == tmp_path.name
-    text = run_cli("captures", "show", str(row["id"])).stdout.decode()
+    text = run_cli("slices", "show", str(row["id"])).stdout.decode()
     assert "[thinking] Let me research the fastest way" in text
     assert "[tool WebSearch]" in text
     assert '"toolUseResult"' not in text and "hook_progress" not in text
     # the detached drainer exits once idle
     wait_for(lambda: not json.loads(run_cli("status", "--json").stdout)["drainer_running"])
     status = json.loads(run_cli("status", "--json").stdout)
-    assert status["pending_frames"] == 0 and status["captures_queued"] == 1
+    assert status["pending_frames"] == 0 and status["slices_queued"] == 1
     assert status["sessions_tracked"] == 1 and status["last_drain"] is not None
 
 
@@ -110,13 +110,13 @@ def test_drainer_once_and_status_text(home: Path, projects: Path) -> None:
     (home / "spool").mkdir(parents=True, mode=0o700)
     append(str(home / "spool"), payload("Stop", SESSION, transcript))
     out = run_cli("drainer", "--once").stdout.decode()
-    assert "drained 1 frame(s) into 1 capture(s)" in out
-    listing = run_cli("captures", "list").stdout.decode()
+    assert "drained 1 frame(s) into 1 slice(s)" in out
+    listing = run_cli("slices", "list").stdout.decode()
     assert "Stop" in listing and SESSION[:14] in listing
     status = run_cli("status").stdout.decode()
-    assert "captures queued:   1 (of 1)" in status
-    missing = run_cli("captures", "show", "99", check=False)
-    assert missing.returncode == 1 and b"No capture with id 99" in missing.stderr
+    assert "slices queued:     1 (of 1)" in status
+    missing = run_cli("slices", "show", "99", check=False)
+    assert missing.returncode == 1 and b"No slice with id 99" in missing.stderr
     # a drainer that exits cleanly leaves no pid file, and everything it made is private
     assert not (home / "drainer.pid").exists()
     for path in [home, *home.rglob("*")]:
@@ -136,7 +136,7 @@ def test_any_drainer_tidies_up_after_one_that_died(home: Path, projects: Path) -
     result = json.loads(run_cli("drainer", "--once", "--json").stdout)
     assert result["recovered"][0].startswith("drainer 999999 had died")
     assert any("half-written" in note for note in result["recovered"])
-    assert result["captures"] == 1 and not (home / "spool" / "checkpoint.tmp").exists()
+    assert result["slices"] == 1 and not (home / "spool" / "checkpoint.tmp").exists()
     fresh = json.loads(run_cli("drainer", "--once", "--json").stdout)
     assert fresh["recovered"] == []  # a clean exit leaves nothing to recover from
 
@@ -146,7 +146,7 @@ def test_demo_runs_from_the_bundled_samples(tmp_path: Path) -> None:
     for path in [tmp_path / "demo", *(tmp_path / "demo").rglob("*")]:
         assert path.stat().st_mode & 0o777 == (0o700 if path.is_dir() else 0o600), path
     result = json.loads(proc.stdout)
-    assert result["drained"] and result["captures"] >= 3
+    assert result["drained"] and result["slices"] >= 3
     assert result["covered"] == result["raw_bytes"]
     assert result["text_chars"] < 0.1 * result["raw_bytes"]
 
@@ -171,7 +171,7 @@ def test_resume_after_a_crash_mid_rotation(home: Path, projects: Path) -> None:
     died = "drainer 999999 had died holding the lock (its flock ended with it)"
     assert died in result["recovered"]
     assert any("consumed" in note for note in result["recovered"])
-    assert result["frames"] == 2 and result["captures"] == 1 and result["quarantined"] == 1
+    assert result["frames"] == 2 and result["slices"] == 1 and result["quarantined"] == 1
     assert sorted(p.name for p in spool.iterdir()) == ["checkpoint", "quarantine"]
     assert len(list((spool / "quarantine").iterdir())) == 1
     assert "quarantined 30 bytes" in (home / "drainer.log").read_text()
@@ -181,7 +181,7 @@ def test_a_frame_appended_while_a_drainer_lets_go_is_not_stranded(home: Path,
                                                                    projects: Path) -> None:
     """The hand-off: a hook that found the lock held spawned nobody; the holder re-checks."""
     from memspool.config import load_config
-    from memspool.drainer.daemon import acquire_lock
+    from memspool.drainer.lock import acquire_lock
     from memspool.drainer.modes import _drain_until_empty, _hand_off, _start
     from memspool.spool import append
 
@@ -196,7 +196,7 @@ def test_a_frame_appended_while_a_drainer_lets_go_is_not_stranded(home: Path,
         append(str(config.spool_dir), payload("Stop", SESSION, transcript))
         _hand_off(config, lock, drainer, _drain_until_empty)
         assert not drainer.spool.has_pending()
-        assert drainer.conn.execute("SELECT count(*) FROM captures").fetchone()[0] == 1
+        assert drainer.conn.execute("SELECT count(*) FROM slices").fetchone()[0] == 1
     finally:
         drainer.shutdown()
     assert not (home / "drainer.pid").exists()

@@ -164,7 +164,7 @@ def test_a_bad_setting_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("MEMSPOOL_MAX_CAPTURE_CHARS", "0")
     proc = run_cli("status", check=False)
     assert proc.returncode == 1
-    assert b"max_capture_chars must be a number of at least 1, got '0'" in proc.stderr
+    assert b"max_slice_chars must be a number of at least 1, got '0'" in proc.stderr
 
 
 def test_status_says_whether_the_hooks_are_installed(tmp_path: Path,
@@ -205,4 +205,4 @@ def test_the_plugin_hook_is_drained(tmp_path: Path, home: Path, projects: Path) 
     env = {**os.environ, "CLAUDE_PLUGIN_ROOT": str(REPO)}
     subprocess.run(["sh", "-c", command], input=payload("Stop", "plugin-session", transcript),
                    env=env, check=True, timeout=30)
-    wait_for(lambda: json.loads(run_cli("status", "--json").stdout)["captures_total"] == 1)
+    wait_for(lambda: json.loads(run_cli("status", "--json").stdout)["slices_total"] == 1)

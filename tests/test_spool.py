@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import wait_for
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -232,18 +233,41 @@ def test_position_orders_by_segment_then_offset() -> None:
         decode(b"\x00" * HEADER_SIZE, b"", 0)
 
 
-def test_hook_without_a_home_logs_to_a_private_per_user_file(
-    monkeypatch: pytest.MonkeyPatch,
+def test_hook_without_a_home_uses_the_home_the_cli_uses(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:
+    """No --home and no MEMSPOOL_HOME: the platform data folder, as `memspool` resolves it."""
+    from memspool.config import default_home
+
+    monkeypatch.delenv("MEMSPOOL_HOME")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    proc = subprocess.run([sys.executable, "-I", "-S", str(HOOK_SCRIPT)], input=b"{}",
+                          capture_output=True, timeout=30, check=False)
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    expected = default_home()
+    assert expected == tmp_path / "data" / "memspool"
+    # The frame landed there: the drainer the hook woke read it (and skipped
+    # it, as a payload without a session).
+    log = expected / "drainer.log"
+    wait_for(lambda: log.exists() and "no usable session_id" in log.read_text())
+
+
+def test_hook_with_an_unsafe_home_logs_to_a_private_per_user_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
 ) -> None:
     fallback = Path(f"/tmp/memspool-hook-errors-{os.getuid()}.log")
     before = fallback.read_bytes() if fallback.exists() else None
-    monkeypatch.delenv("MEMSPOOL_HOME")
+    shared = tmp_path / "shared-home"
+    shared.mkdir()
+    shared.chmod(0o777)
     try:
-        proc = subprocess.run([sys.executable, "-I", "-S", str(HOOK_SCRIPT)], input=b"{}",
-                              capture_output=True, timeout=30, check=False)
+        proc = subprocess.run([sys.executable, "-I", "-S", str(HOOK_SCRIPT), "--home",
+                               str(shared)], input=b"{}", capture_output=True, timeout=30,
+                              check=False)
         assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
-        assert fallback.read_bytes().endswith(b"reinstall with `memspool install`\n")
+        assert b"is writable by others" in fallback.read_bytes().splitlines()[-1]
         assert fallback.stat().st_mode & 0o777 == 0o600
+        assert list(shared.iterdir()) == []  # nothing written into a folder others control
     finally:
         if before is None:
             fallback.unlink(missing_ok=True)

@@ -2,17 +2,26 @@
 
 Claude Code hooks append their payloads to a write-ahead spool
 (``memspool.spool``); a detached drainer (``memspool.drainer``) turns each
-session's transcript into redacted, compressed captures in a local SQLite
-store; the distiller and archivist turn captures into durable memory notes.
+session's transcript into redacted, compressed slices in a local SQLite
+store (``memspool.store``); the capture verb (``memspool.distill``) turns
+text into durable memories. ``memspool.service`` holds the operations the
+command line calls. This package exports the exception tree only, so that
+importing it stays cheap for the drainer.
 """
 
 from __future__ import annotations
 
 from memspool.errors import (
     ConfigError,
+    DrainerBusy,
+    HomeError,
+    LlmError,
     MemspoolError,
+    NotFound,
     PayloadError,
     SettingsError,
+    SliceNotFound,
+    SpoolCorrupt,
     StoreError,
     TranscriptError,
 )
@@ -21,9 +30,15 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ConfigError",
+    "DrainerBusy",
+    "HomeError",
+    "LlmError",
     "MemspoolError",
+    "NotFound",
     "PayloadError",
     "SettingsError",
+    "SliceNotFound",
+    "SpoolCorrupt",
     "StoreError",
     "TranscriptError",
     "__version__",

@@ -15,13 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-import platformdirs
-
 from memspool.errors import ConfigError
-
-# The hook finds its way around the home without this module (it may import
-# nothing heavy); these names are its, so the two cannot drift apart.
-from memspool.hooks.capture import ERROR_LOG, LOCK_NAME, SPOOL_NAME
+from memspool.spool import home as layout
 
 __all__ = [
     "CONFIG_NAME",
@@ -32,21 +27,17 @@ __all__ = [
     "private_umask",
 ]
 
-CONFIG_NAME: Final = "config.toml"
-#: Owner-only permissions for everything under the home (invariant 7).
+CONFIG_NAME: Final = layout.CONFIG_NAME
+#: Owner-only permissions for everything under the home (docs/architecture.md, invariant 7).
 DIR_MODE: Final = 0o700
 FILE_MODE: Final = 0o600
-#: The LLM timeout's default; the issue fixes junk values to mean this too.
+#: The LLM timeout's default; a value that is not a positive number means this too.
 DEFAULT_LLM_TIMEOUT_SECS: Final = 30.0
 
 
 def default_home(env: Mapping[str, str] | None = None) -> Path:
     """The home folder: ``MEMSPOOL_HOME`` if set, else the user data folder."""
-    env = os.environ if env is None else env
-    explicit = env.get("MEMSPOOL_HOME", "").strip()
-    if explicit:
-        return Path(explicit).expanduser().absolute()
-    return Path(platformdirs.user_data_dir("memspool", appauthor=False))
+    return Path(layout.default_home(os.environ if env is None else env))
 
 
 def _default_transcript_roots(env: Mapping[str, str]) -> tuple[Path, ...]:
@@ -65,8 +56,8 @@ class Config:
     #: Kept characters below which a slice is held back (not lost) until more
     #: arrives or a PreCompact/SessionEnd forces it out.
     size_floor_chars: int = 400
-    #: Kept characters per capture; a longer slice becomes several captures.
-    max_capture_chars: int = 200_000
+    #: Kept characters per slice; a longer piece of transcript becomes several slices.
+    max_slice_chars: int = 200_000
     #: A held-back slice older than this ships at the next drain anyway.
     hold_max_secs: float = 3600.0
     #: Seconds a detached drainer lingers for late transcript lines and new
@@ -75,11 +66,11 @@ class Config:
     #: How long a transcript that does not exist yet is retried.
     missing_retry_secs: float = 86400.0
     #: A transcript line longer than this is skipped unread, counted, and
-    #: marked in the capture text. 64 MiB: Claude Code's longest lines are
+    #: marked in the slice text. 64 MiB: Claude Code's longest lines are
     #: tool results (an Edit carries a whole file); parsing one costs a few
     #: times its size in memory, which must stay bounded.
     max_line_bytes: int = 64 * 1024 * 1024
-    #: zstd level for stored captures: 10 is where ratio gains flatten on
+    #: zstd level for stored slices: 10 is where ratio gains flatten on
     #: transcript text while compression still runs at tens of MB/s.
     zstd_level: int = 10
     #: Transcripts are only read below these folders (a payload's path is
@@ -91,36 +82,38 @@ class Config:
 
     @property
     def spool_dir(self) -> Path:
-        return self.home / SPOOL_NAME
+        return self.home / layout.SPOOL_NAME
 
     @property
     def db_path(self) -> Path:
-        return self.home / "memspool.db"
+        return self.home / layout.DB_NAME
 
     @property
     def log_path(self) -> Path:
-        return self.home / "drainer.log"
+        return self.home / layout.DRAINER_LOG
 
     @property
     def lock_path(self) -> Path:
-        return self.home / LOCK_NAME
+        return self.home / layout.LOCK_NAME
 
     @property
     def pid_path(self) -> Path:
         """Written by a drainer while it holds the lock, removed before it lets go."""
-        return self.home / "drainer.pid"
+        return self.home / layout.PID_NAME
 
     @property
     def hook_log_path(self) -> Path:
         """Where the hook reports what it could not do."""
-        return self.home / ERROR_LOG
+        return self.home / layout.ERROR_LOG
 
 
-#: Integers that must be positive for the drainer to work at all: a capture
+#: Integers that must be positive for the drainer to work at all: a slice
 #: and a line need room for at least some text; zstd levels start at 1.
-_INT_MINIMUM: Final = {"max_capture_chars": 1, "max_line_bytes": 1, "zstd_level": 1}
+_INT_MINIMUM: Final = {"max_slice_chars": 1, "max_line_bytes": 1, "zstd_level": 1}
 #: Each setting's kind, from the annotations of Config (strings, with
 #: ``from __future__ import annotations``): a new setting needs no second edit.
+#: Settings that were renamed: the old name still works for one release.
+_RENAMED: Final = {"max_capture_chars": "max_slice_chars"}
 _KINDS: Final = {f.name: str(f.type) for f in dataclasses.fields(Config) if f.name != "home"}
 
 
@@ -188,8 +181,12 @@ def load_config(home: Path | None = None, env: Mapping[str, str] | None = None) 
             raise ConfigError(
                 f"{config_file} is not valid TOML ({exc}). Fix or remove it."
             ) from None
-        for key, value in data.items():
+        for written, value in data.items():
+            key = _RENAMED.get(written, written)
             values[key] = _coerce(key, value, str(config_file))
+    for old, new in _RENAMED.items():
+        if f"MEMSPOOL_{old.upper()}" in env and f"MEMSPOOL_{new.upper()}" not in env:
+            values[new] = _coerce(new, env[f"MEMSPOOL_{old.upper()}"], f"MEMSPOOL_{old.upper()}")
     for field in dataclasses.fields(Config):
         if field.name == "home":
             continue

@@ -18,11 +18,11 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, Final
 
-from memspool.captures import capture_text, list_captures
 from memspool.config import Config, load_config
 from memspool.install import install_hooks, record_transcript_roots
 from memspool.spool import Spool
 from memspool.store import connect
+from memspool.store.slices import list_slices, slice_text
 
 __all__ = ["run_demo"]
 
@@ -51,7 +51,7 @@ def _run_hook(command: str, payload: dict[str, Any], env: dict[str, str], home: 
 def _wait_drained(home: Path, deadline: float, *, since: float | None = None) -> bool:
     """Poll until the spool is empty and a drain pass ended after ``since``
     (or, without ``since``, until the detached drainer has exited)."""
-    from memspool.status import drainer_running
+    from memspool.drainer.lock import drainer_running
     from memspool.store import get_state
 
     config = load_config(home, env={})
@@ -134,8 +134,8 @@ def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> di
     drained = _wait_drained(home, time.monotonic() + DRAIN_DEADLINE_SECS)
     conn = connect(config)
     try:
-        rows = list(reversed(list_captures(conn, limit=1000)))
-        sample_text = capture_text(conn, rows[0]["id"]) if rows else ""
+        rows = list(reversed(list_slices(conn, limit=1000)))
+        sample_text = slice_text(conn, rows[0]["id"]) if rows else ""
     finally:
         conn.close()
     text_chars = sum(r["text_chars"] for r in rows)
@@ -143,7 +143,7 @@ def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> di
     covered = sum(r["raw_bytes"] for r in rows)
     out("")
     out(f"  detached drainer {'finished' if drained else 'did NOT finish in time'}; "
-        f"{len(rows)} capture(s):")
+        f"{len(rows)} slice(s):")
     for r in rows:
         who = f"subagent {r['agent_id']}" if r["agent_id"] else "main"
         out(f"    #{r['id']:<3} {r['event']:<12} {who:<17} "
@@ -152,14 +152,14 @@ def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> di
             f"{r['raw_bytes']} raw -> {r['text_chars']} chars -> {r['stored_bytes']} zstd bytes")
     out("")
     ratio = covered / stored if stored else 0.0
-    out(f"  transcript bytes written: {raw_total}; covered by captures: {covered}")
+    out(f"  transcript bytes written: {raw_total}; covered by slices: {covered}")
     out(f"  kept text: {text_chars} chars ({100 * text_chars / max(covered, 1):.1f}% of raw); "
         f"stored zstd: {stored} bytes ({ratio:.0f}x smaller than raw)")
     out("")
-    out("  start of the first capture:")
+    out("  start of the first slice:")
     for line in sample_text[:700].splitlines():
         out(f"    | {line}")
     out("")
-    out(f"  look around: MEMSPOOL_HOME={home} memspool captures list")
-    return {"home": str(home), "captures": len(rows), "raw_bytes": raw_total, "covered": covered,
+    out(f"  look around: MEMSPOOL_HOME={home} memspool slices list")
+    return {"home": str(home), "slices": len(rows), "raw_bytes": raw_total, "covered": covered,
             "text_chars": text_chars, "stored_bytes": stored, "drained": drained}

@@ -1,31 +1,43 @@
 """The one exception tree of memspool.
 
-    MemspoolError
-     ├── ConfigError(MemspoolError, ValueError)      config.toml or an environment value is invalid
-     ├── SettingsError(MemspoolError, ValueError)    a Claude Code settings.json cannot be merged
-     ├── PayloadError(MemspoolError, ValueError)     a hook payload or capture input is unusable
-     ├── TranscriptError(MemspoolError, OSError)     a transcript is missing, unreadable or
-     │                                               outside the allowed roots
-     └── StoreError(MemspoolError, RuntimeError)     the SQLite store cannot be opened or migrated
+    MemspoolError                             (memspool.spool.errors: stdlib only)
+     ├── SpoolCorrupt(ValueError)             a spool frame's header or checksum is wrong
+     ├── ConfigError(ValueError)              config.toml or an environment value is invalid
+     ├── SettingsError(ValueError)            a Claude Code settings.json cannot be merged
+     ├── PayloadError(ValueError)             a hook payload or capture input is unusable
+     ├── TranscriptError(OSError)             a transcript is missing, unreadable or
+     │                                        outside the allowed roots
+     ├── HomeError(OSError)                   the home folder cannot be used
+     ├── StoreError(RuntimeError)             the SQLite store cannot be opened or written
+     ├── DrainerBusy(RuntimeError)            another drainer holds the lock
+     ├── LlmError(RuntimeError)               the optional LLM could not produce notes
+     └── NotFound(LookupError)                no slice or memory with that id
+          └── SliceNotFound
 
-The spool's own errors (``memspool.spool.SpoolCorrupt``) live beside the
-spool, which must stay importable with the standard library alone.
+Each also subclasses the builtin named beside it.
+Messages are full sentences that name the file, session or id and say what
+to do about it; the CLI prints them as they are.
 """
 
 from __future__ import annotations
 
+from memspool.spool.errors import HomeError, MemspoolError
+from memspool.spool.frame import SpoolCorrupt
+
 __all__ = [
     "ConfigError",
+    "DrainerBusy",
+    "HomeError",
+    "LlmError",
     "MemspoolError",
+    "NotFound",
     "PayloadError",
     "SettingsError",
+    "SliceNotFound",
+    "SpoolCorrupt",
     "StoreError",
     "TranscriptError",
 ]
-
-
-class MemspoolError(Exception):
-    """Base class of every error memspool raises on purpose."""
 
 
 class ConfigError(MemspoolError, ValueError):
@@ -53,4 +65,22 @@ class TranscriptError(MemspoolError, OSError):
 
 
 class StoreError(MemspoolError, RuntimeError):
-    """The SQLite store cannot be opened or brought to the current schema."""
+    """The SQLite store cannot be opened, migrated or written."""
+
+
+class DrainerBusy(MemspoolError, RuntimeError):
+    """Another drainer holds the lock."""
+
+
+class LlmError(MemspoolError, RuntimeError):
+    """The LLM path could not produce notes; the message says why, for the report."""
+
+
+class NotFound(MemspoolError, LookupError):
+    """No row with the id asked for."""
+
+
+class SliceNotFound(NotFound):
+    def __init__(self, slice_id: int) -> None:
+        super().__init__(f"No slice with id {slice_id}; `memspool slices list` shows the ids.")
+        self.slice_id = slice_id

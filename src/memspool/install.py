@@ -23,6 +23,7 @@ import filelock
 from memspool.config import CONFIG_NAME, Config, ensure_private_dir
 from memspool.errors import SettingsError
 from memspool.hooks import HOOK_SCRIPT
+from memspool.spool.home import HOOK_EVENTS, HOOK_MARKER, HOOK_TIMEOUT_SECS
 
 __all__ = [
     "HOOK_EVENTS",
@@ -36,12 +37,6 @@ __all__ = [
     "uninstall_hooks",
 ]
 
-#: Stop and SubagentStop end a turn; PreCompact comes before context is
-#: summarised away; SessionEnd lets a held-back tail ship when a session closes.
-HOOK_EVENTS: Final = ("Stop", "SubagentStop", "PreCompact", "SessionEnd")
-HOOK_MARKER: Final = "# memspool-hook"
-#: Seconds Claude Code gives the hook; it needs about 10 ms.
-HOOK_TIMEOUT_SECS: Final = 10
 UNIT_NAME: Final = "memspool-drainer.service"
 
 
@@ -66,6 +61,33 @@ def hook_command(home: Path, python: str | None = None) -> str:
         f"{shlex.quote(interpreter)} -I -S {shlex.quote(str(HOOK_SCRIPT))} "
         f"--home {shlex.quote(str(home))} {HOOK_MARKER}"
     )
+
+
+#: The plugin's command: the plugin folder's own virtualenv if it has one,
+#: else python3; no --home, so the hook resolves it as the CLI does
+#: (MEMSPOOL_HOME, else the platform's user data folder).
+PLUGIN_COMMAND: Final = (
+    'p="${CLAUDE_PLUGIN_ROOT}/.venv/bin/python"; [ -x "$p" ] || p=python3; '
+    f'"$p" -I -S "${{CLAUDE_PLUGIN_ROOT}}/hooks/{HOOK_SCRIPT.name}" {HOOK_MARKER}'
+)
+
+
+def hook_entries(command: str) -> dict[str, list[dict[str, Any]]]:
+    """The settings.json ``hooks`` entries that run ``command`` at every capture event."""
+    return {
+        event: [{"hooks": [{"type": "command", "command": command,
+                            "timeout": HOOK_TIMEOUT_SECS}]}]
+        for event in HOOK_EVENTS
+    }
+
+
+def plugin_hooks() -> dict[str, Any]:
+    """The plugin's ``hooks/hooks.json``; a test holds the committed file to this."""
+    return {
+        "description": "memspool capture hooks: append the payload to the spool and wake "
+                       "the drainer",
+        "hooks": hook_entries(PLUGIN_COMMAND),
+    }
 
 
 def _is_ours(hook: Any) -> bool:
@@ -199,10 +221,8 @@ def install_hooks(settings: Path, config: Config, python: str | None = None,
     hooks = data.setdefault("hooks", {})
     _strip_ours(hooks)
     command = hook_command(config.home, python)
-    for event in HOOK_EVENTS:
-        hooks.setdefault(event, []).append(
-            {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECS}]}
-        )
+    for event, groups in hook_entries(command).items():
+        hooks.setdefault(event, []).extend(groups)
     ensure_private_dir(config.home)
     ensure_private_dir(config.spool_dir)
     warnings = record_transcript_roots(config, transcript_roots or [])

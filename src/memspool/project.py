@@ -1,4 +1,4 @@
-"""Which project a session or a capture belongs to: the git root's name, else the folder's."""
+"""Which project a session or a memory belongs to: the git root's name, else the folder's."""
 
 from __future__ import annotations
 

@@ -1,16 +1,22 @@
 """The ``memspool`` command line: thin wrappers that parse, call the library, print.
 
 Each module here registers one command (or one group) through
-``register(subparsers)``; its handler returns the process exit code.
-Library errors become a one-line message and exit code 1 only here, at the edge.
+``register(subparsers)``; its handler returns the process exit code. Every
+failure is reported here, at the edge, the same way: one sentence on stderr
+that says what to do, exit 1; with ``--json``, ``{"ok": false, "error": ...}``
+on stdout instead.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+
+import orjson
 
 from memspool import __version__
 from memspool.config import private_umask
@@ -21,39 +27,64 @@ __all__ = ["build_parser", "main"]
 
 def build_parser() -> argparse.ArgumentParser:
     # Imported here so `memspool --version` stays quick.
-    from memspool.cli import capture, captures, demo, drainer, install, redact, status
+    from memspool.cli import capture, demo, drainer, install, redact, slices, status
 
     parser = argparse.ArgumentParser(
         prog="memspool",
         description="Crash-safe memory capture for AI coding agents.",
     )
     parser.add_argument("--version", action="version", version=f"memspool {__version__}")
+    parser.add_argument("--home", type=Path, default=None,
+                        help="memspool home folder for any command "
+                             "(default: MEMSPOOL_HOME, else the user data folder)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (demo, install, drainer, status, captures, redact, capture):
+    for module in (demo, install, drainer, status, slices, redact, capture):
         module.register(sub)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _os_error_message(exc: OSError) -> str:
+    where = f" ({exc.filename})" if exc.filename else ""
+    reason = exc.strerror or str(exc)
+    return (f"{reason}{where}. Check that the memspool home is a folder you own and can "
+            f"write to, that the disk has room, then run the command again.")
+
+
+def report_failure(message: str, *, as_json: bool) -> int:
+    """Say what went wrong the one way every command does; returns the exit code 1."""
+    if as_json:
+        sys.stdout.write(orjson.dumps({"ok": False, "error": message}).decode() + "\n")
+    else:
+        print(f"memspool: error: {message}", file=sys.stderr)
+    return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one exit per failure kind
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()
-        return 2
+        return 0
     # Whatever a command creates under the home (store, logs, config, demo
     # transcripts) is the user's alone.
     private_umask()
+    as_json = bool(getattr(args, "json", False))
     try:
         code: int = args.handler(args)
     except MemspoolError as exc:
-        print(f"memspool: error: {exc}", file=sys.stderr)
-        return 1
+        return report_failure(str(exc), as_json=as_json)
+    except sqlite3.Error as exc:
+        return report_failure(
+            f"The store refused the operation: {exc}. If another memspool process holds it, "
+            f"try again; `memspool status` says whether the store is damaged.", as_json=as_json)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         # The reader (`| head`) went away; say nothing more on a closed pipe.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as exc:
+        return report_failure(_os_error_message(exc), as_json=as_json)
     return code
 
 

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
-from memspool.cli._common import add_home, command
-from memspool.config import load_config
-from memspool.distill import MAX_NOTES, MAX_PAYLOAD_BYTES, LlmOptions, capture
-from memspool.errors import MemspoolError, PayloadError
-from memspool.store import connect
+from memspool.cli._common import Subparsers, add_home, command
+from memspool.distill import MAX_NOTES, MAX_PAYLOAD_BYTES, LlmOptions
+from memspool.errors import PayloadError
+from memspool.service import Service
 
 DOC = f"""Distil a payload (stdin, or --file) into durable memory notes; print a JSON report.
 
@@ -55,11 +53,6 @@ def _payload(args: argparse.Namespace) -> str:
         raise PayloadError(f"Cannot read {args.file}: {exc.strerror or exc}.") from None
 
 
-def _fail(message: str) -> int:
-    sys.stdout.write(json.dumps({"ok": False, "error": message}) + "\n")
-    return 1
-
-
 def _max_entities(value: str | None) -> int | None:
     # Checked here rather than by argparse, so a bad value is a failed capture
     # like any other: exit 1 with {"ok": false, "error": ...} on stdout.
@@ -81,27 +74,21 @@ def _run(args: argparse.Namespace) -> int:
     llm = None
     if args.llm or args.llm_endpoint or args.llm_model:
         llm = LlmOptions(endpoint=args.llm_endpoint or "", model=args.llm_model or "")
-    try:
-        max_entities = _max_entities(args.max_entities)
-        text = _payload(args)
-        config = load_config(args.home)
-        conn = connect(config)
-        try:
-            report = capture(
-                text, config=config, conn=conn, project=args.project, session=args.session,
-                source=args.source, dry_run=args.dry_run, max_entities=max_entities,
-                passive=args.passive, llm=llm,
-            )
-        finally:
-            conn.close()
-    except MemspoolError as exc:
-        return _fail(str(exc))
+    max_entities = _max_entities(args.max_entities)
+    text = _payload(args)
+    with Service(args.home) as service:
+        report = service.capture(
+            text, project=args.project, session=args.session, source=args.source,
+            dry_run=args.dry_run, max_entities=max_entities, passive=args.passive, llm=llm,
+        )
     sys.stdout.write(report.to_json() + "\n")
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     parser = command(sub, "capture", DOC, _run)
+    # The report is JSON already, so a failure is JSON too: {"ok": false, "error": ...}.
+    parser.set_defaults(json=True)
     add_home(parser)
     parser.add_argument("--file", metavar="F", help="read the payload from F (default: stdin)")
     parser.add_argument("--project", metavar="P",

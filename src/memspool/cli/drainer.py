@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from memspool.cli._common import Subparsers, command
 
-from memspool.cli._common import command
-
-DOC = """Drain the spool into captures (one drainer at a time).
+DOC = """Drain the spool into slices (one drainer at a time).
 
 --once (default) drains what is pending and exits; --watch stays up and
 drains on every spool change (what the systemd unit runs); --resume recovers
@@ -19,7 +17,7 @@ Example:
 """
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     from memspool.drainer.modes import add_arguments, run
 
     parser = command(sub, "drainer", DOC, run)

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from memspool.cli._common import add_home, command, print_json
+from memspool.cli._common import Subparsers, add_home, command, print_json
 from memspool.config import load_config
 from memspool.install import (
     default_settings_path,
@@ -75,7 +75,7 @@ def _uninstall(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     for name, doc, handler in (("install", INSTALL_DOC, _install),
                                ("uninstall", UNINSTALL_DOC, _uninstall)):
         parser = command(sub, name, doc, handler)

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memspool.cli._common import command
+from memspool.cli._common import Subparsers, command
+from memspool.errors import PayloadError
 from memspool.redact import redact
 
 DOC = """Redact secrets from stdin (or --file) and write the result to stdout.
@@ -28,22 +29,18 @@ Example:
 _ERRORS = "surrogateescape"
 
 
-def _read(args: argparse.Namespace) -> bytes | None:
+def _read(args: argparse.Namespace) -> bytes:
     if args.file is None or args.file == "-":
         return sys.stdin.buffer.read()
     try:
         return Path(args.file).read_bytes()
     except OSError as exc:
         reason = exc.strerror or str(exc)
-        print(f"memspool redact: cannot read {args.file}: {reason}. Check the path.",
-              file=sys.stderr)
-        return None
+        raise PayloadError(f"Cannot read {args.file}: {reason}. Check the path.") from None
 
 
 def _run(args: argparse.Namespace) -> int:
     data = _read(args)
-    if data is None:
-        return 1
     text, counts = redact(data.decode("utf-8", _ERRORS))
     if args.json:
         # ensure_ascii keeps undecodable bytes (lone surrogates) representable in JSON.
@@ -55,7 +52,7 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(sub: Subparsers) -> None:
     parser = command(sub, "redact", DOC, _run)
     parser.add_argument("--file", "-f", metavar="F", default=None,
                         help="read this file instead of stdin ('-' is stdin)")

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any
 
-from memspool.cli._common import add_home, command, print_json
-from memspool.config import load_config
-from memspool.status import collect_status
+from memspool.cli._common import Subparsers, add_home, add_json, command, print_json
+from memspool.service import Service
 
 # The first line is the one-line summary in `memspool --help`, so it may not
 # wrap; the string is split in the source instead.
 DOC = (
-    "Show the capture path's state: spool backlog, captures queued, sessions, last drain"
+    "Show memspool's state: spool backlog, slices queued, memories, sessions, last drain"
     " and error.\n"
     "\n"
     "Example:\n"
@@ -22,7 +20,8 @@ DOC = (
 
 
 def _status(args: argparse.Namespace) -> int:
-    status = collect_status(load_config(args.home))
+    with Service(args.home) as service:
+        status = service.status()
     if args.json:
         print_json(status)
         return 0
@@ -36,7 +35,9 @@ def _status(args: argparse.Namespace) -> int:
     hooks = (f"{', '.join(events)} in {status['hooks_settings']}" if events else
              f"not in {status['hooks_settings']} for this home (run `memspool install`)")
     print(f"hooks:             {hooks}")
-    print(f"captures queued:   {status['captures_queued']} (of {status['captures_total']})")
+    print(f"slices queued:     {status['slices_queued']} (of {status['slices_total']}), "
+          f"not yet digested into memory")
+    print(f"memories:          {status['memories']}")
     print(f"sessions tracked:  {status['sessions_tracked']}")
     print(f"held back:         {status['slices_held_back']} slice(s) below the size floor")
     print(f"missing:           {status['transcripts_missing']} transcript(s) being retried")
@@ -47,7 +48,7 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     parser = command(sub, "status", DOC, _status)
     add_home(parser)
-    parser.add_argument("--json", action="store_true", help="print the status as JSON")
+    add_json(parser, "the status")

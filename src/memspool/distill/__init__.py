@@ -1,7 +1,7 @@
 """The distiller: payloads in, durable memory notes out.
 
-``capture`` is the one verb behind ``memspool capture``, the MCP tools, the
-HTTP routes and the archivist: split (or ask an LLM), classify, key, then
+``capture`` is the one verb behind every way of writing memory: split (or
+ask an LLM), classify, key, then
 reconcile each note with the project's memory (update in place, merge a
 near-duplicate, or create), all in one transaction, with a JSON report.
 
@@ -10,6 +10,7 @@ near-duplicate, or create), all in one transaction, with a JSON report.
     keys.py        summary lines, keys, normalized text
     note.py        the draft note
     similarity.py  near-duplicate detection and the terms memories are indexed by
+    words.py       the word lists similarity.py reads (stop words, synonyms, antonyms, ...)
     llm.py         optional LLM distillation (Ollama, OpenAI-compatible), untrusted output
     capture.py     the verb and its report
 """

@@ -1,8 +1,9 @@
 """The capture verb: distil a payload into notes and reconcile them with memory.
 
-One code path for ``memspool capture``, the MCP tools, the HTTP routes and
-the archivist (which passes ``capture_id`` and calls from inside its own
-transaction, so the capture is marked digested in the same commit).
+One code path for every caller (``memspool capture`` through
+``memspool.service``). A caller digesting a queued slice passes its
+``slice_id`` and calls from inside its own transaction, so the slice is
+marked digested in the same commit as its memories.
 
 For each note, in payload order, up to the cap:
 
@@ -35,13 +36,13 @@ import time
 from pathlib import Path
 from typing import Final
 
-from memspool import memory
 from memspool.config import Config
 from memspool.distill.keys import distinct_key, text_hash
 from memspool.distill.llm import LlmError, LlmOptions, distill_with_llm
 from memspool.distill.note import Note
 from memspool.distill.similarity import (
     MIN_SHARED_TERMS,
+    Profiles,
     adds_detail,
     compare,
     index_terms,
@@ -51,6 +52,7 @@ from memspool.distill.split import learnings_items, scrub, split_payload
 from memspool.errors import PayloadError, StoreError
 from memspool.project import project_name
 from memspool.redact import redact
+from memspool.store import memories as memory
 
 __all__ = [
     "DUPLICATE_WINDOW_SECS",
@@ -61,11 +63,11 @@ __all__ = [
     "capture",
 ]
 
-#: The issue's limit on one payload; larger input is refused, not truncated.
+#: The most one payload may hold (4 MiB); larger input is refused, not truncated.
 MAX_PAYLOAD_BYTES: Final = 4 * 1024 * 1024
-#: The distiller's contract: at most 20 notes per invocation; callers may only lower it.
+#: docs/distill.md, The rules: at most 20 notes per invocation; callers may only lower it.
 MAX_NOTES: Final = 20
-#: The distiller's contract: the same normalized text saved within 15 minutes is skipped.
+#: docs/distill.md, The rules: the same normalized text saved within 15 minutes is skipped.
 DUPLICATE_WINDOW_SECS: Final = 15 * 60
 #: Near-duplicate comparisons per note. The index ranks candidates by shared
 #: terms, so a true duplicate, if there is one, is among the first few.
@@ -98,7 +100,7 @@ class NoteOutcome:
 
 @dataclasses.dataclass
 class CaptureReport:
-    """The result of one capture; :meth:`as_dict` is the JSON the issue specifies."""
+    """The result of one capture; :meth:`as_dict` is the JSON of docs/distill.md, The report."""
 
     dry_run: bool
     distiller: str = RULE_BASED
@@ -150,13 +152,18 @@ class _Context:
     project: str
     session: str
     source: str
-    capture_id: int | None
+    slice_id: int | None
     now: float
     dry_run: bool
     report: CaptureReport
+    profiles: Profiles
     #: Keys this payload's notes landed on: the memory's id and the first note's text.
     seen_keys: dict[str, tuple[int, str]] = dataclasses.field(default_factory=dict)
     created_ids: set[int] = dataclasses.field(default_factory=set)
+
+    def terms(self, body: str) -> list[str]:
+        """The terms a memory with this text is indexed under."""
+        return index_terms(body, profiles=self.profiles)
 
     def shown_id(self, memory_id: int) -> int | None:
         # A dry run rolls back what it created: such an id will not exist.
@@ -186,20 +193,20 @@ def _note_cap(max_entities: int | None) -> int:
     return min(max_entities, MAX_NOTES)
 
 
-def _check_capture_id(conn: sqlite3.Connection, capture_id: int | None) -> None:
-    if capture_id is None:
+def _check_slice_id(conn: sqlite3.Connection, slice_id: int | None) -> None:
+    if slice_id is None:
         return
-    row = conn.execute("SELECT 1 FROM captures WHERE id = ?", (capture_id,)).fetchone()
+    row = conn.execute("SELECT 1 FROM slices WHERE id = ?", (slice_id,)).fetchone()
     if row is None:
         raise PayloadError(
-            f"Capture {capture_id} is not in the queue; provenance must name a real capture."
+            f"Slice {slice_id} is not in the queue; provenance must name a real slice."
         )
 
 
 def _save(ctx: _Context, memory_id: int, action: str, note: Note) -> None:
     memory.add_provenance(ctx.conn, memory.Provenance(
         memory_id=memory_id, action=action, session=ctx.session, source=ctx.source,
-        capture_id=ctx.capture_id, text_hash=text_hash(note.body), at=ctx.now,
+        slice_id=ctx.slice_id, text_hash=text_hash(note.body), at=ctx.now,
     ))
 
 
@@ -209,15 +216,15 @@ def _landed(ctx: _Context, found: memory.Memory, action: str) -> NoteOutcome:
                        summary=found.summary, action=action)
 
 
-def _revises(old: str, new: str) -> bool:
+def _revises(ctx: _Context, old: str, new: str) -> bool:
     """True when ``new`` is the fact ``old`` holds: reworded, or all of it and more."""
-    return compare(old, new).duplicate or adds_detail(old, new)
+    return compare(old, new, ctx.profiles).duplicate or adds_detail(old, new, ctx.profiles)
 
 
 def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
     key = note.key
     seen = ctx.seen_keys.get(key)
-    if seen is not None and not _revises(seen[1], note.body):
+    if seen is not None and not _revises(ctx, seen[1], note.body):
         key = distinct_key(key, note.body)  # another fact under a key used in this payload
         seen = ctx.seen_keys.get(key)
     if seen is not None:
@@ -229,33 +236,33 @@ def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
         ctx.seen_keys[key] = (recent.id, note.body)
         return _landed(ctx, recent, SKIPPED)
     existing = memory.get_by_key(ctx.conn, ctx.project, key)
-    if existing is not None and not _revises(existing.body, note.body):
+    if existing is not None and not _revises(ctx, existing.body, note.body):
         # Another fact under the same key: it gets its own key, where this text
         # lands again when it is re-captured.
         key = distinct_key(key, note.body)
         existing = memory.get_by_key(ctx.conn, ctx.project, key)
     if existing is not None:
         memory.update_in_place(ctx.conn, existing, type=note.type, summary=note.summary,
-                               body=note.body, terms=index_terms(note.body), at=ctx.now)
+                               body=note.body, terms=ctx.terms(note.body), at=ctx.now)
         _save(ctx, existing.id, UPDATED, note)
         ctx.seen_keys[key] = (existing.id, note.body)
         return NoteOutcome(id=ctx.shown_id(existing.id), key=key, type=note.type,
                            summary=note.summary, action=UPDATED)
-    found = memory.candidates(ctx.conn, ctx.project, query_terms(note.body),
+    found = memory.candidates(ctx.conn, ctx.project, query_terms(note.body, ctx.profiles),
                               min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_NOTE)
     ctx.report.candidates += len(found)
     for candidate in found:
-        if compare(candidate.body, note.body).duplicate:
-            richer = adds_detail(candidate.body, note.body)
+        if compare(candidate.body, note.body, ctx.profiles).duplicate:
+            richer = adds_detail(candidate.body, note.body, ctx.profiles)
             memory.corroborate(ctx.conn, candidate, at=ctx.now,
                                body=note.body if richer else None,
-                               terms=index_terms(note.body) if richer else ())
+                               terms=ctx.terms(note.body) if richer else ())
             _save(ctx, candidate.id, MERGED, note)
             ctx.seen_keys[key] = (candidate.id, note.body)
             return _landed(ctx, candidate, MERGED)
     memory_id = memory.insert(ctx.conn, project=ctx.project, key=key, type=note.type,
                               summary=note.summary, body=note.body,
-                              terms=index_terms(note.body), at=ctx.now)
+                              terms=ctx.terms(note.body), at=ctx.now)
     ctx.created_ids.add(memory_id)
     _save(ctx, memory_id, CREATED, note)
     ctx.seen_keys[key] = (memory_id, note.body)
@@ -288,12 +295,13 @@ def capture(
     project: str | None = None,
     session: str | None = None,
     source: str | None = None,
-    capture_id: int | None = None,
+    slice_id: int | None = None,
     dry_run: bool = False,
     max_entities: int | None = None,
     passive: bool = False,
     llm: LlmOptions | None = None,
     now: float | None = None,
+    profiles: Profiles | None = None,
 ) -> CaptureReport:
     """Distil ``text`` into notes and reconcile them with the project's memory.
 
@@ -301,8 +309,10 @@ def capture(
     to ``manual-save-<project>``, ``source`` to ``manual``. ``passive`` takes
     only learnings sections' items, as ``passive`` memories. ``llm`` asks a
     model first and falls back to the rules on any failure. ``now`` (epoch
-    seconds) is for tests. Raises :class:`~memspool.errors.PayloadError` for
-    an empty or oversized payload or a bad ``max_entities`` / ``capture_id``,
+    seconds) is for tests. ``profiles`` is the caller's similarity cache (a
+    warm process keeps one per store); without it the call uses its own.
+    Raises :class:`~memspool.errors.PayloadError` for
+    an empty or oversized payload or a bad ``max_entities`` / ``slice_id``,
     :class:`~memspool.errors.StoreError` when the store refuses the writes
     (then nothing of the call is kept).
     """
@@ -310,7 +320,7 @@ def capture(
     cap = _note_cap(max_entities)
     project = project or project_name(Path.cwd())
     ctx_session = session or f"manual-save-{project}"
-    _check_capture_id(conn, capture_id)
+    _check_slice_id(conn, slice_id)
     redacted, _ = redact(scrub(text))
     report = CaptureReport(dry_run=dry_run, passive=passive)
     # The model is asked before any lock is taken: a slow model must not hold
@@ -319,8 +329,9 @@ def capture(
     report.captured = len(notes)
     report.dropped = max(0, len(notes) - cap)
     ctx = _Context(conn=conn, project=project, session=ctx_session, source=source or DEFAULT_SOURCE,
-                   capture_id=capture_id, now=time.time() if now is None else now,
-                   dry_run=dry_run, report=report)
+                   slice_id=slice_id, now=time.time() if now is None else now,
+                   dry_run=dry_run, report=report,
+                   profiles=profiles if profiles is not None else Profiles())
     try:
         with memory.unit_of_work(conn, keep=not dry_run):
             report.notes = [_reconcile(ctx, note) for note in notes[:cap]]

@@ -1,8 +1,8 @@
 """What kind of note a text is, by cheap local markers.
 
 The types are checked in a fixed order and the first whose markers match
-wins: root-cause, pitfall, decision, pattern, else takeaway. The order is
-the contract's: a note that names why something failed ("broke because",
+wins: root-cause, pitfall, decision, pattern, else takeaway. The order
+(docs/distill.md, The rules) means a note that names why something failed ("broke because",
 "turned out") is a root cause even when it also warns, and a warning is a
 pitfall even when it also recommends. ``passive`` is not a marker type: it
 is given to items taken by ``--passive`` from a learnings section.

@@ -26,9 +26,9 @@ __all__ = [
     "title",
 ]
 
-#: The distiller's contract: the summary line is the first line clipped to 160 characters.
+#: docs/distill.md, The rules: the summary line is the first line clipped to 160 characters.
 SUMMARY_CHARS: Final = 160
-#: The distiller's contract: a key has at most 64 characters.
+#: docs/distill.md, The rules: a key has at most 64 characters.
 KEY_CHARS: Final = 64
 #: A slug longer than KEY_CHARS keeps this many characters and gains a hash of the
 #: whole slug, so two long summaries that share a 64-character start stay apart.

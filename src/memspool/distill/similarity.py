@@ -1,8 +1,8 @@
 """Near-duplicate detection: is a new note a reworded re-capture of a memory?
 
-Character-trigram Jaccard >= 0.7 is the baseline the distiller's contract
-names; it misses most rewordings (word order, a dropped "the", a colon for
-"because") because it measures spelling. This module compares *terms*:
+Character-trigram Jaccard >= 0.7 is the usual baseline; it misses most
+rewordings (word order, a dropped "the", a colon for "because") because it
+measures spelling. This module compares *terms*:
 
 1. Normalise: NFKC, lowercase, contractions opened ("don't" -> "do not"),
    possessives dropped, number words as numbers ("thirty-five" -> 35), a few
@@ -32,7 +32,7 @@ names; it misses most rewordings (word order, a dropped "the", a colon for
    short note each substituted word is likely a different fact.
 
 Candidates come from an index of each memory's terms (see :func:`index_terms`
-and ``memspool.memory``), never from a scan of the project.
+and ``memspool.store.memories``), never from a scan of the project.
 """
 
 from __future__ import annotations
@@ -42,13 +42,17 @@ import difflib
 import itertools
 import re
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Final
 
+from memspool.distill import words as vocab
+
 __all__ = [
     "TRIGRAM_BASELINE",
     "Comparison",
+    "Profiles",
     "adds_detail",
     "compare",
     "index_terms",
@@ -57,7 +61,7 @@ __all__ = [
     "trigram_jaccard",
 ]
 
-#: The baseline the distiller's contract names: character-trigram Jaccard >= 0.7.
+#: The usual baseline (docs/distill.md, Near-duplicates): character-trigram Jaccard >= 0.7.
 TRIGRAM_BASELINE: Final = 0.7
 #: Fewer shared terms than this is too little evidence to call two notes one fact.
 MIN_SHARED_TERMS: Final = 3
@@ -71,10 +75,10 @@ CONTAINED_MIN_DICE: Final = 0.5
 OVERLAP_MIN_DICE: Final = 0.8
 #: Identifiers and numbers weigh double: they are what a note is about.
 KEY_WEIGHT: Final = 2.0
-#: Profiles of texts up to this length are cached (a capture compares each note
-#: with several candidates); longer ones are recomputed, so a 4 MiB section is
-#: never pinned in memory by the cache.
-CACHED_TEXT_CHARS: Final = 8192
+#: A :class:`Profiles` cache keeps this many texts' profiles, and this many
+#: characters of text in all (a few MB: a long note never pins more).
+CACHED_PROFILES: Final = 1024
+CACHED_CHARS: Final = 4_000_000
 #: Index at most this many terms per memory, and look up at most QUERY_TERMS
 #: of a new note: enough for a long section, bounded for a huge one.
 INDEX_TERMS: Final = 128
@@ -102,124 +106,10 @@ _CONTRACTIONS: Final = (
 _TOKEN: Final = re.compile(r"(?<![\w-])--?[a-z][a-z0-9-]*|[a-z0-9_]+(?:[.-][a-z0-9_]+)*")
 _DIGIT_ALPHA: Final = re.compile(r"(?<=\d)(?=[a-z])|(?<=[a-z])(?=\d)")
 
-_STOP_WORDS: Final = frozenset({
-    "a", "an", "the", "this", "that", "these", "those", "there", "here", "it", "its", "it's",
-    "they", "them", "their", "we", "us", "our", "you", "your", "i", "me", "my", "he", "she",
-    "his", "her", "him", "one", "ones", "some", "any", "all", "both", "each", "other", "such",
-    "own", "same", "is", "am", "are", "was", "were", "be", "been", "being", "has", "have",
-    "had", "having", "do", "does", "did", "doing", "done", "will", "would", "shall", "should",
-    "can", "could", "may", "might", "must", "need", "needs", "needed", "require", "requires",
-    "required", "ought", "to", "of", "in", "on", "at", "by", "for", "with", "about", "into",
-    "onto", "through", "during", "from", "up", "out", "off", "as", "than", "then", "so", "thus",
-    "therefore", "hence", "because", "since", "due", "cause", "causes", "caused", "causing",
-    "reason", "result", "results", "resulting", "also", "too", "very", "just", "really",
-    "actually", "quite", "and", "or", "but", "if", "when", "while", "where", "which", "who",
-    "whom", "whose", "what", "why", "how", "whether", "again", "further", "once", "only",
-    "most", "much", "many", "few", "lot", "lots", "get", "gets", "got", "getting", "make",
-    "makes", "made", "making", "way", "ways", "thing", "things", "stuff", "something",
-    "anything", "per", "via", "across", "within", "between", "against", "toward", "towards",
-    "upon", "let", "lets", "like", "yes", "ok", "okay", "well", "still", "even", "ever",
-    "already", "yet", "now",
-})
-#: Words that turn a statement round. "otherwise" is "if not" ("pin it, otherwise
-#: results drift" says what "pin it so results do not drift" says).
-_NEGATIONS: Final = frozenset(
-    {"not", "no", "never", "without", "nothing", "none", "nor", "cannot", "avoid", "instead",
-     "rather", "otherwise", "prevent", "prevents", "prevented", "preventing"}
-)
-#: Number words read as the numbers they name. "one" alone stays a stop word
-#: ("one temp folder" says what "a temp folder" says); inside a number
-#: ("twenty-one", "one hundred") it counts.
-_UNITS: Final = {
-    word: value for value, word in enumerate((
-        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-        "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
-        "eighteen", "nineteen",
-    ))
-}
-_TENS: Final = {
-    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
-    "eighty": 80, "ninety": 90,
-}
-_SCALES: Final = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
-#: Words that are a number on their own and never part of a longer one.
-_WHOLE_NUMBERS: Final = {"twice": 2, "dozen": 12}
-_EXPANSIONS: Final = {
-    "pr": ("pull", "request"), "prs": ("pull", "request"), "db": ("database",),
-    "repo": ("repository",), "repos": ("repository",), "env": ("environment",),
-    "dir": ("directory",), "dirs": ("directory",), "config": ("configuration",),
-    "deps": ("dependency",), "args": ("argument",), "arg": ("argument",),
-    "tmp": ("temp",), "msg": ("message",), "auth": ("authentication",),
-}
-_IRREGULAR: Final = {
-    "held": "hold", "ran": "run", "broke": "break", "broken": "break", "came": "come",
-    "sat": "sit", "shrunk": "shrink", "shrank": "shrink", "wrote": "write", "written": "write",
-    "took": "take", "taken": "take", "chose": "choose", "chosen": "choose", "fell": "fall",
-    "kept": "keep", "found": "find", "left": "leave", "went": "go", "gone": "go",
-    "threw": "throw", "thrown": "throw", "hung": "hang", "built": "build", "sent": "send",
-    "spent": "spend", "caught": "catch", "brought": "bring", "began": "begin", "begun": "begin",
-    "led": "lead", "lost": "lose", "met": "meet", "paid": "pay", "read": "read", "saw": "see",
-    "seen": "see", "shown": "show", "stuck": "stick", "told": "tell", "thought": "think",
-    "understood": "understand", "ate": "eat", "froze": "freeze", "frozen": "freeze",
-    "knew": "know", "known": "know", "grew": "grow", "grown": "grow", "gave": "give",
-    "given": "give", "drove": "drive", "driven": "drive", "hid": "hide", "hidden": "hide",
-    "woke": "wake", "woken": "wake", "spun": "spin", "meant": "mean", "felt": "feel",
-    "dealt": "deal", "bought": "buy", "fed": "feed", "said": "say", "slept": "sleep",
-}
-# Folded to the first word of their group: cheap synonyms common in engineering notes.
-_SYNONYM_GROUPS: Final = (
-    ("respect", "honour", "honor", "obey"),
-    ("whole", "entire"),
-    ("big", "large", "huge", "giant"),
-    ("small", "tiny", "little"),
-    ("fast", "quick", "rapid"),
-    ("slow", "sluggish"),
-    ("break", "fail", "crash", "raise", "throw"),
-    ("choose", "pick", "select", "opt"),
-    ("start", "begin"),
-    ("delete", "remove"),
-    ("show", "display"),
-    ("error", "exception"),
-    ("fix", "repair"),
-    ("stale", "outdated"),
-    ("read", "load"),
-    ("retire", "deprecate"),
-    ("directory", "folder"),
-    ("keep", "preserve", "retain"),
-    ("past", "beyond"),
-)
-_ANTONYMS: Final = (
-    ("enable", "disable"), ("increase", "decrease"), ("min", "max"), ("minimum", "maximum"),
-    ("more", "less"), ("more", "fewer"), ("fast", "slow"), ("faster", "slower"),
-    ("high", "low"), ("higher", "lower"), ("true", "false"), ("sync", "async"),
-    ("synchronous", "asynchronous"), ("start", "stop"), ("open", "close"), ("add", "delete"),
-    ("allow", "deny"), ("allow", "block"), ("first", "last"), ("input", "output"),
-    ("import", "export"), ("push", "pull"), ("local", "remote"), ("success", "failure"),
-    ("include", "exclude"), ("encode", "decode"), ("lock", "unlock"), ("public", "private"),
-    ("upper", "lower"), ("inner", "outer"), ("prefix", "suffix"), ("ascending", "descending"),
-    ("old", "new"), ("valid", "invalid"), ("aware", "naive"), ("static", "dynamic"),
-    ("above", "below"), ("short", "long"), ("small", "big"), ("early", "late"),
-    ("accept", "reject"), ("safe", "unsafe"), ("client", "server"),
-)
-#: "X over Y", "X instead of Y", "X rather than Y", "X than Y": X is preferred to Y.
-_PREFERENCE_WORDS: Final = frozenset({"over", "instead", "rather", "than", "vs", "versus"})
-#: "A before B" and "B after A" both mean A comes first.
-_ORDER_WORDS: Final = frozenset({"before", "after"})
-
-
-#: (suffix, replacement, letters that must be left before it). The noun endings
-#: need a longer stem: "connection" -> "connect", "compression" -> "compress",
-#: but "option" and "action" stay whole.
-_SUFFIXES: Final = (
-    ("ically", "ic", 3), ("ation", "ate", 3), ("ction", "ct", 3), ("ssion", "ss", 2),
-    ("ness", "", 4), ("ing", "", 3), ("ed", "", 3), ("ly", "", 3),
-)
-
-
 @lru_cache(maxsize=4096)
 def _stem(word: str) -> str:
-    if word in _IRREGULAR:
-        word = _IRREGULAR[word]  # then stemmed as a regular word: chose -> choose -> choos
+    if word in vocab.IRREGULAR:
+        word = vocab.IRREGULAR[word]  # then stemmed as a regular word: chose -> choose -> choos
     if len(word) <= 3 or not word.isalpha():
         return word
     if word.endswith("ies") and len(word) > 4:
@@ -228,7 +118,7 @@ def _stem(word: str) -> str:
         word = word[:-2]
     elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word[:-1]
-    for suffix, replacement, min_left in _SUFFIXES:
+    for suffix, replacement, min_left in vocab.SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= min_left:
             word = word[: -len(suffix)] + replacement
             if not replacement and len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
@@ -243,7 +133,7 @@ def _stem(word: str) -> str:
 
 def _build_synonyms() -> dict[str, str]:
     table: dict[str, str] = {}
-    for group in _SYNONYM_GROUPS:
+    for group in vocab.SYNONYM_GROUPS:
         for word in group:
             table[_stem(word)] = _stem(group[0])
     return table
@@ -253,7 +143,7 @@ _SYNONYMS: Final = _build_synonyms()
 #: (left word, right word, left term, right term): terms to match, words to tell.
 _ANTONYM_TERMS: Final = tuple(
     (a, b, _SYNONYMS.get(_stem(a), _stem(a)), _SYNONYMS.get(_stem(b), _stem(b)))
-    for a, b in _ANTONYMS
+    for a, b in vocab.ANTONYMS
 )
 
 
@@ -284,24 +174,25 @@ def _pieces(token: str) -> list[str]:
 
 def _number_at(words: list[str], start: int) -> tuple[int, int]:
     """(end, value) of the number words from ``start``; end == start when there are none."""
-    if words[start] in _WHOLE_NUMBERS:
-        return start + 1, _WHOLE_NUMBERS[words[start]]
+    if words[start] in vocab.WHOLE_NUMBERS:
+        return start + 1, vocab.WHOLE_NUMBERS[words[start]]
     total = current = 0
     index = end = start
     while index < len(words):
         word, low = words[index], current % 100
-        if word in _UNITS and (low == 0 or (low >= 20 and low % 10 == 0 and _UNITS[word] < 10)):
-            current += _UNITS[word]  # "five", or "five" after "thirty"
-        elif word in _TENS and low == 0:
-            current += _TENS[word]
-        elif word in _SCALES:
-            scale = _SCALES[word]
+        after_tens = low >= 20 and low % 10 == 0
+        if word in vocab.UNITS and (low == 0 or (after_tens and vocab.UNITS[word] < 10)):
+            current += vocab.UNITS[word]  # "five", or "five" after "thirty"
+        elif word in vocab.TENS and low == 0:
+            current += vocab.TENS[word]
+        elif word in vocab.SCALES:
+            scale = vocab.SCALES[word]
             if scale == 100:
                 current = (current or 1) * scale
             else:
                 total, current = total + (current or 1) * scale, 0
         elif word == "and" and index > start and index + 1 < len(words) and (
-            words[index + 1] in _UNITS or words[index + 1] in _TENS
+            words[index + 1] in vocab.UNITS or words[index + 1] in vocab.TENS
         ):
             index += 1  # "two hundred and five"
             continue
@@ -334,7 +225,7 @@ def _words(text: str) -> list[str]:
     words: list[str] = []
     for found in _TOKEN.findall(text):
         for part in _pieces(found.strip("._") or found):
-            words.extend(_EXPANSIONS.get(part, (part,)))
+            words.extend(vocab.EXPANSIONS.get(part, (part,)))
     return _fold_numbers(words)
 
 
@@ -356,7 +247,8 @@ class _Profile:
 
 
 def _content(word: str) -> bool:
-    return (len(word) > 1 or word.isdigit()) and word not in _STOP_WORDS and word not in _NEGATIONS
+    return ((len(word) > 1 or word.isdigit())
+            and word not in vocab.STOP_WORDS and word not in vocab.NEGATIONS)
 
 
 def _relations(words: list[str], pivots: frozenset[str]) -> set[tuple[str, str]]:
@@ -374,22 +266,42 @@ def _relations(words: list[str], pivots: frozenset[str]) -> set[tuple[str, str]]
     return found
 
 
-def _profile(text: str) -> _Profile:
-    if len(text) <= CACHED_TEXT_CHARS:
-        return _cached_profile(text)
-    # A long note is compared, looked up and indexed several times while it is
-    # reconciled: keep its profile too, but only the last few (memory stays bounded).
-    return _cached_long_profile(text)
+class Profiles:
+    """A bounded cache of note profiles, owned by whoever holds the store.
+
+    A capture compares each note with several candidates and indexes it
+    again, so the same texts are profiled many times within a call; a warm
+    process reconciles against the same memories call after call. The cache
+    keeps the most recently used profiles up to ``max_entries`` texts and
+    ``max_chars`` characters in all, so it never grows with the store.
+    """
+
+    def __init__(self, max_entries: int = CACHED_PROFILES, max_chars: int = CACHED_CHARS) -> None:
+        self.max_entries = max_entries
+        self.max_chars = max_chars
+        self._items: OrderedDict[str, _Profile] = OrderedDict()
+        self._chars = 0
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, text: str) -> _Profile:
+        found = self._items.get(text)
+        if found is not None:
+            self._items.move_to_end(text)
+            return found
+        profile = _build_profile(text)
+        if len(text) <= self.max_chars:
+            self._items[text] = profile
+            self._chars += len(text)
+            while len(self._items) > self.max_entries or self._chars > self.max_chars:
+                old, _ = self._items.popitem(last=False)
+                self._chars -= len(old)
+        return profile
 
 
-@lru_cache(maxsize=1024)
-def _cached_profile(text: str) -> _Profile:
-    return _build_profile(text)
-
-
-@lru_cache(maxsize=4)
-def _cached_long_profile(text: str) -> _Profile:
-    return _build_profile(text)
+def _profile(text: str, profiles: Profiles | None) -> _Profile:
+    return _build_profile(text) if profiles is None else profiles.get(text)
 
 
 def _build_profile(text: str) -> _Profile:
@@ -421,9 +333,9 @@ def _build_profile(text: str) -> _Profile:
         terms=frozenset(terms),
         keys=frozenset(keys),
         numbers=frozenset(keys | ({"1"} if "one" in words else set())),
-        negated=any(word in _NEGATIONS for word in words),
+        negated=any(word in vocab.NEGATIONS for word in words),
         preferences=frozenset(
-            _relations(words, _PREFERENCE_WORDS) | _relations(words, _ORDER_WORDS)
+            _relations(words, vocab.PREFERENCE_WORDS) | _relations(words, vocab.ORDER_WORDS)
         ),
         joined=joined,
         sequence=tuple(sequence) if len(sequence) <= ALIGNED_TERMS else None,
@@ -545,9 +457,9 @@ def _veto(a: _Profile, b: _Profile, a_terms: set[str], b_terms: set[str]) -> str
     return _order_veto(a, b, a_terms, b_terms)
 
 
-def compare(a: str, b: str) -> Comparison:
+def compare(a: str, b: str, profiles: Profiles | None = None) -> Comparison:
     """Compare two note texts; ``duplicate`` is the verdict, the rest says why."""
-    pa, pb = _profile(a), _profile(b)
+    pa, pb = _profile(a, profiles), _profile(b, profiles)
     a_terms, b_terms = _join_compounds(pa, pb)
     shared = a_terms & b_terms
     if not shared:
@@ -568,33 +480,33 @@ def compare(a: str, b: str) -> Comparison:
     return Comparison(duplicate, dice, containment, len(shared))
 
 
-def adds_detail(old: str, new: str) -> bool:
+def adds_detail(old: str, new: str, profiles: Profiles | None = None) -> bool:
     """True when ``new`` says all ``old`` says and more (its terms strictly include old's)."""
-    old_terms, new_terms = _profile(old).terms, _profile(new).terms
+    old_terms, new_terms = _profile(old, profiles).terms, _profile(new, profiles).terms
     return old_terms < new_terms
 
 
-def is_near_duplicate(a: str, b: str) -> bool:
+def is_near_duplicate(a: str, b: str, profiles: Profiles | None = None) -> bool:
     """True when ``b`` is a reworded re-capture of the same fact as ``a``."""
-    return compare(a, b).duplicate
+    return compare(a, b, profiles).duplicate
 
 
-def index_terms(text: str, limit: int = INDEX_TERMS) -> list[str]:
+def index_terms(text: str, limit: int = INDEX_TERMS, profiles: Profiles | None = None) -> list[str]:
     """The terms under which a memory is indexed for candidate lookup.
 
     Identifiers and numbers first, then longer words (more specific), so a
     bounded list keeps what a re-capture most likely repeats.
     """
-    terms = _profile(text).terms
+    terms = _profile(text, profiles).terms
     ranked = sorted(terms, key=lambda term: (not _is_key(term), -len(term), term))
     return ranked[:limit]
 
 
-def query_terms(text: str) -> list[str]:
+def query_terms(text: str, profiles: Profiles | None = None) -> list[str]:
     """The terms of a new note to look candidates up by (a bounded :func:`index_terms`)."""
-    profile = _profile(text)
+    profile = _profile(text, profiles)
     extra = sorted(profile.joined)  # "file systems" also looks up "filesystems"
-    return index_terms(text, QUERY_TERMS) + extra[: max(0, QUERY_TERMS // 4)]
+    return index_terms(text, QUERY_TERMS, profiles) + extra[: max(0, QUERY_TERMS // 4)]
 
 
 def _trigrams(text: str) -> set[str]:

@@ -37,11 +37,11 @@ __all__ = [
     "split_pieces",
 ]
 
-#: The distiller's contract: a piece under 16 characters is chatter ("ok", "done!").
+#: docs/distill.md, The rules: a piece under 16 characters is chatter ("ok", "done!").
 CHATTER_CHARS: Final = 16
-#: The distiller's contract: a learnings item under 20 characters says too little to keep.
+#: docs/distill.md, The rules: a learnings item under 20 characters says too little to keep.
 LEARNING_ITEM_CHARS: Final = 20
-#: The distiller's contract: the fields a JSONL record's note is taken from, in order.
+#: docs/distill.md, The rules: the fields a JSONL record's note is taken from, in order.
 JSONL_TEXT_FIELDS: Final = ("content", "text", "insight", "lesson", "summary", "message")
 
 # CommonMark: an ATX heading is 1-6 '#' after at most 3 spaces, then a space or the end.

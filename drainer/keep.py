@@ -19,7 +19,7 @@ import orjson
 
 from memspool.redact import redact
 
-__all__ = ["Kept", "compress_record", "record_key"]
+__all__ = ["Kept", "keep_record", "record_key"]
 
 #: Characters of a tool call's input kept on its one line.
 TOOL_INPUT_CLIP: Final = 200
@@ -175,7 +175,7 @@ def _assistant(record: dict[str, Any], label: str) -> Kept:
     return Kept("\n".join(parts), "kept", sum(tally)) if parts else _DROPPED
 
 
-def compress_record(record: Any, *, mark_sidechain: bool = True) -> Kept:  # noqa: PLR0911
+def keep_record(record: Any, *, mark_sidechain: bool = True) -> Kept:  # noqa: PLR0911
     """Keep what a person or an archivist would want from ``record``.
 
     (A return per record type: the branches read as a table of what is kept,

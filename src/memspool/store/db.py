@@ -1,9 +1,10 @@
-"""The SQLite store: one file under the home, WAL mode, schema by migrations.
+"""The SQLite store's connection: one file under the home, WAL mode, schema by migrations.
 
-``captures`` is the ingest queue the drainer fills and the archivist empties;
-it is never full-text indexed and never searched (invariant 4). ``cursors``
-hold each transcript's byte position; ``seen_records`` the uuids already
-captured, so replayed records (resumed sessions, compaction) stay out.
+``slices`` is the ingest queue the drainer fills and the archivist empties;
+it is never full-text indexed and never searched (docs/architecture.md,
+invariant 4). ``cursors`` hold each transcript's byte position;
+``seen_records`` the uuids already captured, so replayed records (resumed
+sessions, compaction) stay out.
 """
 
 from __future__ import annotations
@@ -129,6 +130,25 @@ MIGRATIONS: Final[list[str]] = [
         VALUES ('delete', old.id, old.summary, old.body);
         INSERT INTO memories_fts (rowid, summary, body) VALUES (new.id, new.summary, new.body);
     END;
+    """,
+    # 3: one word per concept. The queue's item is a slice; the cursor's
+    # force flag was never read (forcing lives in the drainer's memory of
+    # the last hook); the full-text index waits for recall, which builds the
+    # index it needs.
+    """
+    ALTER TABLE captures RENAME TO slices;
+    DROP INDEX captures_queue;
+    DROP INDEX captures_session;
+    CREATE INDEX slices_queue ON slices (digested_at, id);
+    CREATE INDEX slices_session ON slices (session_id, id);
+    ALTER TABLE provenance RENAME COLUMN capture_id TO slice_id;
+    DROP INDEX provenance_capture;
+    CREATE INDEX provenance_slice ON provenance (slice_id) WHERE slice_id IS NOT NULL;
+    ALTER TABLE cursors DROP COLUMN force_pending;
+    DROP TRIGGER memories_fts_insert;
+    DROP TRIGGER memories_fts_delete;
+    DROP TRIGGER memories_fts_update;
+    DROP TABLE memories_fts;
     """,
 ]
 

@@ -4,14 +4,14 @@ A memory is one fact in one project, identified by its key (a slug of its
 summary line). New memories are provisional: layer ``buffer``, importance
 0.6, confidence 0.5, no corroborations. Each save that touched a memory
 (created, updated in place, merged as a near-duplicate) leaves a
-``provenance`` row saying which session, source and queued capture it came
+``provenance`` row saying which session, source and queued slice it came
 from, and a hash of the saved text so exact re-captures can be skipped.
 
 ``memory_terms`` indexes each memory under its distilled terms so the
-distiller finds near-duplicate candidates without scanning a project;
-``memories_fts`` (kept in sync by triggers) serves recall. Write memories
-only through this module, which keeps the term index in step; the terms
-themselves are computed by the caller (``memspool.distill.similarity``).
+distiller finds near-duplicate candidates without scanning a project.
+Write memories only through this module, which keeps the term index in
+step; the terms themselves are computed by the caller
+(``memspool.distill.similarity``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Final
 
-from memspool.store import transaction
+from memspool.store.db import transaction
 
 __all__ = [
     "BUFFER_LAYER",
@@ -45,7 +45,7 @@ __all__ = [
 
 #: Where new memories land until the major pass promotes them (the design's "provisional").
 BUFFER_LAYER: Final = "buffer"
-#: The issue's starting importance for a new memory; the major pass decays or raises it.
+#: A new memory's importance: above the archive floor, below what corroboration earns.
 IMPORTANCE_NEW: Final = 0.6
 #: Neither confirmed nor contradicted yet; corroboration raises it in the major pass.
 CONFIDENCE_NEW: Final = 0.5
@@ -86,7 +86,7 @@ class Provenance:
     action: str
     session: str
     source: str
-    capture_id: int | None
+    slice_id: int | None
     text_hash: str
     at: float
 
@@ -95,7 +95,7 @@ class Provenance:
 def unit_of_work(conn: sqlite3.Connection, *, keep: bool = True) -> Iterator[sqlite3.Connection]:
     """All writes inside commit together, or (``keep=False``, a dry run) not at all.
 
-    Inside a caller's open transaction (the archivist marks the capture
+    Inside a caller's open transaction (the archivist marks the slice
     digested in the same one) this is a savepoint, so the caller's commit
     decides; otherwise it is its own ``BEGIN IMMEDIATE`` transaction.
     """
@@ -267,9 +267,9 @@ def corroborate(
 
 def add_provenance(conn: sqlite3.Connection, record: Provenance) -> None:
     conn.execute(
-        "INSERT INTO provenance (memory_id, action, session, source, capture_id, text_hash, at)"
+        "INSERT INTO provenance (memory_id, action, session, source, slice_id, text_hash, at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (record.memory_id, record.action, record.session, record.source, record.capture_id,
+        (record.memory_id, record.action, record.session, record.source, record.slice_id,
          record.text_hash, record.at),
     )
 
@@ -277,7 +277,7 @@ def add_provenance(conn: sqlite3.Connection, record: Provenance) -> None:
 def provenance(conn: sqlite3.Connection, memory_id: int) -> list[Provenance]:
     """Every save that touched ``memory_id``, oldest first."""
     rows = conn.execute(
-        "SELECT memory_id, action, session, source, capture_id, text_hash, at FROM provenance"
+        "SELECT memory_id, action, session, source, slice_id, text_hash, at FROM provenance"
         " WHERE memory_id = ? ORDER BY at, id",
         (memory_id,),
     ).fetchall()

@@ -1,0 +1,15 @@
+"""The store: one SQLite file under the home, and every table's reads and writes.
+
+    db.py        connection, WAL, migrations, transactions, the small state table
+    cursors.py   per-transcript byte cursors
+    slices.py    the queue the drainer fills (never searched)
+    memories.py  memory rows, their provenance and the term index
+
+Every other room reaches SQLite through here.
+"""
+
+from __future__ import annotations
+
+from memspool.store.db import MIGRATIONS, connect, get_state, set_state, transaction
+
+__all__ = ["MIGRATIONS", "connect", "get_state", "set_state", "transaction"]

@@ -1,0 +1,97 @@
+"""The slices queue: what the drainer stores, and what ``memspool slices`` reads.
+
+A slice is a redacted, zstd-compressed piece of one transcript between two
+cursor positions. The drainer inserts slices (with the cursor, in one
+transaction: see ``memspool.drainer.ship``); the archivist marks them
+digested. Slices are never searched.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Final
+
+import zstandard
+
+from memspool.errors import SliceNotFound
+
+__all__ = ["LIST_COLUMNS", "NewSlice", "insert_slice", "list_slices", "slice_text"]
+
+#: Columns shown by `memspool slices list`.
+LIST_COLUMNS: Final = (
+    "id", "session_id", "agent_id", "project", "event", "byte_start", "byte_end", "part",
+    "records_kept", "records_dropped", "records_unknown", "records_replayed", "raw_bytes",
+    "text_chars", "stored_bytes", "redactions", "created_at", "digested_at",
+)
+
+
+@dataclass(frozen=True)
+class NewSlice:
+    """One row for the queue; ``body`` is the zstd-compressed, redacted text."""
+
+    session_id: str
+    agent_id: str | None
+    project: str
+    event: str
+    transcript_path: str
+    byte_start: int
+    byte_end: int
+    part: int
+    records_kept: int
+    records_dropped: int
+    records_unknown: int
+    records_replayed: int
+    text_chars: int
+    redactions: int
+    body: bytes
+    created_at: float
+
+
+def insert_slice(conn: sqlite3.Connection, row: NewSlice) -> int:
+    """Queue one slice (inside the caller's transaction); returns its id."""
+    cursor = conn.execute(
+        """
+        INSERT INTO slices (session_id, agent_id, project, event, transcript_path,
+            byte_start, byte_end, part, records_kept, records_dropped,
+            records_unknown, records_replayed, raw_bytes, text_chars, stored_bytes,
+            redactions, body, created_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """,
+        (row.session_id, row.agent_id, row.project, row.event, row.transcript_path,
+         row.byte_start, row.byte_end, row.part, row.records_kept, row.records_dropped,
+         row.records_unknown, row.records_replayed, row.byte_end - row.byte_start,
+         row.text_chars, len(row.body), row.redactions, row.body, row.created_at),
+    )
+    return int(cursor.lastrowid or 0)
+
+
+def list_slices(
+    conn: sqlite3.Connection,
+    *,
+    session: str | None = None,
+    limit: int = 50,
+    queued_only: bool = False,
+) -> list[dict[str, Any]]:
+    """Newest first; ``session`` filters, ``queued_only`` hides digested ones."""
+    where: list[str] = []
+    params: list[str] = []
+    if session:
+        where.append("session_id = ?")
+        params.append(session)
+    if queued_only:
+        where.append("digested_at IS NULL")
+    clause = f"WHERE {' AND '.join(where)}" if where else ""
+    rows = conn.execute(
+        f"SELECT {', '.join(LIST_COLUMNS)} FROM slices {clause} ORDER BY id DESC LIMIT ?",  # noqa: S608 - fixed column list
+        (*params, limit),
+    ).fetchall()
+    return [dict(row) for row in rows]
+
+
+def slice_text(conn: sqlite3.Connection, slice_id: int) -> str:
+    """The stored (already redacted) text of one slice."""
+    row = conn.execute("SELECT body FROM slices WHERE id = ?", (slice_id,)).fetchone()
+    if row is None:
+        raise SliceNotFound(slice_id)
+    return zstandard.ZstdDecompressor().decompress(row[0]).decode("utf-8", "surrogatepass")
