@@ -53,6 +53,7 @@ from memspool.errors import PayloadError, StoreError
 from memspool.project import project_name
 from memspool.redact import redact
 from memspool.store import memories as memory
+from memspool.store.kinds import Action, NoteType
 
 __all__ = [
     "DUPLICATE_WINDOW_SECS",
@@ -79,10 +80,10 @@ DEFAULT_SOURCE: Final = "manual"
 RULE_BASED: Final = "rule_based"
 LLM: Final = "llm"
 
-CREATED: Final = "created"
-UPDATED: Final = "updated"
-MERGED: Final = "merged"
-SKIPPED: Final = "skipped"
+CREATED: Final[Action] = "created"
+UPDATED: Final[Action] = "updated"
+MERGED: Final[Action] = "merged"
+SKIPPED: Final[Action] = "skipped"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,9 +94,9 @@ class NoteOutcome:
 
     id: int | None
     key: str
-    type: str
+    type: NoteType
     summary: str
-    action: str
+    action: Action
 
 
 @dataclasses.dataclass
@@ -111,7 +112,7 @@ class CaptureReport:
     candidates: int = 0
     notes: list[NoteOutcome] = dataclasses.field(default_factory=list)
 
-    def count(self, action: str) -> int:
+    def count(self, action: Action) -> int:
         return sum(1 for note in self.notes if note.action == action)
 
     def as_dict(self) -> dict[str, object]:
@@ -203,14 +204,14 @@ def _check_slice_id(conn: sqlite3.Connection, slice_id: int | None) -> None:
         )
 
 
-def _save(ctx: _Context, memory_id: int, action: str, note: Note) -> None:
+def _save(ctx: _Context, memory_id: int, action: Action, note: Note) -> None:
     memory.add_provenance(ctx.conn, memory.Provenance(
         memory_id=memory_id, action=action, session=ctx.session, source=ctx.source,
         slice_id=ctx.slice_id, text_hash=text_hash(note.body), at=ctx.now,
     ))
 
 
-def _landed(ctx: _Context, found: memory.Memory, action: str) -> NoteOutcome:
+def _landed(ctx: _Context, found: memory.Memory, action: Action) -> NoteOutcome:
     """The outcome of a note that landed in an existing memory: that memory's identity."""
     return NoteOutcome(id=ctx.shown_id(found.id), key=found.key, type=found.type,
                        summary=found.summary, action=action)

@@ -17,12 +17,12 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from memspool.store.kinds import NOTE_TYPES, NoteType
+
 __all__ = ["NOTE_TYPES", "PASSIVE", "TAKEAWAY", "classify", "coerce_type"]
 
-TAKEAWAY: Final = "takeaway"
-PASSIVE: Final = "passive"
-#: Every type a memory can have, marker types in the order they are checked.
-NOTE_TYPES: Final = ("root-cause", "pitfall", "decision", "pattern", TAKEAWAY, PASSIVE)
+TAKEAWAY: Final[NoteType] = "takeaway"
+PASSIVE: Final[NoteType] = "passive"
 
 # Words that say something went wrong; "because"/"due to" after one of them
 # explains a failure (a root cause), while "chose X because" explains a choice.
@@ -40,7 +40,7 @@ _IMPERATIVE: Final = (
     r"pin|cache|retry|lock|catch|give|send|name|test|import|parse|convert|document)"
 )
 
-_MARKERS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
+_MARKERS: Final[tuple[tuple[NoteType, re.Pattern[str]], ...]] = (
     (
         "root-cause",
         re.compile(
@@ -98,7 +98,7 @@ _MARKERS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
 )
 
 
-_LABELS: Final[dict[str, str]] = {
+_LABELS: Final[dict[str, NoteType]] = {
     "root cause": "root-cause",
     "root-cause": "root-cause",
     "cause": "root-cause",
@@ -122,7 +122,7 @@ _LABELS: Final[dict[str, str]] = {
 _LABEL: Final = re.compile(r"^[\s#>*_-]*([a-z][a-z -]{1,20}?)\s*:", re.IGNORECASE)
 
 
-def classify(text: str) -> str:
+def classify(text: str) -> NoteType:
     """The note type of ``text``: its leading label's type, else the first type whose
     markers match, else ``takeaway``."""
     label = _LABEL.match(text)
@@ -136,7 +136,7 @@ def classify(text: str) -> str:
     return TAKEAWAY
 
 
-def coerce_type(value: object) -> str:
+def coerce_type(value: object) -> NoteType:
     """An untrusted type name made safe: a known type, else ``takeaway``.
 
     Accepts the spellings models tend to produce ("Root Cause", "root_cause").
@@ -144,4 +144,7 @@ def coerce_type(value: object) -> str:
     if not isinstance(value, str):
         return TAKEAWAY
     name = re.sub(r"[\s_]+", "-", value.strip().lower())
-    return name if name in NOTE_TYPES and name != PASSIVE else TAKEAWAY
+    for known in NOTE_TYPES:
+        if name == known and known != PASSIVE:
+            return known
+    return TAKEAWAY

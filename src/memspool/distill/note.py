@@ -7,6 +7,7 @@ from typing import Final
 
 from memspool.distill.classify import PASSIVE, classify
 from memspool.distill.keys import note_key, summary_line, title
+from memspool.store.kinds import NoteType
 
 __all__ = ["PASSIVE_TITLE_CHARS", "Note"]
 
@@ -21,7 +22,7 @@ class Note:
     ``key_text`` is what the key is a slug of when it is not the summary.
     """
 
-    type: str
+    type: NoteType
     summary: str
     body: str
     key_text: str = ""

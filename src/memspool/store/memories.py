@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 from typing import Final
 
 from memspool.store.db import transaction
+from memspool.store.kinds import Action, Layer, NoteType
 
 __all__ = [
     "BUFFER_LAYER",
@@ -44,7 +45,7 @@ __all__ = [
 ]
 
 #: Where new memories land until the major pass promotes them (the design's "provisional").
-BUFFER_LAYER: Final = "buffer"
+BUFFER_LAYER: Final[Layer] = "buffer"
 #: A new memory's importance: above the archive floor, below what corroboration earns.
 IMPORTANCE_NEW: Final = 0.6
 #: Neither confirmed nor contradicted yet; corroboration raises it in the major pass.
@@ -65,8 +66,8 @@ class Memory:
     id: int
     project: str
     key: str
-    type: str
-    layer: str
+    type: NoteType
+    layer: Layer
     summary: str
     body: str
     importance: float
@@ -83,7 +84,7 @@ class Memory:
 @dataclasses.dataclass(frozen=True)
 class Provenance:
     memory_id: int
-    action: str
+    action: Action
     session: str
     source: str
     slice_id: int | None
@@ -204,7 +205,7 @@ def insert(
     *,
     project: str,
     key: str,
-    type: str,
+    type: NoteType,
     summary: str,
     body: str,
     terms: Sequence[str],
@@ -227,7 +228,7 @@ def update_in_place(
     conn: sqlite3.Connection,
     memory: Memory,
     *,
-    type: str,
+    type: NoteType,
     summary: str,
     body: str,
     terms: Sequence[str],
