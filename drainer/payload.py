@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-import orjson
-
 from memspool.errors import PayloadError, TranscriptError
 from memspool.redact import redact
 from memspool.spool.home import HOOK_EVENTS
+from memspool.untrusted import parse_json
 
 __all__ = ["FORCING_EVENTS", "Request", "check_transcript_path", "parse_payload"]
 
@@ -88,8 +87,8 @@ def parse_payload(payload: bytes, time_ns: int, roots: tuple[Path, ...]) -> Requ
     Raises ``PayloadError`` or ``TranscriptError``.
     """
     try:
-        data: Any = orjson.loads(payload)
-    except orjson.JSONDecodeError as exc:
+        data: Any = parse_json(payload)
+    except ValueError as exc:
         raise PayloadError(f"hook payload is not JSON ({exc}): {_excerpt(payload)}") from None
     if not isinstance(data, dict):
         raise PayloadError(f"hook payload is not a JSON object: {_excerpt(payload)}")

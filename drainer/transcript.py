@@ -8,15 +8,13 @@ written last line waits for the next drain. A line longer than
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO, Final
 
-import orjson
-
 from memspool.drainer.keep import keep_record, record_key
 from memspool.redact import redact
+from memspool.untrusted import no_surrogates, parse_json
 
 __all__ = ["Entry", "Part", "Shipment", "iter_lines", "pack", "slice_transcript"]
 
@@ -93,19 +91,7 @@ class Shipment:
 
 def _parse(line: bytes) -> object:
     try:
-        return orjson.loads(line)
-    except orjson.JSONDecodeError:
-        pass
-    # A non-UTF-8 byte makes orjson refuse the whole line; keep the rest of it.
-    text = line.decode("utf-8", "replace")
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        pass
-    # orjson also refuses an escaped lone surrogate ("\ud83d" cut from its
-    # pair); the stdlib parser accepts it, and the store encodes it as is.
-    try:
-        return json.loads(text)
+        return parse_json(line)
     except ValueError:
         return None
 
@@ -186,7 +172,7 @@ def slice_transcript(  # noqa: PLR0915 - one streaming loop; split, its shared s
     keys_here: set[str] = set()
 
     def add(text: str, end: int, found: int = 0) -> int:
-        clean, counts = redact(text)
+        clean, counts = redact(no_surrogates(text))
         entries.append(Entry(clean, end, found + sum(counts.values())))
         return len(clean) + len(SEPARATOR)
 

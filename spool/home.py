@@ -31,6 +31,7 @@ __all__ = [
     "PID_NAME",
     "SPOOL_NAME",
     "HomeError",
+    "check_owner",
     "check_private_folder",
     "default_home",
 ]
@@ -79,6 +80,18 @@ def default_home(env: Mapping[str, str] | None = None) -> str:
     return os.path.join(base, "memspool")
 
 
+def _check_uid(path: str, st: os.stat_result) -> None:
+    if st.st_uid != os.getuid():
+        raise HomeError(f"{path} belongs to uid {st.st_uid}, not to this user; memspool "
+                        f"keeps its state only in a folder of its own user", path)
+
+
+def check_owner(path: str) -> None:
+    """Refuse a folder that belongs to another user (it is tightened, not refused,
+    when it is merely too open and ours)."""
+    _check_uid(path, os.stat(path))
+
+
 def check_private_folder(path: str) -> None:
     """Refuse a folder that is not ours or that others may write into.
 
@@ -95,9 +108,7 @@ def check_private_folder(path: str) -> None:
     if not stat.S_ISDIR(st.st_mode):
         raise HomeError(f"{path} is not a folder; move it aside or point MEMSPOOL_HOME "
                         f"elsewhere", path)
-    if st.st_uid != os.getuid():
-        raise HomeError(f"{path} belongs to uid {st.st_uid}, not to this user; memspool "
-                        f"keeps its state only in a folder of its own user", path)
+    _check_uid(path, st)
     if st.st_mode & 0o022:
         raise HomeError(
             f"{path} is writable by others (mode {st.st_mode & 0o777:o}); "

@@ -198,7 +198,7 @@ def test_learnings_inside_jsonl_records_are_found() -> None:
 
 def test_lone_surrogates_from_json_escapes_are_scrubbed() -> None:
     assert split_payload('{"content": "a lone \\ud800 surrogate in a long note"}') == [
-        "a lone ? surrogate in a long note"
+        "a lone \ufffd surrogate in a long note"
     ]
 
 

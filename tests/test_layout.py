@@ -20,6 +20,7 @@ RANKS = {
     "memspool.hooks": 1,
     # The package itself only re-exports the exception tree.
     "memspool.errors": 2, "memspool": 2.1, "memspool.config": 2.2, "memspool.project": 2.2,
+    "memspool.untrusted": 2.2,
     "memspool.store": 3, "memspool.redact": 3,
     "memspool.drainer": 4, "memspool.distill": 4, "memspool.install": 4,
     "memspool.service": 5, "memspool.demo": 5,

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import stat
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from memspool.errors import ConfigError
+from memspool.errors import ConfigError, HomeError
 from memspool.spool import home as layout
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "ensure_private_dir",
     "load_config",
     "private_umask",
+    "tighten_home",
 ]
 
 CONFIG_NAME: Final = layout.CONFIG_NAME
@@ -198,11 +200,62 @@ def load_config(home: Path | None = None, env: Mapping[str, str] | None = None) 
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) owner-only; tighten it if it already exists."""
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    """Create ``path`` (and parents) owner-only; tighten it if it already exists.
+
+    Raises :class:`~memspool.errors.HomeError` with what to do when the path
+    is a file, belongs to someone else or cannot be created.
+    """
+    try:
+        path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise HomeError(
+            f"{path} is not a folder. Move that file aside, or point MEMSPOOL_HOME "
+            f"(or --home) at a folder.", str(path)) from None
+    except OSError as exc:
+        raise HomeError(
+            f"Cannot create {path}: {exc.strerror or exc}. Check the path and its "
+            f"permissions, or point MEMSPOOL_HOME (or --home) elsewhere.", str(path)) from None
+    layout.check_owner(str(path))
     if path.stat().st_mode & 0o777 != DIR_MODE:
-        path.chmod(DIR_MODE)
+        try:
+            path.chmod(DIR_MODE)
+        except OSError as exc:
+            raise HomeError(f"Cannot make {path} private (chmod 700): "
+                            f"{exc.strerror or exc}.", str(path)) from None
     return path
+
+
+#: The files memspool keeps in its home; each is made 0600 if it is not.
+_PRIVATE_FILES: Final = (
+    layout.DB_NAME, f"{layout.DB_NAME}-wal", f"{layout.DB_NAME}-shm", layout.DRAINER_LOG,
+    layout.ERROR_LOG, layout.CONFIG_NAME, layout.LOCK_NAME, layout.PID_NAME,
+)
+
+
+def tighten_home(config: Config) -> None:
+    """Make an existing home private: the folders 0700, memspool's files 0600.
+
+    A home made by hand (or by an older tool) may be group- or
+    world-readable; its files are narrowed in place. Symlinks are left alone:
+    chmod would change whatever they point at.
+    """
+    ensure_private_dir(config.home)
+    if config.spool_dir.is_dir() and not config.spool_dir.is_symlink():
+        ensure_private_dir(config.spool_dir)
+    names = [*_PRIVATE_FILES]
+    names += [p.name for p in config.home.glob(f"{layout.DRAINER_LOG}.*")]
+    for name in names:
+        path = config.home / name
+        try:
+            st = path.lstat()
+        except FileNotFoundError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_mode & 0o077:
+            try:
+                path.chmod(FILE_MODE)
+            except OSError as exc:
+                raise HomeError(f"Cannot make {path} private (chmod 600): "
+                                f"{exc.strerror or exc}.", str(path)) from None
 
 
 def private_umask() -> int:

@@ -9,32 +9,47 @@ operations below exist.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Final
 
 from memspool.config import Config, load_config
 from memspool.distill import CaptureReport, LlmOptions, capture
 from memspool.distill.similarity import Profiles
 from memspool.drainer.lock import drainer_running
-from memspool.errors import NotFound
+from memspool.errors import HomeError, NotFound, StoreError
 from memspool.install import default_settings_path, installed_events
 from memspool.spool import Spool
 from memspool.spool.segments import QUARANTINE_DIR
-from memspool.store import connect, get_state
+from memspool.store import connect, connect_readonly, diagnose, get_state
 from memspool.store import memories as memory_rows
 from memspool.store.slices import list_slices, slice_text
 
 __all__ = ["Service"]
 
+#: The numbers `memspool status` reads from the store.
+STORE_COUNTS: Final = {
+    "slices_queued": "SELECT count(*) FROM slices WHERE digested_at IS NULL",
+    "slices_total": "SELECT count(*) FROM slices",
+    "sessions_tracked": "SELECT count(DISTINCT session_id) FROM cursors",
+    "slices_held_back": "SELECT count(*) FROM cursors WHERE held_since IS NOT NULL",
+    "transcripts_missing": "SELECT count(*) FROM cursors WHERE missing_since IS NOT NULL",
+    "memories": "SELECT count(*) FROM memories",
+}
+
 
 class Service:
     """memspool's operations on one home."""
 
-    def __init__(self, home: Path | None = None, *, env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, home: Path | None = None, *, env: Mapping[str, str] | None = None,
+                 readonly: bool = False) -> None:
+        """``readonly``: this service only reads, so it creates nothing (a mistyped
+        home is reported, not made) and works on a home it cannot write."""
         self.config: Config = load_config(home, env)
+        self.readonly = readonly
         self._conn: sqlite3.Connection | None = None
         #: Near-duplicate profiles of this store's texts, bounded (see Profiles).
         self.profiles = Profiles()
@@ -42,8 +57,24 @@ class Service:
     @property
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
-            self._conn = connect(self.config)
+            if self.readonly:
+                found = connect_readonly(self.config)
+                if found is None:
+                    raise NotFound(f"There is no store in {self.config.home} yet: nothing has "
+                                   f"been captured there. `memspool status` says more.")
+                self._conn = found
+            else:
+                self._conn = connect(self.config)
         return self._conn
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """The connection, with any SQLite failure turned into a store error that says
+        what is wrong (damaged, full, read-only) and what to do."""
+        try:
+            yield self.conn
+        except sqlite3.Error as exc:
+            raise diagnose(self.config.db_path, exc) from exc
 
     def close(self) -> None:
         if self._conn is not None:
@@ -79,62 +110,73 @@ class Service:
 
     def get(self, memory_id: int) -> dict[str, Any]:
         """One memory with its provenance; :class:`~memspool.errors.NotFound` if absent."""
-        found = memory_rows.get(self.conn, memory_id)
-        if found is None:
-            raise NotFound(f"No memory with id {memory_id}.")
-        return {
-            **found.__dict__,
-            "provenance": [p.__dict__ for p in memory_rows.provenance(self.conn, memory_id)],
-        }
+        with self._reading() as conn:
+            found = memory_rows.get(conn, memory_id)
+            if found is None:
+                raise NotFound(f"No memory with id {memory_id}.")
+            return {
+                **found.__dict__,
+                "provenance": [p.__dict__ for p in memory_rows.provenance(conn, memory_id)],
+            }
 
     # -- the queue --------------------------------------------------------------
 
     def slices(self, *, session: str | None = None, limit: int = 50,
                queued_only: bool = False) -> list[dict[str, Any]]:
         """Slices, newest first."""
-        return list_slices(self.conn, session=session, limit=limit, queued_only=queued_only)
+        with self._reading() as conn:
+            return list_slices(conn, session=session, limit=limit, queued_only=queued_only)
 
     def slice_text(self, slice_id: int) -> str:
         """The stored, redacted text of one slice."""
-        return slice_text(self.conn, slice_id)
+        with self._reading() as conn:
+            return slice_text(conn, slice_id)
 
     # -- status -----------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
-        """Spool backlog, drainer, hooks, queue, sessions, last drain and error."""
+        """Spool backlog, drainer, hooks, queue, memories, last drain and error.
+
+        Works on a damaged store (``store`` says what is wrong; the counts
+        are then ``None``) and on a home that does not exist yet.
+        """
         config = self.config
-        frames, pending_bytes = Spool(config.spool_dir).pending()
+        if config.home.exists() and not config.home.is_dir():
+            raise HomeError(f"{config.home} is not a folder. Move that file aside, or point "
+                            f"MEMSPOOL_HOME (or --home) at a folder.", str(config.home))
+        status: dict[str, Any] = {"home": str(config.home), "home_exists": config.home.is_dir()}
+        frames, pending_bytes = (Spool(config.spool_dir).pending()
+                                 if config.spool_dir.is_dir() else (0, 0))
         quarantine = config.spool_dir / QUARANTINE_DIR
-        status: dict[str, Any] = {
-            "home": str(config.home),
+        status.update({
             "pending_frames": frames,
             "pending_bytes": pending_bytes,
             "quarantined_files": len(list(quarantine.iterdir())) if quarantine.is_dir() else 0,
             "drainer_running": drainer_running(config),
-        }
+        })
         settings = default_settings_path("user")
         status["hooks_settings"] = str(settings)
         status["hooks_installed"] = installed_events(settings, config.home)
-        conn = self.conn
-
-        def one(sql: str) -> int:
-            """The single number a ``SELECT count(...)`` returns."""
-            return int(conn.execute(sql).fetchone()[0])
-
-        status["slices_queued"] = one("SELECT count(*) FROM slices WHERE digested_at IS NULL")
-        status["slices_total"] = one("SELECT count(*) FROM slices")
-        status["sessions_tracked"] = one("SELECT count(DISTINCT session_id) FROM cursors")
-        status["slices_held_back"] = one(
-            "SELECT count(*) FROM cursors WHERE held_since IS NOT NULL")
-        status["transcripts_missing"] = one(
-            "SELECT count(*) FROM cursors WHERE missing_since IS NOT NULL")
-        status["memories"] = one("SELECT count(*) FROM memories")
-        last = get_state(conn, "last_drain")
-        status["last_drain"] = float(last) if last else None
-        status["last_error"] = get_state(conn, "last_error")
+        status.update(self._store_status())
         hook_log = config.hook_log_path
         status["hook_errors"] = 0
-        if hook_log.exists():
+        if hook_log.is_file():
             with hook_log.open("rb") as lines:
                 status["hook_errors"] = sum(1 for _ in lines)
         return status
+
+    def _store_status(self) -> dict[str, Any]:
+        counts: dict[str, Any] = dict.fromkeys(STORE_COUNTS)
+        counts.update(last_drain=None, last_error=None)
+        if not self.config.db_path.exists():
+            return {"store": "none yet", **counts}
+        try:
+            with self._reading() as conn:
+                for name, sql in STORE_COUNTS.items():
+                    counts[name] = int(conn.execute(sql).fetchone()[0])
+                last = get_state(conn, "last_drain")
+                counts["last_drain"] = float(last) if last else None
+                counts["last_error"] = get_state(conn, "last_error")
+        except StoreError as exc:
+            return {"store": f"unusable: {exc}", **counts}
+        return {"store": "ok", **counts}

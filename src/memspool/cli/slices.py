@@ -30,7 +30,7 @@ def _limit(value: str) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    with Service(args.home) as service:
+    with Service(args.home, readonly=True) as service:
         rows = service.slices(session=args.session, limit=args.limit, queued_only=args.queued)
     if args.json:
         print_json(rows)
@@ -51,7 +51,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    with Service(args.home) as service:
+    with Service(args.home, readonly=True) as service:
         text = service.slice_text(args.id)
     # A terminal or pipe that cannot take a character gets an escape, not a traceback.
     data = (text if text.endswith("\n") else text + "\n").encode("utf-8", "backslashreplace")

@@ -20,14 +20,16 @@ DOC = (
 
 
 def _status(args: argparse.Namespace) -> int:
-    with Service(args.home) as service:
+    with Service(args.home, readonly=True) as service:
         status = service.status()
     if args.json:
         print_json(status)
         return 0
     last = status["last_drain"]
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(last)) if last else "never"
-    print(f"home:              {status['home']}")
+    note = "" if status["home_exists"] else " (does not exist yet: `memspool install` creates it)"
+    print(f"home:              {status['home']}{note}")
+    print(f"store:             {status['store']}")
     print(f"spool pending:     {status['pending_frames']} frame(s), "
           f"{status['pending_bytes']} bytes")
     print(f"drainer running:   {'yes' if status['drainer_running'] else 'no'}")
@@ -35,7 +37,7 @@ def _status(args: argparse.Namespace) -> int:
     hooks = (f"{', '.join(events)} in {status['hooks_settings']}" if events else
              f"not in {status['hooks_settings']} for this home (run `memspool install`)")
     print(f"hooks:             {hooks}")
-    print(f"slices queued:     {status['slices_queued']} (of {status['slices_total']}), "
+    print(f"slices queued:     {status['slices_queued']} (of {status['slices_total']}) "
           f"not yet digested into memory")
     print(f"memories:          {status['memories']}")
     print(f"sessions tracked:  {status['sessions_tracked']}")

@@ -52,6 +52,7 @@ from memspool.distill.split import learnings_items, scrub, split_payload
 from memspool.errors import PayloadError, StoreError
 from memspool.project import project_name
 from memspool.redact import redact
+from memspool.store import diagnose
 from memspool.store import memories as memory
 from memspool.store.kinds import Action, NoteType
 
@@ -337,8 +338,6 @@ def capture(
         with memory.unit_of_work(conn, keep=not dry_run):
             report.notes = [_reconcile(ctx, note) for note in notes[:cap]]
     except sqlite3.Error as exc:
-        raise StoreError(
-            f"Cannot write memories to {config.db_path}: {exc}. Nothing of this capture was "
-            f"saved; if another process holds the store, try again."
-        ) from exc
+        raise StoreError(f"{diagnose(config.db_path, exc)} Nothing of this capture was "
+                         f"saved.") from exc
     return report

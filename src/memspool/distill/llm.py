@@ -44,6 +44,7 @@ from memspool.distill.keys import SUMMARY_CHARS
 from memspool.distill.note import Note
 from memspool.errors import LlmError
 from memspool.redact import redact
+from memspool.untrusted import parse_json
 
 __all__ = ["LlmError", "LlmOptions", "distill_with_llm"]
 
@@ -242,7 +243,7 @@ def _exchange(
 
 def _reply_text(kind: str, raw: bytes) -> str:
     try:
-        envelope = json.loads(raw)
+        envelope = parse_json(raw)
     except ValueError:
         raise LlmError("the LLM server's answer is not JSON.") from None
     try:
@@ -269,7 +270,7 @@ def _clean(value: object, limit: int, *, one_line: bool) -> str:
 def parse_notes(reply: str) -> list[Note]:
     """The notes of a model's reply under the strict contract (see the module doc)."""
     try:
-        data = json.loads(reply)
+        data = parse_json(reply)
     except ValueError:
         raise LlmError("the model's reply is not JSON.") from None
     if not isinstance(data, dict) or not isinstance(data.get("notes"), list):

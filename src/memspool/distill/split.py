@@ -24,6 +24,8 @@ import re
 from collections.abc import Iterator
 from typing import Final, Literal
 
+from memspool.untrusted import no_surrogates, parse_json
+
 __all__ = [
     "CHATTER_CHARS",
     "JSONL_TEXT_FIELDS",
@@ -88,7 +90,7 @@ def _jsonl_records(text: str) -> list[dict[str, object]] | None:
         if not line.lstrip().startswith("{"):
             return None
         try:
-            record = json.loads(line)
+            record = parse_json(line)
         except ValueError:
             return None
         if not isinstance(record, dict):
@@ -99,8 +101,8 @@ def _jsonl_records(text: str) -> list[dict[str, object]] | None:
 
 def scrub(text: str) -> str:
     """``text`` without lone surrogates (a JSON ``"\\ud800"`` decodes to one), which no
-    UTF-8 store accepts; each becomes ``?``."""
-    return text.encode("utf-8", "replace").decode("utf-8")
+    UTF-8 store accepts (see :mod:`memspool.untrusted`)."""
+    return no_surrogates(text)
 
 
 def record_text(record: dict[str, object]) -> str:

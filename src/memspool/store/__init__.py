@@ -10,6 +10,24 @@ Every other room reaches SQLite through here.
 
 from __future__ import annotations
 
-from memspool.store.db import MIGRATIONS, connect, get_state, set_state, transaction
+from memspool.store.db import (
+    MIGRATIONS,
+    connect,
+    connect_readonly,
+    damaged,
+    diagnose,
+    get_state,
+    set_state,
+    transaction,
+)
 
-__all__ = ["MIGRATIONS", "connect", "get_state", "set_state", "transaction"]
+__all__ = [
+    "MIGRATIONS",
+    "connect",
+    "connect_readonly",
+    "damaged",
+    "diagnose",
+    "get_state",
+    "set_state",
+    "transaction",
+]

@@ -17,10 +17,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from memspool.config import FILE_MODE, Config, ensure_private_dir
-from memspool.errors import StoreError
+from memspool.config import FILE_MODE, Config, tighten_home
+from memspool.errors import HomeError, StoreError
 
-__all__ = ["MIGRATIONS", "connect", "get_state", "set_state", "transaction"]
+__all__ = [
+    "MIGRATIONS", "connect", "connect_readonly", "damaged", "diagnose", "get_state", "set_state",
+    "transaction",
+]
 
 #: Seconds a writer waits for another writer's lock before failing; the
 #: drainer's transactions are short, so this is only reached when a process hangs.
@@ -155,9 +158,73 @@ MIGRATIONS: Final[list[str]] = [
 
 def _create_private_file(path: Path) -> None:
     # SQLite gives the -wal and -shm files the mode of the database file, so
-    # creating the database 0600 first keeps all three private.
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE)
+    # creating the database 0600 first keeps all three private. O_NOFOLLOW:
+    # a symlink planted as the store must not make memspool write elsewhere.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
     os.close(fd)
+
+
+def _refuse_symlink(path: Path) -> None:
+    if path.is_symlink():
+        raise StoreError(
+            f"{path} is a symlink; memspool opens its store only as a plain file in its "
+            f"home. Replace the link with the file it points at.")
+
+
+#: SQLite's words for a file that is not (or no longer) a sound database.
+_DAMAGE_WORDS: Final = ("malformed", "not a database", "corrupt")
+#: Less free space than this on the store's file system reads as a full disk:
+#: SQLite needs room for a page, its journal and the WAL index.
+LOW_SPACE_BYTES: Final = 1024 * 1024
+
+
+def damaged(path: Path) -> str | None:
+    """What ``PRAGMA quick_check`` says is wrong with the store at ``path``, or ``None``.
+
+    Read-only. Only SQLite's own verdict counts: a store that cannot be
+    written (full disk, read-only folder) or read right now (an I/O error,
+    a lock) is not called damaged, since moving a good store aside would
+    orphan it.
+    """
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_SECS)
+        try:
+            rows = conn.execute("PRAGMA quick_check").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return str(exc) if any(word in str(exc) for word in _DAMAGE_WORDS) else None
+    verdict = "; ".join(str(row[0]) for row in rows[:5])
+    return None if verdict == "ok" else verdict
+
+
+def _disk_full(path: Path) -> bool:
+    try:
+        fs = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return fs.f_bavail * fs.f_frsize < LOW_SPACE_BYTES
+
+
+def diagnose(path: Path, exc: sqlite3.Error) -> StoreError:
+    """A store error that says what is wrong and what to do; moving the store aside
+    is advised only when SQLite itself finds it damaged."""
+    reason = str(exc)
+    if "full" in reason or _disk_full(path):
+        return StoreError(f"Cannot write the store {path}: the disk is full ({reason}). Free "
+                          f"some space; the store is intact and nothing stored was lost.")
+    if "readonly" in reason or "read-only" in reason or "unable to open" in reason:
+        return StoreError(f"The store {path} is read-only here ({reason}). Check that its "
+                          f"folder and file are writable by you and the file system is not "
+                          f"mounted read-only; the store itself is intact.")
+    broken = damaged(path) if path.exists() else None
+    if broken is not None:
+        return StoreError(
+            f"The store {path} is damaged ({broken}). Move it aside (keep the copy) and run "
+            f"`memspool drainer --resume` to start a new one; transcripts are read again "
+            f"from the start, records already seen are not.")
+    return StoreError(f"Cannot use the store {path}: {reason}. If another memspool process "
+                      f"holds it, try again; `memspool status` says whether it is damaged.")
 
 
 def connect(config: Config) -> sqlite3.Connection:
@@ -165,25 +232,79 @@ def connect(config: Config) -> sqlite3.Connection:
 
     The connection is in autocommit mode: write through :func:`transaction`.
     """
-    ensure_private_dir(config.home)
+    tighten_home(config)
     path = config.db_path
-    if not path.exists():
-        _create_private_file(path)
+    _refuse_symlink(path)
+    try:
+        if not path.exists():
+            _create_private_file(path)
+    except OSError as exc:
+        raise StoreError(f"Cannot create the store {path}: {exc.strerror or exc}. Check that "
+                         f"{config.home} is writable and the disk has room.") from None
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECS, isolation_level=None)
         conn.row_factory = sqlite3.Row
         _enter_wal(conn)
-        # FULL: a committed capture and its cursor survive power loss, not
+        # FULL: a committed slice and its cursor survive power loss, not
         # only a process crash; the drainer commits a few times per turn.
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA foreign_keys=ON")
         _migrate(conn)
-    except sqlite3.DatabaseError as exc:
-        raise StoreError(
-            f"Cannot open the store {path}: {exc}. If the file is damaged, move it "
-            f"aside and run `memspool drainer --resume` to start a new one."
-        ) from exc
+    except sqlite3.Error as exc:
+        raise diagnose(path, exc) from exc
     return conn
+
+
+def _open_for_reading(path: Path) -> sqlite3.Connection:
+    uri = f"{path.as_uri()}?mode=ro"
+    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_SECS, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError:
+        # Reading a WAL store needs its -shm index, which a full disk or a
+        # read-only folder may not let SQLite create. With no WAL content
+        # waiting, the database file alone is the whole store: read it as an
+        # immutable file, without the index or locks.
+        conn.close()
+        wal = path.with_name(f"{path.name}-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise
+        conn = sqlite3.connect(f"{uri}&immutable=1", uri=True, isolation_level=None)
+        conn.row_factory = sqlite3.Row
+    return conn
+
+
+def connect_readonly(config: Config) -> sqlite3.Connection | None:
+    """The store opened for reading only, or ``None`` when there is none yet.
+
+    Never creates or tightens anything, so a read-only home (or a mistyped
+    ``--home``) works for reading. A store whose schema is older than this
+    memspool is opened for writing once to bring it up to date.
+    """
+    path = config.db_path
+    if config.home.exists() and not config.home.is_dir():
+        raise HomeError(f"{config.home} is not a folder. Move that file aside, or point "
+                        f"MEMSPOOL_HOME (or --home) at a folder.", str(config.home))
+    if not config.home.is_dir():
+        raise HomeError(
+            f"There is no memspool home at {config.home}. Check --home or MEMSPOOL_HOME; "
+            f"`memspool install` creates it.", str(config.home))
+    if not path.exists():
+        return None
+    _refuse_symlink(path)
+    try:
+        conn = _open_for_reading(path)
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.Error as exc:
+        raise diagnose(path, exc) from exc
+    if version == len(MIGRATIONS):
+        return conn
+    conn.close()
+    if version > len(MIGRATIONS):
+        raise StoreError(f"The store has schema version {version}, newer than this memspool "
+                         f"knows ({len(MIGRATIONS)}). Upgrade memspool.")
+    return connect(config)
 
 
 def _enter_wal(conn: sqlite3.Connection) -> None:

@@ -1,0 +1,48 @@
+"""Reading what comes from outside: JSON of any depth, text with lone surrogates.
+
+Hook payloads, transcript lines, capture payloads and LLM replies are all
+untrusted. Every one of them is parsed through :func:`parse_json`, which
+turns *any* failure (bad syntax, nesting deeper than a parser allows) into
+``ValueError``, so one hostile record is skipped like any malformed one and
+never escapes a per-record guard as ``RecursionError``. Text that enters the
+store passes :func:`no_surrogates` first: a lone UTF-16 surrogate (an emoji
+cut in half, ``"\\ud83d"`` in JSON) cannot be encoded as UTF-8, so it would
+make a stored slice unshowable.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Final
+
+import orjson
+
+__all__ = ["REPLACEMENT", "no_surrogates", "parse_json"]
+
+#: What a lone surrogate becomes: U+FFFD, the Unicode replacement character.
+REPLACEMENT: Final = "\ufffd"
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def parse_json(data: str | bytes) -> Any:
+    """Parse JSON from outside memspool; ``ValueError`` for anything unusable.
+
+    orjson first (fast); what it refuses is tried once more with the standard
+    library, which also accepts escaped lone surrogates and invalid UTF-8
+    (replaced), so a record is not lost to one bad character.
+    """
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested deeper than memspool parses") from None
+
+
+def no_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD; other text unchanged."""
+    return _SURROGATE.sub(REPLACEMENT, text)
