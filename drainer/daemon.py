@@ -42,8 +42,6 @@ MAX_FRAMES_PER_PASS: Final = 2000
 #: How often a detached drainer looks for new frames and grown transcripts
 #: while it lingers.
 POLL_SECS: Final = 0.2
-#: The watch daemon also wakes this often for held-back slices and retries.
-WATCH_TICK_SECS: Final = 30.0
 #: A log file this big is rotated; three old ones are kept.
 LOG_MAX_BYTES: Final = 1024 * 1024
 #: Transcripts a drainer keeps watching for late lines; a session rarely has
@@ -195,6 +193,8 @@ class Drainer:
                     f"skipped spool frame before {position.segment}@{position.offset}: {exc}"
                 )
             else:
+                for reason in request.rejected:
+                    self._error(f"session {request.session_id}: refused part of a frame: {reason}")
                 key = (request.session_id, request.transcript)
                 if key in requests:
                     requests[key].merge(request)

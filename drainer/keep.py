@@ -74,12 +74,14 @@ def _clean(text: str) -> str:
 
 
 def _clip(text: str, limit: int, tally: list[int]) -> str:
-    # Redact before clipping: a secret cut in half by the clip would no
-    # longer match its rule, and its first half would reach the store.
+    # Redact as written (a multi-line key needs its newlines), again once the
+    # whitespace is joined (``PASSWORD=\n  'pw'`` is an assignment only then),
+    # and only then clip: a secret cut in half by the clip would no longer
+    # match its rule, and its first half would reach the store.
     clean, counts = redact(text)
-    tally.append(sum(counts.values()))
-    text = " ".join(clean.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    joined, more = redact(" ".join(clean.split()))
+    tally.append(sum(counts.values()) + sum(more.values()))
+    return joined if len(joined) <= limit else joined[: limit - 1] + "…"
 
 
 def _tool_line(block: dict[str, Any], tally: list[int]) -> str:

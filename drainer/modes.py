@@ -17,7 +17,6 @@ from typing import Final
 from memspool.config import Config, load_config, private_umask
 from memspool.drainer.daemon import (
     POLL_SECS,
-    WATCH_TICK_SECS,
     Drainer,
     PassResult,
     install_signal_handlers,
@@ -38,6 +37,10 @@ DETACHED_LOCK_WAIT: Final = 5.0
 #: How often the watch daemon looks at the transcripts it drained for lines
 #: written after their hook (a stat call each).
 WATCH_POLL_SECS: Final = 1.0
+#: The watch daemon exits (non-zero) after this many passes in a row fail:
+#: something is wrong that a fresh process may not have (a leaked resource,
+#: a replaced folder), and a supervisor restarts it.
+MAX_FAILED_PASSES: Final = 5
 #: ``--once``/``--resume`` wait this long for a running drainer to finish.
 FOREGROUND_LOCK_WAIT: Final = 60.0
 
@@ -203,13 +206,15 @@ def run_watch(config: Config) -> int:
     observer.start()
     log.info("watching %s", config.spool_dir)
     last_pass = float("-inf")
+    failures = 0
+    code = 0
     try:
         while not drainer.stopping:
             woken = wake.wait(WATCH_POLL_SECS)
             if drainer.stopping:
                 break
             try:
-                if woken or time.monotonic() - last_pass >= WATCH_TICK_SECS:
+                if woken or time.monotonic() - last_pass >= config.watch_tick_secs:
                     # A burst of hooks produces a burst of events: let it settle.
                     time.sleep(POLL_SECS)
                     wake.clear()
@@ -218,7 +223,18 @@ def run_watch(config: Config) -> int:
                 # Lines Claude Code writes after its hook fired.
                 drainer.drain_grown()
             except Exception:
-                log.exception("drain pass failed; retrying at the next wake-up")
+                failures += 1
+                log.exception("drain pass failed (%d in a row); retrying at the next wake-up",
+                              failures)
+                if failures >= MAX_FAILED_PASSES:
+                    # Holding the lock while every pass fails would keep any
+                    # other drainer out for good: exit non-zero and let the
+                    # supervisor (systemd restarts on failure) start afresh.
+                    log.error("giving up after %d failed passes in a row", failures)
+                    code = 1
+                    break
+            else:
+                failures = 0
     finally:
         observer.stop()
         observer.join()
@@ -226,7 +242,7 @@ def run_watch(config: Config) -> int:
             _hand_off(config, lock, drainer, _drain_until_empty)
         finally:
             drainer.shutdown()
-    return 0
+    return code
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

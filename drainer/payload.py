@@ -43,6 +43,8 @@ class Request:
     forced: bool
     agent_transcripts: set[Path] = field(default_factory=set)
     instructions: list[tuple[str, str]] = field(default_factory=list)  # (dedup key, text)
+    #: Why parts of the payload were refused (a subagent path outside the roots).
+    rejected: list[str] = field(default_factory=list)
 
     def merge(self, later: Request) -> None:
         self.event = later.event
@@ -50,6 +52,7 @@ class Request:
         self.cwd = later.cwd or self.cwd
         self.agent_transcripts |= later.agent_transcripts
         self.instructions.extend(later.instructions)
+        self.rejected.extend(later.rejected)
 
 
 def _excerpt(payload: bytes) -> str:
@@ -103,7 +106,11 @@ def parse_payload(payload: bytes, time_ns: int, roots: tuple[Path, ...]) -> Requ
     request = Request(session_id, transcript, cwd, event, event in FORCING_EVENTS)
     agent_path = data.get("agent_transcript_path")
     if agent_path:
-        request.agent_transcripts.add(check_transcript_path(agent_path, roots))
+        # Only the bad part is refused: the main transcript is still drained.
+        try:
+            request.agent_transcripts.add(check_transcript_path(agent_path, roots))
+        except TranscriptError as exc:
+            request.rejected.append(str(exc))
     instructions = data.get("custom_instructions")
     if event == "PreCompact" and isinstance(instructions, str) and instructions.strip():
         # Kept whole: the drainer splits a long entry across slices (never

@@ -316,6 +316,9 @@ def redirect(handler: _Handler, location: str) -> None:
         (OPENAI, lambda h, b: redirect(h, "http://127.0.0.1:9/api/generate"), "answered HTTP 307"),
         (OLLAMA, lambda h, b: redirect(h, "file:///etc/passwd"), "answered HTTP 307"),
         (OLLAMA, lambda h, b: h.send(200, b" " * (1024 * 1024 + 10)), "larger than"),
+        # Nested past every parser's depth: the envelope, then the reply inside it.
+        (OLLAMA, lambda h, b: h.send(200, b"[" * 100_000 + b"]" * 100_000), "answer is not JSON"),
+        (OLLAMA, ollama("[" * 100_000 + "]" * 100_000), "reply is not JSON"),
     ],
 )
 def test_junk_answers_fall_back_to_the_rules(  # noqa: PLR0917 - pytest passes fixtures positionally

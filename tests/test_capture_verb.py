@@ -639,3 +639,22 @@ def test_the_default_time_is_now(conn: sqlite3.Connection, config: Config) -> No
     report = capture("A note stamped with the real clock.", config=config, conn=conn, project="api")
     found = memory.get(conn, report.notes[0].id or 0)
     assert found is not None and before <= found.created_at <= time.time()
+
+
+def test_a_secret_escaped_in_a_jsonl_payload_is_redacted_after_decoding(
+        conn: sqlite3.Connection, config: Config) -> None:
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    escaped = "\\u0067" + token[1:]  # what a JSON writer may emit for the "g"
+    payload = '{"content": "Pitfall: the deploy script printed ' + escaped + ' in CI logs."}'
+    report = run(conn, config, payload)
+    found = memory.get(conn, report.notes[0].id or 0)
+    assert found is not None
+    assert token not in found.body and token[4:] not in found.body
+    assert "[REDACTED:github]" in found.body
+
+
+def test_a_deeply_nested_jsonl_payload_is_a_note_not_a_traceback(
+        conn: sqlite3.Connection, config: Config) -> None:
+    deep = '{"content": ' + "[" * 5000 + "]" * 5000 + "}"
+    report = run(conn, config, deep + "\n" + deep)
+    assert report.captured >= 1  # read as plain text, not as JSONL records

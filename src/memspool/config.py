@@ -65,6 +65,9 @@ class Config:
     #: Seconds a detached drainer lingers for late transcript lines and new
     #: frames before it exits.
     idle_grace_secs: float = 3.0
+    #: The watch daemon also runs a pass this often without a wake-up, for
+    #: held-back slices and retries.
+    watch_tick_secs: float = 30.0
     #: How long a transcript that does not exist yet is retried.
     missing_retry_secs: float = 86400.0
     #: A transcript line longer than this is skipped unread, counted, and

@@ -276,17 +276,25 @@ def _distil(
     text: str, *, config: Config, passive: bool, llm: LlmOptions | None, cap: int,
     report: CaptureReport,
 ) -> list[Note]:
+    # Redacted again piece by piece, as the reader will see each one: a
+    # secret escaped inside a JSON string ("\u0067hp_...") is only
+    # recognisable once the record is decoded.
     if passive:
-        return [Note.passive(item) for item in learnings_items(text)]
+        return [Note.passive(_redacted(item)) for item in learnings_items(text)]
+    pieces = [_redacted(piece) for piece in split_payload(text)]
     if llm is not None:
         try:
-            notes = distill_with_llm(text, llm, config, cap)
+            notes = distill_with_llm("\n\n".join(pieces), llm, config, cap)
         except LlmError as exc:
             report.llm_fallback = str(exc)
         else:
             report.distiller = LLM
             return notes
-    return [Note.from_text(piece) for piece in split_payload(text)]
+    return [Note.from_text(piece) for piece in pieces]
+
+
+def _redacted(text: str) -> str:
+    return redact(text)[0]
 
 
 def capture(
