@@ -12,9 +12,15 @@ side in one run, alternating, best of ``--repeats``:
 It prints MB/s for both (MB = 10**6 UTF-8 bytes) and their ratio. Target: redact >= 50 MB/s.
 A second data set plants one synthetic secret every ~8 KB, to show the cost of findings.
 
+Then the pathological inputs: ``--patho-mb`` (1 MB) of one unit repeated (``password=``,
+``&api_key=x``, runs of blanks or punctuation, a keyword every few characters), each handed
+to ``redact()`` whole and timed side by side with as much transcript text, alternating,
+best of ``--repeats``. Redaction is linear, so each should take about as long as the
+transcript text; the ratio says how close it comes.
+
 Usage::
 
-    .venv/bin/python bench/redact_speed.py [--mb 4] [--repeats 7]
+    .venv/bin/python bench/redact_speed.py [--mb 4] [--patho-mb 1] [--repeats 7]
 """
 
 from __future__ import annotations
@@ -43,6 +49,17 @@ TARGET_MB_S: Final = 50.0
 ABSENT: Final = re.compile(re.escape("memspool-bench-marker-that-never-occurs"))
 #: One planted secret per this many characters in the "with secrets" data set.
 PLANT_EVERY: Final = 8_000
+#: Units repeated into pathological inputs, with what each one exercises.
+PATHOLOGICAL: Final = (
+    ("password=", "one keyword after another: one long value"),
+    ("&api_key=x", "a query string that never ends"),
+    ("token=", "a long value rejected as too uniform"),
+    ("password: ", "a keyword every 10 characters, each its own value"),
+    (" ", "a run of blanks"),
+    ("=", "a run of punctuation"),
+    ("-_.:", "mixed punctuation"),
+    ("eyJ", "a token prefix every 3 characters"),
+)
 
 
 def transcript_text(megabytes: float) -> str:
@@ -101,11 +118,26 @@ def measure(text: str, repeats: int) -> tuple[float, float, dict[str, int]]:
     return min(redact_s), min(search_s), counts
 
 
+def pathological(unit: str, size: int) -> str:
+    return unit * (size // len(unit))
+
+
+def measure_side_by_side(normal: str, text: str, repeats: int) -> tuple[float, float]:
+    """Best-of-``repeats`` seconds for ``redact(normal)`` and ``redact(text)``, alternating."""
+    normal_s, text_s = [], []
+    for _ in range(repeats):
+        normal_s.append(_time(lambda: redact(normal)))
+        text_s.append(_time(lambda: redact(text)))
+    return min(normal_s), min(text_s)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--mb", type=float, default=4.0, help="size of each data set (MB)")
+    parser.add_argument("--patho-mb", type=float, default=1.0,
+                        help="size of each pathological input (MB)")
     parser.add_argument("--repeats", type=int, default=7, help="timed runs, best one counts")
     args = parser.parse_args(argv)
 
@@ -130,6 +162,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  re.search(fixed):  {search_rate:8.1f} MB/s")
         print(f"  ratio:             redact runs at {redact_rate / search_rate:.1%} of the "
               f"plain scan ({search_rate / redact_rate:.0f}x slower)")
+
+    size = int(args.patho_mb * 1e6)
+    normal = base.encode("utf-8")[:size].decode("utf-8", errors="ignore")
+    print(f"\npathological inputs: {size / 1e6:.2f} MB each, redact() on the whole input, next "
+          f"to {len(normal.encode()) / 1e6:.2f} MB of transcripts")
+    print(f"  {'unit repeated':<14} {'transcripts':>12} {'pathological':>13} {'ratio':>7}   what")
+    for unit, what in PATHOLOGICAL:
+        normal_s, text_s = measure_side_by_side(normal, pathological(unit, size), args.repeats)
+        print(f"  {unit!r:<14} {normal_s * 1e3:9.1f} ms {text_s * 1e3:10.1f} ms "
+              f"{text_s / normal_s:6.2f}x   {what}")
     return 1 if below_target else 0
 
 

@@ -6,6 +6,10 @@ down, and no literal token sits in the repository for a secret scanner to flag.
 
 A positive case lists its secrets: after redaction no 8-character window of any of them may
 survive. A negative case lists none: it must come out byte-identical.
+
+The cases come in two sets: the tuned ones (:data:`POSITIVES`, :data:`NEGATIVES`), which the
+rules were written against, and the held-out ones (:data:`HELD_OUT`), written after the rules
+were done and never used to change them.
 """
 
 # Sample lines are kept whole, each as it would appear in a shell, a file or a log, even
@@ -148,6 +152,15 @@ def pypi(rng: random.Random) -> str:
 
 def twilio_sid(rng: random.Random) -> str:
     return "SK" + tok(rng, 32, HEX)
+
+
+def twilio_account_sid(rng: random.Random) -> str:
+    return "AC" + tok(rng, 32, HEX)
+
+
+def uuid4(rng: random.Random) -> str:
+    h = tok(rng, 32, HEX)
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
 
 
 def sendgrid(rng: random.Random) -> str:
@@ -524,6 +537,51 @@ def _positives() -> list[Case]:
     s = jwt(r)
     add("jsonl-assistant-jwt", _line({"type": "assistant", "message": {"content": [{"type": "text",
         "text": f"Decoded token `{s}` carries sub and iat."}]}}), s, family="jwt")
+
+    # --- credentials placed by a command's or a file's own syntax
+    sid, s = twilio_account_sid(r), tok(r, 32, HEX)
+    add("py-twilio-client", f'client = Client("{sid}", "{s}")', s, family="twilio")
+    sid, s = twilio_account_sid(r), tok(r, 32, HEX)
+    add("js-twilio-client", f"const client = require('twilio')('{sid}', '{s}');", s,
+        family="twilio")
+    sid, s = twilio_account_sid(r), tok(r, 32, HEX)
+    add("shell-twilio-curl", f"curl -X POST https://api.twilio.com/2010-04-01/Accounts/{sid}/Messages.json "
+        f"-u {sid}:{s}", s, family="twilio")
+    s = tok(r, 40)
+    add("json-x-api-key-dict", json.dumps({"headers": {"X-API-Key": s, "Accept": "application/json"}}),
+        s, family="auth_header")
+    s = tok(r, 32, HEX)
+    add("py-x-api-key-lower", f"resp = httpx.get(url, headers={{'x-api-key': '{s}'}})", s,
+        family="auth_header")
+    s = tok(r, 36, ALNUM + "-")
+    add("py-x-api-key-upper", f'HEADERS = {{"X-API-KEY": "{s}", "User-Agent": "bot/1.0"}}', s,
+        family="auth_header")
+    s = password(r)
+    add("shell-curl-user", f"curl -sS -u deploy:{s} https://ci.example.com/api/json", s,
+        family="cli_password")
+    s = password(r)
+    add("shell-curl-user-long", f'curl --user "admin:{s}" -X POST https://registry.example.com/v2/',
+        s, family="cli_password")
+    s = "hunter" + tok(r, 4, string.digits)
+    add("jsonl-curl-user", _tool_use(f"curl -fsS -u 'bob:{s}' https://example.com/status"), s,
+        family="cli_password")
+    s = "S3cret" + tok(r, 3, string.digits)
+    add("shell-mysql-glued", f"mysql -u root -p{s} shop < schema.sql", s, family="cli_password")
+    s = password(r, 10)
+    add("shell-mysql-short-flags", f"docker exec -it db mysql -uroot -p'{s}' -e 'show databases'", s,
+        family="cli_password")
+    s = password(r)
+    add("shell-mysqldump-glued", f"mysqldump -h db -u app -p{s} --single-transaction app > app.sql",
+        s, family="cli_password")
+    s = uuid4(r)
+    add("netrc-one-line", f"machine example.com login bob password {s}", s, family="netrc")
+    s = tok(r, 40, HEX)
+    add("netrc-multi-line", f"$ cat ~/.netrc\nmachine api.heroku.com\n  login me@example.com\n"
+        f"  password {s}\nmachine git.heroku.com\n  login me@example.com\n  password {s}", s,
+        family="netrc")
+    s = password(r)
+    add("jsonl-netrc-echo", _tool_use(f'echo "machine ftp.example.org login deploy password {s}" >> ~/.netrc'),
+        s, family="netrc")
     return c
 
 
@@ -623,9 +681,118 @@ def _negatives() -> list[Case]:
     add("comparison", "while self.claim.token == self.token:\n    if value == '{' and token == Literal:")
     add("flag-prose", "credentials can be provided via the --username and --password options instead")
     add("fstring-url", 'dsn = f"postgres://{user}:{password}@{host}:5432/{db}"')
+    # Around the command-line and .netrc passwords: the same flags and words without one.
+    add("mysql-prompt", "mysql -u root -p\nEnter password: ")
+    add("mysql-prompt-db", "mysql -h db -u app -p shop < dump.sql")
+    add("mysql-port-flag", "mysql -h 127.0.0.1 -P 3306 -u root -p")
+    add("port-flags", "psql -h db -p 5432 -U app\nssh -p 2222 deploy@host\nredis-cli -p 6379 ping")
+    add("mysql-env-password", 'mysql -u root -p"$MYSQL_ROOT_PASSWORD" -e "select 1"')
+    add("curl-user-only", "curl -u bob https://example.com/private  # prompts for the password")
+    add("curl-user-empty", "curl -u admin: https://example.com/api/v1/charges")
+    add("curl-user-agent", 'curl -A "Mozilla/5.0" --upload-file report.csv https://example.com/u')
+    add("uuid-alone", "request 1b4e28ba-2fa1-11d2-883f-0016d3cca427 failed; retry id 6fa459ea-ee8a-3ca4-894e-db77e160355e")
+    add("netrc-no-password", "machine example.com login bob\nmachine other.example.com login alice")
+    add("machine-prose", "The machine learning login page has a password reset link.")
+    add("ac-words", "ACME_CORP = 'ACTION'; ACK, ACCEPTED and AC_POWER are not secrets")
+    add("twilio-sid-alone", f'TWILIO_ACCOUNT_SID="AC{tok(r, 32, HEX)}"')
+    add("twilio-client-vars", "client = Client(account_sid, auth_token)")
+    add("x-api-key-empty", '{"x-api-key": "", "X-API-Key": null}')
+    add("x-api-key-variable", 'headers = {"X-API-Key": api_key, "x-api-key": os.environ["API_KEY"]}')
+    add("x-api-key-prose", "The x-api-key header is required; send it as X-API-Key: <your key>.")
     return n
+
+
+def _held_out() -> list[Case]:
+    """Cases written after the rules were done and never used to tune them: their score is
+    an estimate of how the rules do on lines nobody tuned for."""
+    r = random.Random(20261201)
+    c: list[Case] = []
+
+    def add(name: str, text: str, *secrets: str, family: str | None = None) -> None:
+        c.append(Case(name, text, tuple(secrets), family))
+
+    s = gitlab(r)
+    add("ho-jsonl-gitlab-export", _tool_use(f"export GITLAB_TOKEN={s} && glab mr list"), s,
+        family="gitlab")
+    s = tok(r, 40)
+    add("ho-js-fetch-x-api-key", f"await fetch(url, {{ headers: {{ 'X-API-Key': '{s}' }} }});", s,
+        family="auth_header")
+    s = password(r)
+    add("ho-curl-user-delete", f"curl --user admin:{s} -X DELETE https://es.internal:9200/logs-2026.11",
+        s, family="cli_password")
+    s = password(r)
+    add("ho-mysqladmin", f"mysqladmin -u root -p{s} shutdown", s, family="cli_password")
+    s = password(r)
+    add("ho-mysql-host-first", f'mysql --host=db -uapp -p{s} -e "SELECT 1"', s,
+        family="cli_password")
+    s = password(r)
+    add("ho-netrc-default", f"default login anonymous password {s}", s, family="netrc")
+    s = github(r)
+    add("ho-netrc-in-json", _tool_result(f"machine github.com\nlogin bot\npassword {s}\n"), s,
+        family="github")
+    sid, s = twilio_account_sid(r), tok(r, 32, HEX)
+    add("ho-php-twilio", f"$twilio = new Client('{sid}', '{s}');", s, family="twilio")
+    s = gcp_access_token(r)
+    add("ho-url-encoded-fragment", f"next=%2Fcb%23access_token%3D{s}%26token_type%3DBearer", s,
+        family="gcp")
+    s = google_api_key(r)
+    add("ho-url-encoded-key", f"src=https%3A%2F%2Fmaps.googleapis.com%2Fmaps%2Fapi%2Fjs%3Fkey%3D{s}",
+        s, family="google")
+    s = password(r)
+    add("ho-next-line-double", _tool_result(f'DB_PASS=\n    "{s}"\nDB_HOST=db'), s,
+        family="generic")
+    s = github(r)
+    add("ho-glued-bearer", f"> Authorization: Bearer{s}", s, family="github")
+    s = slack_bot(r)
+    add("ho-url-encoded-json-slack", f"payload=%7B%22token%22%3A%22{s}%22%7D", s, family="slack")
+    s = password(r)
+    add("ho-yaml-next-line", f"smtp:\n  password:\n    '{s}'\n  port: 587", s, family="generic")
+    s = stripe(r)
+    add("ho-form-body-stripe", f"-d 'data=api_key%3D{s}%26mode%3Dlive'", s, family="stripe")
+    s = "P@ss w0rd" + tok(r, 4)
+    add("ho-mysql-quoted-space", f"mysql -h 127.0.0.1 -P 3307 -u root -p'{s}' shop", s,
+        family="cli_password")
+    s = password(r)
+    add("ho-wget-user-password", f"wget --user=bob --password={s} https://files.example.com/a.tgz",
+        s, family="generic")
+    s = tok(r, 32, HEX)
+    add("ho-env-continuation", f'API_KEY=\\\n  "{s}"', s, family="generic")
+    s = anthropic(r)
+    add("ho-glued-after-colon-word", f"key:value{s}", s, family="anthropic")
+    s = password(r)
+    add("ho-curl-proxy-user", f"curl -x http://proxy:3128 --proxy-user ops:{s} https://example.com",
+        s, family="cli_password")
+
+    def neg(name: str, text: str) -> None:
+        c.append(Case(name, text))
+
+    neg("ho-mysql-prompts", "mysql -p -h db shop\nmysqldump --no-data -p shop > schema.sql")
+    neg("ho-curl-user-variable", 'curl -u "${CREDS}" https://api.example.com\ncurl -u "bob:$(cat /run/secrets/pw)" https://x')
+    neg("ho-port-flags", "nc -l -p 4444\ndocker run -p 8080:80 nginx\nkubectl port-forward svc/db 5432:5432")
+    neg("ho-machine-prose", "Each machine example.com login works, and the password field is empty.")
+    neg("ho-password-reset-id", '{"passwordResetId": "1b4e28ba-2fa1-11d2-883f-0016d3cca427", "status": "sent"}')
+    neg("ho-openapi-header", '{"name": "X-API-Key", "in": "header", "required": true, "schema": {"type": "string"}}')
+    neg("ho-twilio-sid-json", f'{{"account_sid": "AC{tok(r, 32, HEX)}", "region": "us1", "edge": "ashburn"}}')
+    neg("ho-url-encoded-var", "url=%2Fapi%3Ftoken%3D%24%7BTOKEN%7D%26sig%3Dabc")
+    neg("ho-url-encoded-image", "src=data%3Aimage%2Fpng%3Bbase64%2C" + _b64(r, 900).replace("+", "%2B").replace("/", "%2F"))
+    neg("ho-next-line-call", "password =\n    get_password()\ntoken = (\n    load_token()\n)")
+    neg("ho-json-next-line-null", '{"password":\n  null, "token":\n  true}')
+    neg("ho-curl-user-no-colon", "curl --user bob -X GET https://example.com/private")
+    neg("ho-login-path", "mysql_config_editor set --login-path=local --host=localhost --user=root --password")
+    neg("ho-psql-conninfo", 'psql "host=db port=5432 user=app dbname=shop sslmode=require"')
+    neg("ho-glued-words", "taskrunner_proj-name hf_transfer npm_lifecycle_event AWS_REGION=eu-west-1")
+    neg("ho-percent-text", "coverage went from 85%25AIza to 90%, see %3Dfoo and 100%2Bsk-bar")
+    return c
 
 
 POSITIVES: Final = _positives()
 NEGATIVES: Final = _negatives()
 CASES: Final = POSITIVES + NEGATIVES
+HELD_OUT: Final = _held_out()
+HELD_OUT_POSITIVES: Final = [case for case in HELD_OUT if not case.negative]
+HELD_OUT_NEGATIVES: Final = [case for case in HELD_OUT if case.negative]
+#: Held-out cases the rules miss, and why; they were not tuned away, so they stay listed.
+HELD_OUT_MISSES: Final = {
+    "ho-mysql-quoted-space": "a quoted -p password is cut at its first blank",
+    "ho-env-continuation": "a value after a backslash line continuation is not joined",
+}

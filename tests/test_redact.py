@@ -34,7 +34,7 @@ def test_every_family_the_issue_names_is_covered() -> None:
     assert set(FAMILIES) == {
         "aws", "gcp", "google", "azure", "github", "gitlab", "slack", "stripe", "openai",
         "anthropic", "huggingface", "npm", "pypi", "twilio", "sendgrid", "private_key", "jwt",
-        "url_password", "auth_header", "generic",
+        "url_password", "auth_header", "cli_password", "netrc", "generic",
     }  # fmt: skip
 
 

@@ -52,7 +52,8 @@ secrets_st = st.builds(_secret, st.sampled_from([*sorted(STRONG_GENERATORS), "pa
 pieces_st = st.sampled_from([
     " ", "\n", "\n  ", "\t", '"', "'", "\\", "\\n", '\\"', "=", ": ", ",", "&", "?", "%3D", "%22",
     "\\u003d", "://", "https://", "user:", ":", "@", "@github.com", "@db:5432/app", "password=",
-    "DB_PASSWORD=", "token: ", "api_key=", "&api_key=", "secret ", "--password ",
+    "DB_PASSWORD=", "token: ", "token=", "secret=", "api_key=", "&api_key=", "secret ",
+    "--password ", "aaaaaaaa", "xxxxx", "${X}",
     "Authorization: Bearer ", "X-API-Key: ", '{"X-API-Key": ', "curl -u ", "mysql -u root -p",
     "machine example.com login bob password ", "Client(\"AC" + "0a1b2c3d" * 4 + '", ', "AC",
     *(replacement(family) for family in FAMILIES), "[REDACTED:", "]",

@@ -1,7 +1,8 @@
 """Redaction: the room every slice and every captured payload passes through.
 
-    engine.py  one trigger scan over the text, then the anchored rule at each hit
-    rules.py   the rule table: vendor token families, keyword assignments, URLs, keys
+    engine.py        one trigger scan over the text, then the anchored rule at each hit
+    rules.py         how rules are written; URLs, headers, keyword assignments
+    rules_vendor.py  what vendors and tools know: token families, curl/mysql/.netrc passwords
 
 ``redact(text) -> (text, counts)`` is the whole interface; a second pass
 changes nothing.

@@ -8,8 +8,16 @@ A second pass changes nothing.
 
 How it stays fast on the ~200 KB slices the drainer hands it: one regular expression made of
 every rule's triggers (short literals, see :mod:`memspool.redact.rules`) scans the text once;
-only where a trigger sits is a rule tried, anchored, with bounded repetition. The scan and
-the work per hit are both linear, so no input makes it backtrack catastrophically.
+only where a trigger sits is a rule tried, anchored, with bounded repetition. Text a finding
+covers is settled: inside it only rules that outrank the finding are tried, found by a scan
+of their own triggers, so a long secret full of triggers (``password=password=...``) is
+judged once, not once per trigger. A bare value rejected on its content settles its text
+the same way (``token=token=...``, see :class:`_Claims`). The work is linear in the text,
+and no input makes a pattern backtrack catastrophically.
+
+A redaction marker is neither a secret nor the name that finds one: in
+``https://[REDACTED:github]@host`` there is no URL password, so a second pass changes
+nothing.
 
 What no rule recognises goes through unchanged: a pasted secret must be treated as exposed.
 """
@@ -20,9 +28,24 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
-from memspool.redact.rules import FORMAT, RULES, Rule, secret_span
+from memspool.redact.rules import (
+    BARE_RUN,
+    CONTEXT,
+    CONTEXT_RULES,
+    FORMAT,
+    GENERIC,
+    GENERIC_RULES,
+    TRAILING_NAME,
+    Rule,
+    secret_span,
+)
+from memspool.redact.rules_vendor import VENDOR_RULES
 
-__all__ = ["FAMILIES", "redact", "replacement"]
+__all__ = ["FAMILIES", "RULES", "redact", "replacement"]
+
+#: Every rule, in the order tried at a shared trigger: vendor formats, then context, then
+#: names.
+RULES: Final[tuple[Rule, ...]] = VENDOR_RULES + CONTEXT_RULES + GENERIC_RULES
 
 #: Every family name a count may carry, sorted.
 FAMILIES: Final[tuple[str, ...]] = tuple(sorted({rule.family for rule in RULES}))
@@ -33,16 +56,30 @@ def replacement(family: str) -> str:
     return f"[REDACTED:{family}]"
 
 
-def _trigger_table() -> tuple[re.Pattern[str], dict[str, tuple[Rule, ...]]]:
+#: What :func:`replacement` writes; its longest form bounds the look around a match.
+_MARKER: Final = re.compile(r"\[REDACTED:[a-z_]{1,32}\]")
+_MARKER_MAX: Final = len("[REDACTED:]") + 32
+#: How far a trigger reaches past its first character: the longest literal (16) and the
+#: longest guard's look-ahead (32 hex digits after ``AC`` or ``SK``), with room to spare.
+_TRIGGER_REACH: Final = 64
+#: A shorter run holds no glued name and value worth skipping: not worth a claim.
+_CLAIM_MIN: Final = 64
+#: The longest name and operator :data:`~memspool.redact.rules.TRAILING_NAME` takes.
+_TRAILING_NAME_MAX: Final = 128
+
+
+def _trigger_table(
+    rules: tuple[Rule, ...],
+) -> tuple[re.Pattern[str], dict[str, tuple[Rule, ...]]]:
     guards: dict[str, set[str]] = {}
-    for rule in RULES:
+    for rule in rules:
         for literal, guard in rule.triggers:
             guards.setdefault(literal, set()).add(guard)
     # A literal's rules include those of every shorter trigger it begins with: where two
     # triggers start at one place, the regex reports only the longer one.
     table = {
         literal: tuple(
-            rule for rule in RULES if any(literal.startswith(t) for t, _ in rule.triggers)
+            rule for rule in rules if any(literal.startswith(t) for t, _ in rule.triggers)
         )
         for literal in guards
     }
@@ -60,36 +97,134 @@ def _trigger_table() -> tuple[re.Pattern[str], dict[str, tuple[Rule, ...]]]:
     return re.compile(pattern), table
 
 
-_TRIGGERS, _RULES_AT = _trigger_table()
+#: Inside text settled at priority ``p``, only rules above ``p`` are tried: for each ``p``
+#: (and -1, nothing settled) the scan of their triggers. Text settled by a FORMAT finding
+#: is skipped whole.
+_SCANS: Final = {
+    level: _trigger_table(tuple(rule for rule in RULES if rule.priority > level))
+    for level in (-1, GENERIC, CONTEXT)
+}
 
 
-def _matches(text: str) -> Iterator[tuple[int, int, str, int]]:
+def _holds_marker(text: str, start: int, end: int) -> bool:
+    """True when a redaction marker overlaps ``text[start:end]``."""
+    lo, stop = max(0, start - _MARKER_MAX), min(len(text), end + _MARKER_MAX)
+    if text.find("[REDACTED:", lo, stop) < 0:
+        return False
+    marker = _MARKER.search(text, lo, stop)
+    while marker is not None and marker.start() < end:
+        if marker.end() > start:
+            return True
+        marker = _MARKER.search(text, marker.end(), stop)
+    return False
+
+
+class _Claims:
+    """Where a bare value a rule judged, and rejected on its content, settles the text.
+
+    Its run (:data:`~memspool.redact.rules.BARE_RUN`) settles, but for a name and operator
+    that end it, and only when no rule above the claiming one has a trigger in the run:
+    nothing in it is then replaced, so a second pass sees the same run and settles it again.
+    Both look-ups remember their last answer, which holds for every later start inside it,
+    so a run full of names is read once, not once per name.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.run = (0, 0)
+        #: Per priority: from where, up to which run end, the first trigger above it (or -1).
+        self.above: dict[int, tuple[int, int, int]] = {}
+
+    def settles(self, start: int, priority: int) -> int:
+        run_start, run_end = self.run
+        if not run_start <= start <= run_end:
+            run = BARE_RUN.match(self.text, start)
+            run_end = start if run is None else run.end()
+            self.run = (start, run_end)
+        if run_end - start < _CLAIM_MIN or self._trigger_above(start, run_end, priority):
+            return -1
+        lo = max(start, run_end - _TRAILING_NAME_MAX)
+        trailing = TRAILING_NAME.search(self.text, lo, run_end)
+        return run_end if trailing is None else trailing.start()
+
+    def _trigger_above(self, start: int, end: int, priority: int) -> bool:
+        """Whether a trigger of a rule above ``priority`` starts in ``text[start:end]``."""
+        began, until, found = self.above.get(priority, (-1, -1, -1))
+        if not (0 <= began <= start and until == end and (found < 0 or found >= start)):
+            hit = _SCANS[priority][0].search(self.text, start, end + _TRIGGER_REACH)
+            found = hit.start() if hit is not None and hit.start() < end else -1
+            self.above[priority] = (start, end, found)
+        return found >= 0
+
+
+Finding = tuple[int, int, str, int]
+
+
+def _level(settled: list[int], pos: int) -> int:
+    """The highest priority whose findings settled the text at ``pos``, else -1."""
+    for priority in (FORMAT, CONTEXT, GENERIC):
+        if settled[priority] > pos:
+            return priority
+    return -1
+
+
+def _finding_at(
+    text: str, at: int, rules: tuple[Rule, ...], settled: list[int], claims: _Claims
+) -> Finding | None:
+    """The first of ``rules`` that finds a secret from the trigger at ``at``, if any."""
+    for rule in rules:
+        start = rule.locate(text, at) if rule.locate is not None else at - rule.back
+        if start < 0:
+            continue
+        match = rule.pattern.match(text, start)
+        if match is None:
+            continue
+        if rule.check is not None and not rule.check(match):
+            value_start = -1 if rule.claim is None else rule.claim(match)
+            if value_start >= 0:
+                end = claims.settles(value_start, rule.priority)
+                settled[rule.priority] = max(settled[rule.priority], end)
+            continue
+        begin, end = secret_span(match)
+        if rule.extend is not None:
+            end = rule.extend(match)
+        if end <= begin or _holds_marker(text, begin, end) or _holds_marker(text, at, at + 1):
+            continue  # a marker is neither a secret nor the name that finds one
+        return begin, end, rule.family, rule.priority
+    return None
+
+
+def _matches(text: str) -> Iterator[Finding]:
     """Yield ``(start, end, family, priority)`` for every secret found, in trigger order."""
-    search = _TRIGGERS.search
+    # Per priority (GENERIC, CONTEXT, FORMAT: 0, 1, 2), where the text its findings (and
+    # claims) settled ends.
+    settled = [0, 0, 0]
+    claims = _Claims(text)
     pos = 0
-    covered = 0  # end of the last FORMAT match: hits inside it are part of that secret
-    while (hit := search(text, pos)) is not None:
+    while True:
+        level = _level(settled, pos)
+        if level == FORMAT:
+            pos = settled[FORMAT]
+            continue
+        scan, rules_at = _SCANS[level]
+        if level < 0:
+            hit = scan.search(text, pos)
+            if hit is None:
+                return
+        else:
+            # Within the settled text, and as far past it as a trigger there may reach.
+            bound = settled[level]
+            hit = scan.search(text, pos, bound + _TRIGGER_REACH)
+            if hit is None or hit.start() >= bound:
+                pos = bound  # past the settled text: every rule again
+                continue
         at = hit.start()
         # Step one character, not past the trigger: triggers may overlap (``_authToken``).
         pos = at + 1
-        if at < covered:
-            continue
-        for rule in _RULES_AT[hit.group()]:
-            start = rule.locate(text, at) if rule.locate is not None else at - rule.back
-            if start < 0:
-                continue
-            match = rule.pattern.match(text, start)
-            if match is None or (rule.check is not None and not rule.check(match)):
-                continue
-            begin, end = secret_span(match)
-            if rule.extend is not None:
-                end = rule.extend(match)
-            if end > begin:
-                yield begin, end, rule.family, rule.priority
-                if rule.priority >= FORMAT:
-                    covered = max(covered, end)
-                    pos = max(pos, end)
-                break
+        finding = _finding_at(text, at, rules_at[hit.group()], settled, claims)
+        if finding is not None:
+            yield finding
+            settled[finding[3]] = max(settled[finding[3]], finding[1])
 
 
 def _json_safe(text: str, start: int, end: int) -> tuple[int, int]:

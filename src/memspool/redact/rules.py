@@ -19,10 +19,16 @@ rules by what surrounds it (an ``Authorization`` header, a URL, ``aws_secret_acc
 the ``generic`` rules by the name it is assigned to (``password``, ``API_KEY``), gated by
 :func:`value_is_secret`.
 
+What vendors and tools know is in :mod:`memspool.redact.rules_vendor` (token families,
+passwords placed by a command's or a file's own syntax); this module holds the pieces rules
+are written with, the context rules that need no vendor (:data:`CONTEXT_RULES`: URLs,
+headers) and the name-gated ones (:data:`GENERIC_RULES`).
+
 To add a rule: write its pattern so that it matches starting ``back`` characters before its
 trigger, keep every repetition bounded and every character class free of ``"`` and ``\\``,
-add it to :data:`RULES` (order matters only among rules sharing a trigger), and add positive
-and negative lines to ``tests/redact_corpus.py``.
+add it to its table (order matters only among rules sharing a trigger: vendor rules are
+tried first, then context, then generic), and add positive and negative lines to
+``tests/redact_corpus.py``.
 """
 
 from __future__ import annotations
@@ -34,8 +40,34 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["CONTEXT", "FORMAT", "GENERIC", "RULES", "Rule", "Trigger", "is_placeholder",
-           "secret_span", "shannon_bits", "value_is_secret"]  # fmt: skip
+__all__ = [
+    "AFTER_MARKER",
+    "ASSIGN_SIMPLE",
+    "BARE_RUN",
+    "CONTEXT",
+    "CONTEXT_RULES",
+    "ESCAPED",
+    "FORMAT",
+    "GENERIC",
+    "GENERIC_MIN_LEN",
+    "GENERIC_RULES",
+    "QUOTE",
+    "TOKEN_START",
+    "TRAILING_NAME",
+    "Rule",
+    "Trigger",
+    "after",
+    "is_placeholder",
+    "lits",
+    "named_check",
+    "rx",
+    "secret_of",
+    "secret_span",
+    "separator",
+    "shannon_bits",
+    "token_check",
+    "value_is_secret",
+]  # fmt: skip
 
 #: Priorities of a rule's findings (see :attr:`Rule.priority`).
 FORMAT: Final = 2
@@ -45,6 +77,7 @@ GENERIC: Final = 0
 Check = Callable[[re.Match[str]], bool]
 Locate = Callable[[str, int], int]
 Extend = Callable[[re.Match[str]], int]
+Claim = Callable[[re.Match[str]], int]
 #: A literal, and a zero-width regex that must hold right after it (or ``""``).
 Trigger = tuple[str, str]
 
@@ -62,40 +95,55 @@ class Rule:
     check: Check | None = None
     #: Which finding names the family where findings overlap: :data:`FORMAT` (a vendor
     #: prefix, PEM, JWT) over :data:`CONTEXT` (a header, a URL, a known variable) over
-    #: :data:`GENERIC`. Text a FORMAT match covers is not searched again.
+    #: :data:`GENERIC`. Text a finding covers is searched again only by rules that outrank it.
     priority: int = FORMAT
     #: For a rule whose start is not a fixed distance from its trigger: returns it, or -1.
     locate: Locate | None = None
     #: For a rule whose secret may run past its pattern's bound: where it really ends.
     extend: Extend | None = None
+    #: For a rule whose rejected match judged a bare value on its content: where that value
+    #: starts, else -1. A name glued inside the value names part of it, judged already, so
+    #: the engine may settle the value's run (:data:`BARE_RUN`) for rules of this priority.
+    claim: Claim | None = None
 
 
 # --------------------------------------------------------------------------- fragments
 
-#: The start of a token: not glued to a letter or digit, except that inside a JSON string a
-#: token often follows an escape such as ``\n`` whose last character is a letter.
-_LB: Final = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrt]))"
+#: Escapes whose last character is a letter or digit, yet never part of a token: JSON's
+#: ``\n``, ``\r``, ``\t`` and ``\u003d``, and URL encoding's ``%3D`` (``token%3Dghp_...``).
+ESCAPED: Final = r"(?<=\\[nrt])|(?<=\\u[0-9A-Fa-f]{4})|(?<=%[0-9A-Fa-f]{2})"
+#: The start of a token whose prefix a word may end in: not glued to a letter or digit,
+#: unless that character ends an escape. Nor to the ``]`` that ends a redaction marker
+#: (``[REDACTED:github]``): what a first pass left glued to a secret it replaced must look
+#: the same to a second pass.
+AFTER_MARKER: Final = r"(?<=[a-z_]\])"
+TOKEN_START: Final = rf"(?:(?<![A-Za-z0-9])(?!{AFTER_MARKER})|{ESCAPED})"
 #: A quote as it sits in source code, in JSON (``\"``) or in JSON inside JSON (``\\\"``):
 #: three levels of escaping take 7 backslashes.
-_QUOTE: Final = r"""(?:\\{0,7}["'`])"""
+QUOTE: Final = r"""(?:\\{0,7}["'`])"""
+#: A line break as it sits in text or in JSON (escaped up to three times), and the
+#: indentation after it.
+_NEXT_LINE: Final = r"(?:\r?\n|(?:\\{1,7}r)?\\{1,7}n)(?:[ \t]|\\{1,7}t){0,16}"
 #: What separates a key from its value in .env, YAML, JSON, shells and most languages,
 #: including Python/TypeScript annotations (``api_key: str = "..."``). ``kq`` is the quote
 #: that closes a quoted key: after one, a bare value is JSON structure (a number, ``null``)
 #: or a variable in code, never a secret to replace.
+#: A quoted value may also sit on the next line (``DB_PASSWORD=\\n  'pw'``, as YAML or a
+#: wrapped line has it); a bare word there may be anything, so it is not taken.
 _ASSIGN: Final = (
-    "(?P<kq>" + _QUOTE + r")?\]?(?P<s1>[ \t]{0,8})"
+    "(?P<kq>" + QUOTE + r")?\]?(?P<s1>[ \t]{0,8})"
     r"(?::[ \t]{0,4}[A-Za-z_][A-Za-z0-9_\[\]., |]{0,40}?[ \t]{0,4}(?==))?"
-    r"(?P<op>:=|=>|==?|:|,)(?P<s2>[ \t]{0,8})"
+    r"(?P<op>:=|=>|==?|:|,)(?P<s2>[ \t]{0,8})(?:(?P<nl>" + _NEXT_LINE + ")(?=" + QUOTE + "))?"
 )
 
 
-def _separator(ops: str, *, before: str = "") -> str:
+def separator(ops: str, *, before: str = "") -> str:
     """A key-value separator for format rules: a quoted key takes only a quoted value."""
     core = before + r"[ \t]{0,8}(?:" + ops + r")[ \t]{0,8}"
-    return "(?:" + _QUOTE + core + _QUOTE + "|" + core + _QUOTE + "?)"
+    return "(?:" + QUOTE + core + QUOTE + "|" + core + QUOTE + "?)"
 
 
-_ASSIGN_SIMPLE: Final = _separator(":=|=>|=|:")
+ASSIGN_SIMPLE: Final = separator(":=|=>|=|:")
 #: A value: quoted (any characters but its quote, a backslash or a line break) or bare (up
 #: to a blank, quote, backslash, or a character that ends a value in code). The closing
 #: quote is not required, so a value cut off by the end of a slice still counts. A value
@@ -116,16 +164,15 @@ _VALUE: Final = (
     rf"|(?P<v4>{_VALUE_CHARS['v4']}{{1,256}}))"
 )
 _VALUE_TAILS: Final = {name: re.compile(chars + "*") for name, chars in _VALUE_CHARS.items()}
+#: The text a bare value judged once settles (see :attr:`Rule.claim`): its run of value
+#: characters, up to a separator of URL parameters where a new name may begin, ...
+BARE_RUN: Final = re.compile(r"[^\s\"'`\\,;<>(){}\[\]|&?#]*")
+#: ... but for a name and operator that end the run: their value lies after it, past a blank
+#: (``token: password: hunter2``). A name (keyword, rest, annotation) is at most this long.
+TRAILING_NAME: Final = re.compile(r"[A-Za-z0-9_.-]{0,120}[=:]{1,2}$")
 #: The groups that may hold a match's secret, in order: ``secret``, or one of the value's
 #: four forms (double-, single-, back-quoted, bare).
 _SECRET_GROUPS: Final = ("secret", "v1", "v2", "v3", "v4")
-#: Whitespace as it sits in a PEM block: real, or escaped one to three times.
-_PEM_SEP: Final = r"(?:\\{1,7}[nrt]|[ \t\r\n])"
-_PEM_LABEL: Final = (
-    r"-----{edge}[ ](?:[A-Z0-9]{{1,12}}[ ]){{0,3}}PRIVATE[ ]KEY(?:[ ]BLOCK)?-----"
-)
-#: ``Proc-Type: 4,ENCRYPTED`` and ``DEK-Info: ...`` in encrypted PEM, ``Version:`` in PGP.
-_PEM_HEADER_LINE: Final = r"[A-Za-z][A-Za-z-]{0,31}:[ ][^\"\\\r\n]{0,128}"
 
 # ------------------------------------------------------------------------ value checks
 
@@ -233,7 +280,8 @@ def secret_span(match: re.Match[str]) -> tuple[int, int]:
     return match.span()
 
 
-def _secret(match: re.Match[str]) -> str:
+def secret_of(match: re.Match[str]) -> str:
+    """The text of :func:`secret_span`."""
     start, end = secret_span(match)
     return match.string[start:end]
 
@@ -288,7 +336,7 @@ def value_is_secret(value: str, *, password: bool, env_style: bool, code: bool) 
     word (``password = pw``, ``private_key: SSHKeyType``, ``the --token option``).
     """
     value = value.strip()
-    if not value or _refers_to_secret(value) or _is_a_name(value, code=code):
+    if not value or _is_a_name(value, code=code) or _refers_to_secret(value):
         return False
     if value[-1] in "=:" and _is_a_name(value[:-1], code=True):
         # ``token: API_KEY= ...``: the next assignment's name, not a value. (Whether
@@ -314,32 +362,45 @@ _FLAG_BEFORE: Final = re.compile(r"(?:^|[\s\"'=])--?[A-Za-z0-9-]*$")
 _CODE_OPS: Final = frozenset({"=", "==", ":=", "=>"})
 
 
+#: A value on the next line ends on that line, and is not a key (``password:\\n  "x": 1``).
+_CLOSED_ON_ITS_LINE: Final = re.compile(r"""\\{0,7}["'`](?![ \t]{0,8}:)""")
+
+
+def _placed_as_assignment(match: re.Match[str]) -> bool:
+    """The name, separator and value sit as an assignment does, not as code or prose."""
+    text, op = match.string, match.group("op")
+    bare = match.group("v4") is not None
+    if match.group("nl") and (op == "," or not _CLOSED_ON_ITS_LINE.match(text, match.end())):
+        return False
+    if op is None:
+        # A blank separates a value from its name only after a command-line flag.
+        at = match.start()
+        if not _FLAG_BEFORE.search(text, max(0, at - _FLAG_LOOKBACK), at):
+            return False
+    elif bare and (op == "," or match.group("kq")):
+        # ``f(password, token)``, ``{"password": 12345678}``, ``env["TOKEN"] = t``.
+        return False
+    if bare:
+        # A call, an index, a generic type, or a keyword argument.
+        after = text[match.end() : match.end() + 1]
+        return after not in ("(", "[", "<", ".") and not (after in (",", ")") and op == "=")
+    return True
+
+
 def _generic_check(*, password: bool) -> Check:
     def check(match: re.Match[str]) -> bool:
-        if not _name_is_about_secret(match.group("rest")):
+        if not _name_is_about_secret(match.group("rest")) or not _placed_as_assignment(match):
             return False
-        text, op = match.string, match.group("op")
-        bare = match.group("v4") is not None
-        if op is None:
-            # A blank separates a value from its name only after a command-line flag.
-            at = match.start()
-            if not _FLAG_BEFORE.search(text, max(0, at - _FLAG_LOOKBACK), at):
-                return False
-        elif bare and (op == "," or match.group("kq")):
-            # ``f(password, token)``, ``{"password": 12345678}``, ``env["TOKEN"] = t``.
-            return False
-        elif op == ",":
+        op = match.group("op")
+        if op == ",":
             # ``setenv("API_KEY", "...")``, but far more often a list of names
             # (``['Token', 'TokenFormatter']``): only a random value with a digit counts.
-            value = _secret(match)
+            value = secret_of(match)
             return _DIGIT.search(value) is not None and _looks_random(value)
-        spaced = bool(match.group("s1") or match.group("s2"))
-        if bare:
-            after = text[match.end() : match.end() + 1]
-            if after in ("(", "[", "<", ".") or (after in (",", ")") and op == "="):
-                return False  # a call, an index, a generic type, or a keyword argument
+        bare = match.group("v4") is not None
+        spaced = bool(match.group("s1") or match.group("s2") or match.group("nl"))
         return value_is_secret(
-            _secret(match),
+            secret_of(match),
             password=password,
             env_style=op == "=" and not spaced and match.group("kw").isupper(),
             code=bare and (op in (None, ":") or (op in _CODE_OPS and spaced)),
@@ -348,52 +409,54 @@ def _generic_check(*, password: bool) -> Check:
     return check
 
 
-def _token_check(match: re.Match[str]) -> bool:
-    secret = _secret(match)
+def _claim_bare_value(match: re.Match[str]) -> int:
+    # Only a value rejected for its shape (too short, too uniform: ``token=token=...``): one
+    # rejected as a stand-in (``xxxx``, ``${X}``) or for its name may hold a real secret
+    # further on, glued to a name of its own.
+    value = match.group("v4")
+    if value is None or match.group("op") in (None, ",") or match.group("kq"):
+        return -1
+    if is_placeholder(value) or _looks_random(value):
+        return -1
+    return match.start("v4")
+
+
+def token_check(match: re.Match[str]) -> bool:
+    """A format-matched token that is not a placeholder (``AKIAXXXXXXXXXXXXXXXX``)."""
+    secret = secret_of(match)
     return not is_placeholder(secret) and shannon_bits(secret) >= STRONG_MIN_BITS
 
 
 def _random_check(match: re.Match[str]) -> bool:
-    return _looks_random(_secret(match))
+    return _looks_random(secret_of(match))
 
 
 def _header_check(match: re.Match[str]) -> bool:
     # After a scheme (``Bearer``) any token-shaped value is the credential; without one it
     # must look random, so ``Authorization: header`` in prose stays.
-    return _token_check(match) if match.group("scheme") else _random_check(match)
+    return token_check(match) if match.group("scheme") else _random_check(match)
 
 
-def _npm_auth_check(match: re.Match[str]) -> bool:
-    secret = _secret(match)
-    return len(secret) >= GENERIC_MIN_LEN and not is_placeholder(secret)
-
-
-def _url_check(match: re.Match[str]) -> bool:
-    password = _secret(match)
+def named_check(match: re.Match[str]) -> bool:
+    """A secret the syntax around it names as one: only a stand-in is left alone."""
+    password = secret_of(match)
     return not is_placeholder(password) and password.lower() not in _NOT_SECRET_WORDS
-
-
-#: A PEM body holds a run of base64 this long; a mention of the header alone (``if line ==
-#: "-----BEGIN PRIVATE KEY-----"``) has none.
-_PEM_BASE64_RUN: Final = re.compile(r"[A-Za-z0-9+/]{16}")
-
-
-def _pem_check(match: re.Match[str]) -> bool:
-    return _PEM_BASE64_RUN.search(match.group()) is not None
 
 
 # ------------------------------------------------------------------------ rule builders
 
 
-def _rx(pattern: str) -> re.Pattern[str]:
+def rx(pattern: str) -> re.Pattern[str]:
+    """A rule's pattern, compiled."""
     return re.compile(pattern)
 
 
-def _lits(*literals: str) -> tuple[Trigger, ...]:
+def lits(*literals: str) -> tuple[Trigger, ...]:
+    """Triggers that are plain literals."""
     return tuple((literal, "") for literal in literals)
 
 
-def _after(literal: str, *contexts: str) -> Trigger:
+def after(literal: str, *contexts: str) -> Trigger:
     """``literal`` as a trigger only where it ends one of ``contexts`` (fixed-width regexes)."""
     return literal, "(?:" + "|".join(f"(?<={c})" for c in contexts) + ")"
 
@@ -443,6 +506,7 @@ def _extend_value(match: re.Match[str]) -> int:
 
 
 def _generic(*groups: tuple[list[str], set[Trigger]], password: bool) -> Rule:
+    # A password needs no particular shape: a rejected one was rejected for what it is.
     alternatives = [a for group, _ in groups for a in group]
     triggers = tuple(sorted({t for _, group in groups for t in group}))
     flag = r"(?P<flag>[ \t]{1,4})(?=[^\s=:-])"
@@ -451,8 +515,8 @@ def _generic(*groups: tuple[list[str], set[Trigger]], password: bool) -> Rule:
         "(?:" + _ASSIGN + "|" + flag + ")" + _VALUE
     )
     check = _generic_check(password=password)
-    return Rule("generic", triggers, _rx(pattern), check=check, priority=GENERIC,
-                extend=_extend_value)
+    return Rule("generic", triggers, rx(pattern), check=check, priority=GENERIC,
+                extend=_extend_value, claim=None if password else _claim_bare_value)
 
 
 def _key_words() -> list[str]:
@@ -463,18 +527,6 @@ def _key_words() -> list[str]:
     return words + [f"{stem}Key" for stem in stems]
 
 
-def _pem(*, truncated: bool) -> Rule:
-    # With its END line, a body line is any base64. Without one (a cut slice, ``head
-    # key.pem``) only long lines count, so that the prose after the block stays.
-    line = r"[A-Za-z0-9+/=]{16,4096}" if truncated else r"[A-Za-z0-9+/=]{1,4096}"
-    body = f"(?:{_PEM_SEP}{{1,8}}(?:{line}|{_PEM_HEADER_LINE})){{1,1024}}"
-    pattern = _PEM_LABEL.format(edge="BEGIN") + body
-    if not truncated:
-        pattern += _PEM_SEP + "{0,8}" + _PEM_LABEL.format(edge="END")
-    trigger = _after("BEGIN", "-----BEGIN")
-    return Rule("private_key", (trigger,), _rx(pattern), back=5, check=_pem_check)
-
-
 #: ``://`` + a user and a password of at most 256 characters each, then the ``@``.
 _URL_LOOKBACK: Final = 3 + 256 + 1 + 256
 
@@ -483,115 +535,34 @@ def _url_start(text: str, at: int) -> int:
     return text.rfind("://", max(0, at - _URL_LOOKBACK), at)
 
 
-#: The names under which AWS secret access keys are written.
-_AWS_CREDENTIAL_NAME: Final = (
-    r"(?:(?<=[Aa][Ww][Ss][_-])(?:secret|SECRET)[_-]?(?:key|KEY)"
-    r"|(?:secret|Secret|SECRET)[ _-]?(?:access|Access|ACCESS)[ _-]?(?:key|Key|KEY))"
-)
 _SCHEMES: Final = "Bearer|bearer|BEARER|Basic|basic|BASIC|Token|token|TOKEN|Bot|ApiKey|SSWS|OAuth"
-_HEADER_VALUE: Final = _separator(":") + r"(?P<secret>[A-Za-z0-9._~+/=-]{8,1024})"
-_GITLAB_PREFIXES: Final = ("glpat", "gloas", "gldt", "glrt", "glrtr", "glcbt", "glptt", "glft",
-                           "glimt", "glagent", "glsoat", "glffct")  # fmt: skip
-_SK: Final = _after("k-", "sk-")
-
-#: Every rule, in the order tried at a shared trigger: specific before generic.
-RULES: Final[tuple[Rule, ...]] = (
-    _pem(truncated=False),
-    _pem(truncated=True),
-    Rule("aws", _lits("AKIA", "ASIA", "ABIA", "ACCA"),
-         _rx(_LB + r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
-         check=_token_check),
-    Rule("aws", (_after("cret", "[Ss]ecret"), _after("CRET", "SECRET")),
-         _rx(_AWS_CREDENTIAL_NAME  # ``AWS Secret Access Key [None]:`` is aws configure
-             + _separator(":=|=>|=|:", before=r"(?:[ \t]{0,4}\[[^\]\r\n]{0,24}\])?")
-             + r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
-         back=2, check=_token_check, priority=CONTEXT),
-    Rule("aws", _lits("IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdz", "FQoGZXIvYXdz"),  # session tokens
-         _rx(_LB + r"(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdz|FQoGZXIvYXdz)[A-Za-z0-9/+]{60,8192}={0,2}"),
-         check=_token_check),
-    Rule("google", _lits("AIza"), _rx(_LB + r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
-         check=_token_check),
-    Rule("gcp", (_after("9.", r"ya29\."),),
-         _rx(_LB + r"ya29\.[0-9A-Za-z_-]{20,2048}(?:\.[0-9A-Za-z_-]{1,512}){0,4}"),
-         back=3, check=_token_check),
-    Rule("azure", _lits("Q~"),  # Azure AD client secrets: 3 characters, a digit, Q~, 31-34
-         _rx(r"(?:(?<![A-Za-z0-9_~.-])|(?<=\\[nrt]))[A-Za-z0-9_~.]{3}[0-9]Q~"
-             r"[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"),
-         back=4, check=_token_check),
-    Rule("azure", _lits("AccountKey", "SharedAccessKey"),
-         _rx(r"(?:AccountKey|SharedAccessKey)" + _ASSIGN_SIMPLE
-             + r"(?P<secret>[A-Za-z0-9+/]{20,128}={0,2})"),
-         check=_token_check, priority=CONTEXT),
-    Rule("azure", (_after("g=", "sig="),),  # SAS signature; ``&`` may sit as \u0026 in JSON
-         _rx(r"(?:(?<![A-Za-z0-9_])|(?<=\\u0026))sig=(?P<secret>[A-Za-z0-9%+/]{16,256}={0,2})"),
-         back=2, check=_token_check, priority=CONTEXT),
-    Rule("github", _lits("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-         _rx(_LB + r"(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{40,251})"),
-         check=_token_check),
-    Rule("gitlab", _lits(*(p + "-" for p in _GITLAB_PREFIXES), "GR1348941"),
-         _rx(_LB + r"(?:(?:" + "|".join(_GITLAB_PREFIXES) + r")-[A-Za-z0-9_-]{20,255}"
-             r"(?:\.[A-Za-z0-9_-]{1,64}){0,3}|GR1348941[A-Za-z0-9_-]{20,64})"),
-         check=_token_check),
-    Rule("slack", _lits("xox", "xapp-"),
-         _rx(_LB + r"(?:xox[abposre](?:\.xox[abposr])?-[0-9A-Za-z-]{10,512}"
-             r"|xapp-[0-9]-[0-9A-Za-z-]{10,512})"),
-         check=_token_check),
-    Rule("slack", _lits("ks.slack.com/"),  # webhook URLs: the path is the secret
-         _rx(r"hooks\.slack\.com/(?:services|workflows|triggers)/"
-             r"(?P<secret>[A-Za-z0-9_/-]{16,256})"),
-         back=3, check=_token_check),
-    Rule("stripe", _lits("k_live_", "k_test_"),  # sk_ and rk_; pk_ is public
-         _rx(_LB + r"[sr]k_(?:live|test)_[0-9A-Za-z]{10,247}"), back=1, check=_token_check),
-    Rule("stripe", _lits("whsec_"), _rx(_LB + r"whsec_[A-Za-z0-9+/=]{24,128}"),
-         check=_token_check),
-    Rule("anthropic", (_SK,),
-         _rx(_LB + r"sk-ant-[a-z]{2,10}[0-9]{2}-[A-Za-z0-9_-]{20,1024}"),
-         back=1, check=_token_check),
-    Rule("openai", (_SK,),  # project, service-account, admin and legacy keys
-         _rx(_LB + r"sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,1024}"
-             r"|[A-Za-z0-9]{32,256}(?![A-Za-z0-9_-]))"),
-         back=1, check=_token_check),
-    Rule("huggingface", (_after("_", "hf_"),),
-         _rx(_LB + r"hf_[A-Za-z0-9]{30,64}(?![A-Za-z0-9_])"), back=2, check=_token_check),
-    Rule("npm", (_after("_", "npm_"),),
-         _rx(_LB + r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), back=3, check=_token_check),
-    Rule("npm", (_after("ken", "_authToken"),),  # .npmrc; legacy tokens are UUIDs
-         _rx(r"_authToken[ \t]{0,4}=[ \t]{0,4}" + _QUOTE + r"?(?P<secret>[^\s\"'`\\]{1,512})"),
-         back=7, check=_npm_auth_check, priority=CONTEXT),
-    Rule("pypi", (_after("AgE", "pypi-AgE"),),  # macaroons: base64 of a header naming pypi
-         _rx(_LB + r"pypi-AgE[A-Za-z0-9_-]{50,4096}"), back=5, check=_token_check),
-    Rule("twilio", (("SK", "(?=[0-9a-fA-F]{32})"),),  # API key SIDs
-         _rx(_LB + r"SK[0-9a-fA-F]{32}(?![0-9A-Za-z])"), check=_token_check),
-    Rule("twilio", (_after("wilio", "[Tt]wilio"), _after("WILIO", "TWILIO")),
-         _rx(r"(?:[Tt]wilio|TWILIO)[A-Za-z_]{0,24}?(?:[Tt]oken|TOKEN|[Ss]ecret|SECRET)"
-             + _ASSIGN_SIMPLE + r"(?P<secret>[0-9A-Za-z]{32})(?![0-9A-Za-z])"),
-         back=1, check=_token_check, priority=CONTEXT),
-    Rule("sendgrid", _lits("SG."),
-         _rx(_LB + r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"), check=_token_check),
-    Rule("jwt", (_after("J", "eyJ"),),  # header and payload are base64url JSON objects
-         _rx(_LB + r"eyJ[A-Za-z0-9_-]{8,1024}\.e[wy][A-Za-z0-9_-]{8,16384}"
-             r"\.[A-Za-z0-9_-]{16,2048}"),
-         back=2, check=_token_check),
+_HEADER_VALUE: Final = separator(":") + r"(?P<secret>[A-Za-z0-9._~+/=-]{8,1024})"
+#: URLs and headers.
+CONTEXT_RULES: Final[tuple[Rule, ...]] = (
     Rule("url_password", (("@", r"(?<=[^\s\"'`<>/@\\]@)"),),  # only the password
-         _rx(r"://[^\s:/?#@\"'`\\<>]{0,256}:(?P<secret>[^\s/\"'`\\<>]{1,256})@"),
-         check=_url_check, locate=_url_start, priority=CONTEXT),
-    Rule("auth_header", (_after("zation", "[Aa]uthorization"), _after("ZATION", "AUTHORIZATION")),
-         _rx(r"(?:Authorization|authorization|AUTHORIZATION)" + _separator(":|=")
-             + r"(?:(?P<scheme>" + _SCHEMES + r")[ ]{1,4})?"
-             r"(?P<secret>[A-Za-z0-9._~+/:=-]{8,4096})"),
+         rx(r"://[^\s:/?#@\"'`\\<>]{0,256}:(?P<secret>[^\s/\"'`\\<>]{1,256})@"),
+         check=named_check, locate=_url_start, priority=CONTEXT),
+    Rule("auth_header", (after("zation", "[Aa]uthorization"), after("ZATION", "AUTHORIZATION")),
+         rx(r"(?:Authorization|authorization|AUTHORIZATION)" + separator(":|=")
+            + r"(?:(?P<scheme>" + _SCHEMES + r")[ ]{1,4})?"
+            r"(?P<secret>[A-Za-z0-9._~+/:=-]{8,4096})"),
          back=7, check=_header_check, priority=CONTEXT),
-    Rule("auth_header", _lits("Bearer", "BEARER"),
-         _rx(r"(?:Bearer|BEARER)[ ]{1,4}(?P<secret>[A-Za-z0-9._~+/-]{16,4096}=*)"),
+    Rule("auth_header", lits("Bearer", "BEARER"),
+         rx(r"(?:Bearer|BEARER)[ ]{1,4}(?P<secret>[A-Za-z0-9._~+/-]{16,4096}=*)"),
          check=_random_check, priority=CONTEXT),
-    Rule("auth_header", (_after("Key", "[Aa]pi-Key", "[Ss]ubscription-Key"),
-                         _after("key", "[Aa]pi-key", "[Ss]ubscription-key"),
-                         _after("KEY", "API-KEY", "SUBSCRIPTION-KEY")),
-         _rx(r"(?:(?<=[Aa]pi-)(?:Key|key)|(?<=API-)KEY|(?<=[Ss]ubscription-)(?:Key|key)"
-             r"|(?<=SUBSCRIPTION-)KEY)" + _HEADER_VALUE),
-         check=_token_check, priority=CONTEXT),
-    Rule("auth_header", (_after("ken", "-[Tt]oken"), _after("KEN", "-TOKEN")),  # X-Auth-Token
-         _rx(r"(?<=-)(?:Token|token|TOKEN)" + _HEADER_VALUE), back=2, check=_token_check,
+    Rule("auth_header", (after("Key", "[Aa]pi-Key", "API-Key", "[Ss]ubscription-Key"),
+                         after("key", "[Aa]pi-key", "API-key", "[Ss]ubscription-key"),
+                         after("KEY", "API-KEY", "SUBSCRIPTION-KEY")),
+         rx(r"(?:(?<=[Aa]pi-)|(?<=API-)|(?<=[Ss]ubscription-)|(?<=SUBSCRIPTION-))"
+            r"(?:Key|key|KEY)" + _HEADER_VALUE),
+         check=token_check, priority=CONTEXT),
+    Rule("auth_header", (after("ken", "-[Tt]oken"), after("KEN", "-TOKEN")),  # X-Auth-Token
+         rx(r"(?<=-)(?:Token|token|TOKEN)" + _HEADER_VALUE), back=2, check=token_check,
          priority=CONTEXT),
+)  # fmt: skip
+
+#: The name-gated rules: a value is a secret because of the name it is assigned to.
+GENERIC_RULES: Final[tuple[Rule, ...]] = (
     _generic(
         _keyword(["password"], "word"),
         _keyword(["passwd", "pwd"], "wd"),
@@ -601,4 +572,4 @@ RULES: Final[tuple[Rule, ...]] = (
     _generic(_keyword(["secret"], "cret"), password=False),
     _generic(_keyword(["token"], "ken"), password=False),
     _generic(_keyword(_key_words(), "key"), password=False),
-)  # fmt: skip
+)
