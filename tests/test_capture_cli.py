@@ -189,7 +189,7 @@ def test_a_missing_file_is_a_json_error(home: Path, tmp_path: Path) -> None:
 
 def test_passive_and_llm_are_exclusive(home: Path) -> None:
     code, _, err = cli(home, "--passive", "--llm", stdin=LEARNINGS_1.encode())
-    assert code == 2 and "not allowed with" in err
+    assert code == 1 and "not allowed with" in err and len(err.splitlines()) == 1
 
 
 def test_help_has_an_example() -> None:

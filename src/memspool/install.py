@@ -37,6 +37,8 @@ __all__ = [
     "uninstall_hooks",
 ]
 
+#: The mode of a settings.json memspool creates.
+NEW_SETTINGS_MODE: Final = 0o600
 UNIT_NAME: Final = "memspool-drainer.service"
 
 
@@ -147,7 +149,9 @@ def _write(path: Path, data: dict[str, Any]) -> Path | None:
     # link stays a link and its target gets the change.
     path = path.resolve()
     backup = None
-    mode = 0o600
+    # An existing settings.json keeps the mode its owner gave it; a new one
+    # is private, since it names this user's paths.
+    mode = NEW_SETTINGS_MODE
     if path.exists():
         mode = path.stat().st_mode & 0o777
         backup = path.with_name(f"{path.name}.memspool-backup-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -162,6 +166,7 @@ def _replace_file(path: Path, text: str, mode: int) -> None:
     tmp = path.with_name(f".{path.name}.memspool-tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
     try:
+        os.fchmod(fd, mode)  # exactly ``mode``: the process umask is memspool's private one
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
@@ -235,15 +240,30 @@ def install_hooks(settings: Path, config: Config, python: str | None = None,
 
 
 def uninstall_hooks(settings: Path) -> dict[str, Any]:
-    """Remove memspool's hook entries (only those) from ``settings``."""
+    """Remove memspool's hook entries (only those) from ``settings``.
+
+    A file left holding nothing (``{}``) that memspool created itself (no
+    backup of an earlier version exists beside it) is removed.
+    """
     data = _read(settings)
     hooks = data.get("hooks")
     removed = _strip_ours(hooks) if isinstance(hooks, dict) else 0
     if isinstance(hooks, dict) and not hooks:
         del data["hooks"]
-    backup = _write(settings, data) if removed else None
-    return {"settings": str(settings), "removed": removed,
+    deleted = False
+    backup = None
+    if removed and not data and not _backups(settings):
+        settings.resolve().unlink()
+        deleted = True
+    elif removed:
+        backup = _write(settings, data)
+    return {"settings": str(settings), "removed": removed, "deleted": deleted,
             "backup": str(backup) if backup else None}
+
+
+def _backups(settings: Path) -> list[Path]:
+    path = settings.resolve()
+    return sorted(path.parent.glob(f"{path.name}.memspool-backup-*"))
 
 
 def installed_events(settings: Path, home: Path) -> list[str]:

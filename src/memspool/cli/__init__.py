@@ -15,6 +15,7 @@ import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 import orjson
 
@@ -25,11 +26,18 @@ from memspool.errors import MemspoolError
 __all__ = ["build_parser", "main"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors the way every failure is reported: one sentence, exit 1."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(1, f"memspool: error: {message}. See `{self.prog} --help`.\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     # Imported here so `memspool --version` stays quick.
     from memspool.cli import capture, demo, drainer, install, redact, slices, status
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="memspool",
         description="Crash-safe memory capture for AI coding agents.",
     )

@@ -71,7 +71,9 @@ def _uninstall(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result)
     else:
-        print(f"removed {result['removed']} memspool hook(s) from {result['settings']}")
+        print(f"removed {result['removed']} memspool hook(s) from {result['settings']}"
+              + (" and the file, which memspool had created and is now empty"
+                 if result["deleted"] else ""))
     return 0
 
 

@@ -1,0 +1,103 @@
+"""The command line's edges: limits, where --home goes, help, renamed commands, settings modes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO, run_cli
+
+
+@pytest.mark.parametrize("limit", ["0", "-3", "many"])
+def test_a_limit_below_one_is_refused_in_one_sentence(limit: str) -> None:
+    proc = run_cli("slices", "list", "--limit", limit, check=False)
+    assert proc.returncode == 1 and proc.stdout == b""
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == 1 and "at least 1" in lines[0] and "--help" in lines[0]
+
+
+def test_home_is_accepted_before_and_after_the_command(tmp_path: Path) -> None:
+    other = tmp_path / "other-home"
+    run_cli("--home", str(other), "capture", "--project", "p",
+            input=b"Pitfall: the cache key omits the locale, so pages mix languages.")
+    before = json.loads(run_cli("--home", str(other), "status", "--json").stdout)
+    after = json.loads(run_cli("status", "--json", "--home", str(other)).stdout)
+    assert before["home"] == after["home"] == str(other)
+    assert before["memories"] == after["memories"] == 1
+
+
+def test_bare_memspool_prints_help_and_succeeds() -> None:
+    proc = run_cli()
+    assert proc.returncode == 0 and b"COMMAND" in proc.stdout and b"slices" in proc.stdout
+
+
+def test_the_old_captures_command_works_and_says_it_was_renamed() -> None:
+    run_cli("drainer", "--once")  # makes the home and its store
+    proc = run_cli("captures", "list", "--json")
+    assert json.loads(proc.stdout) == []
+    assert b"renamed `slices`" in proc.stderr
+    assert b"captures" not in run_cli("--help").stdout
+
+
+def test_install_keeps_the_settings_file_mode_and_uninstall_removes_what_it_made(
+        tmp_path: Path) -> None:
+    existing = tmp_path / "existing.json"
+    existing.write_text('{"theme": "dark"}\n')
+    existing.chmod(0o644)
+    run_cli("install", "--settings", str(existing))
+    assert existing.stat().st_mode & 0o777 == 0o644
+    run_cli("uninstall", "--settings", str(existing))
+    assert json.loads(existing.read_text()) == {"theme": "dark"}
+
+    made = tmp_path / "made" / "settings.json"
+    run_cli("install", "--settings", str(made))
+    assert made.stat().st_mode & 0o777 == 0o600
+    run_cli("uninstall", "--settings", str(made))
+    assert not made.exists()  # memspool made it and it would hold only {}
+
+
+def test_slice_listing_shows_whole_session_ids(home: Path, projects: Path) -> None:
+    from conftest import SPOTTER, payload
+
+    from memspool.spool import append
+    session = "491e126e-1e71-469c-ade2-fcc8af567c74"
+    transcript = projects / f"{session}.jsonl"
+    transcript.write_bytes(SPOTTER.read_bytes())
+    append(str(home / "spool"), payload("SessionEnd", session, transcript))
+    run_cli("drainer", "--once")
+    assert session.encode() in run_cli("slices", "list").stdout
+
+
+@pytest.mark.timeout(600)
+def test_the_suite_leaves_a_sentinel_home_untouched(tmp_path: Path) -> None:
+    """Run the tests that install hooks and fall back to defaults with HOME set to a
+    sentinel; every file under it must be exactly as it was."""
+    if os.environ.get("SENTINEL_HOME_RUN"):
+        pytest.skip("already inside the sentinel run")
+    sentinel = tmp_path / "sentinel-home"
+    (sentinel / ".claude").mkdir(parents=True)
+    (sentinel / ".claude" / "settings.json").write_text('{"hooks": {}, "model": "x"}\n')
+    (sentinel / ".local" / "share").mkdir(parents=True)
+
+    def snapshot() -> dict[str, tuple[int, bytes]]:
+        return {str(p.relative_to(sentinel)): (p.stat().st_mtime_ns,
+                                               p.read_bytes() if p.is_file() else b"")
+                for p in sentinel.rglob("*")}
+
+    before = snapshot()
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("MEMSPOOL_", "XDG_", "CLAUDE_"))}
+    env.update(HOME=str(sentinel), SENTINEL_HOME_RUN="1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
+         "tests/test_install.py", "tests/test_home.py", "tests/test_spool.py",
+         "tests/test_cli_edges.py"],
+        cwd=REPO, env=env, capture_output=True, timeout=540, check=False)
+    assert proc.returncode == 0, proc.stdout.decode()[-3000:]
+    assert snapshot() == before
+    shutil.rmtree(sentinel)
