@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from memspool.config import Config, load_config
+from memspool.drainer import Drainer
 from memspool.drainer.lock import drainer_pid
 from memspool.store import connect
 
@@ -90,6 +91,19 @@ def conn(config: Config) -> Iterator[sqlite3.Connection]:
     connection = connect(config)
     yield connection
     connection.close()
+
+
+@pytest.fixture
+def drainer(home: Path, request: pytest.FixtureRequest,
+            monkeypatch: pytest.MonkeyPatch) -> Iterator[Drainer]:
+    """A ready drainer; ``@pytest.mark.settings(key=value)`` changes its settings."""
+    marker = request.node.get_closest_marker("settings")
+    for key, value in (marker.kwargs if marker else {}).items():
+        monkeypatch.setenv(f"MEMSPOOL_{key.upper()}", str(value))
+    d = Drainer(load_config())
+    d.initialize()
+    yield d
+    d.shutdown()
 
 
 def wait_for(

@@ -5,31 +5,16 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import CCVIEWER, SPOTTER, SPOTTER_AGENT, payload
 
-from memspool.config import load_config
 from memspool.drainer import Drainer
 from memspool.spool import append
 from memspool.store.slices import slice_text
 
 SESSION = "11111111-2222-3333-4444-555555555555"
-
-
-@pytest.fixture
-def drainer(home: Path, request: pytest.FixtureRequest,
-            monkeypatch: pytest.MonkeyPatch) -> Iterator[Drainer]:
-    """A ready drainer; ``@pytest.mark.settings(key=value)`` changes its settings."""
-    marker = request.node.get_closest_marker("settings")
-    for key, value in (marker.kwargs if marker else {}).items():
-        monkeypatch.setenv(f"MEMSPOOL_{key.upper()}", str(value))
-    d = Drainer(load_config())
-    d.initialize()
-    yield d
-    d.shutdown()
 
 
 def fire(d: Drainer, event: str, transcript: Path, session: str = SESSION, **extra: object) -> None:

@@ -9,9 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from conftest import payload, run_cli, wait_for
-from test_drainer import SESSION, drainer, fire, line, rows, texts  # noqa: F401 - fixture
+from test_drainer import SESSION, fire, line, rows, texts
 
 from memspool.drainer import Drainer
 from memspool.hooks import HOOK_SCRIPT

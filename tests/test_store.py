@@ -45,7 +45,7 @@ def test_a_newer_store_is_refused_with_advice(home: Path) -> None:
 def test_a_damaged_store_is_a_clear_error(home: Path) -> None:
     home.mkdir(mode=0o700)
     (home / "memspool.db").write_bytes(b"this is not a database" * 100)
-    with pytest.raises(StoreError, match="is damaged .* Move it aside"):
+    with pytest.raises(StoreError, match=r"is damaged .* Move it aside"):
         connect(load_config())
 
 
