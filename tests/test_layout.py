@@ -23,6 +23,7 @@ RANKS = {
     "memspool.untrusted": 2.2,
     "memspool.store": 3, "memspool.redact": 3,
     "memspool.drainer": 4, "memspool.distill": 4, "memspool.install": 4,
+    "memspool.archivist": 4.5,
     "memspool.service": 5, "memspool.demo": 5,
     "memspool.cli": 6, "memspool.__main__": 7,
 }

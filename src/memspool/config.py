@@ -81,6 +81,15 @@ class Config:
     #: Transcripts are only read below these folders (a payload's path is
     #: never trusted on its own).
     transcript_roots: tuple[Path, ...] = ()
+    #: Seconds a detached drainer may spend digesting queued slices into
+    #: memory once the spool is drained; a new frame stops it at once.
+    digest_budget_secs: float = 2.0
+    #: A provisional memory no session contradicted for this long becomes canonical.
+    promote_after_days: float = 7.0
+    #: Importance halves for every this many days nobody recalls a memory.
+    importance_half_life_days: float = 30.0
+    #: A memory whose importance decays below this is archived (kept, out of recall).
+    archive_floor: float = 0.1
     llm_timeout_secs: float = DEFAULT_LLM_TIMEOUT_SECS
     llm_endpoint: str = ""
     llm_model: str = ""

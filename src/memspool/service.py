@@ -2,20 +2,25 @@
 
 One :class:`Service` per home. It opens the store on first use and keeps the
 connection (a warm server reuses it; a CLI command closes it on exit), so
-every front end gives the same answer for the same call. Search, context
-and forget arrive with recall and the archivist; until then only the
-operations below exist.
+every front end gives the same answer for the same call. Search and the
+context block arrive with recall; until then only the operations below
+exist.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sqlite3
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
+from memspool.archivist import DigestReport, digest, maintain
+from memspool.archivist.major import last_report
+from memspool.archivist.transfer import ImportReport, export_lines, import_lines
 from memspool.config import Config, load_config
 from memspool.distill import CaptureReport, LlmOptions, capture
 from memspool.distill.similarity import Profiles
@@ -24,7 +29,7 @@ from memspool.errors import HomeError, NotFound, StoreError
 from memspool.install import default_settings_path, installed_events
 from memspool.spool import Spool
 from memspool.spool.segments import QUARANTINE_DIR
-from memspool.store import connect, connect_readonly, diagnose, get_state
+from memspool.store import connect, connect_readonly, diagnose, get_state, transaction
 from memspool.store import memories as memory_rows
 from memspool.store.slices import list_slices, slice_text
 
@@ -109,15 +114,60 @@ class Service:
                        profiles=self.profiles)
 
     def get(self, memory_id: int) -> dict[str, Any]:
-        """One memory with its provenance; :class:`~memspool.errors.NotFound` if absent."""
+        """One memory with its history and provenance; :class:`~memspool.errors.NotFound`
+        if there is none with that id."""
         with self._reading() as conn:
             found = memory_rows.get(conn, memory_id)
             if found is None:
-                raise NotFound(f"No memory with id {memory_id}.")
+                raise NotFound(f"No memory with id {memory_id}; `memspool memories list` "
+                               f"shows the ids.")
             return {
-                **found.__dict__,
-                "provenance": [p.__dict__ for p in memory_rows.provenance(conn, memory_id)],
+                **dataclasses.asdict(found),
+                "history": [dataclasses.asdict(h) for h in memory_rows.history(conn, memory_id)],
+                "provenance": [dataclasses.asdict(p)
+                               for p in memory_rows.provenance(conn, memory_id)],
             }
+
+    def memories(self, *, project: str | None = None, type: str | None = None,
+                 layer: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        """Memories matching the filters, most recently changed first."""
+        with self._reading() as conn:
+            return [dataclasses.asdict(m) for m in memory_rows.list_filtered(
+                conn, project=project, type=type, layer=layer, limit=limit)]
+
+    def forget(self, memory_id: int) -> dict[str, Any]:
+        """Delete a memory for good; the same text is not saved again from any source."""
+        conn = self.conn
+        with transaction(conn):
+            found = memory_rows.get(conn, memory_id)
+            if found is None:
+                raise NotFound(f"No memory with id {memory_id}; `memspool memories list` "
+                               f"shows the ids.")
+            memory_rows.forget(conn, found, at=time.time())
+        return {"ok": True, "forgotten": memory_id, "project": found.project,
+                "summary": found.summary}
+
+    def digest(self, *, budget_secs: float | None = None,
+               llm: LlmOptions | None = None) -> DigestReport:
+        """The minor pass: queued slices become memory."""
+        return digest(self.conn, self.config, budget_secs=budget_secs, llm=llm,
+                      profiles=self.profiles)
+
+    def maintain(self, *, llm: LlmOptions | None = None) -> dict[str, Any]:
+        """Digest the whole queue, then run the major pass over what changed."""
+        digested = self.digest(llm=llm)
+        report = maintain(self.conn, self.config, profiles=self.profiles)
+        return {"ok": True, "digest": digested.as_dict(), "maintain": report.as_dict()}
+
+    def export(self, project: str | None = None) -> Iterator[bytes]:
+        """Every memory (of ``project``) as one JSON line."""
+        with self._reading() as conn:
+            yield from export_lines(conn, project)
+
+    def import_lines(self, lines: Iterable[bytes], *,
+                     progress: Callable[[int], None] | None = None) -> ImportReport:
+        """Import exported memories (idempotent)."""
+        return import_lines(self.conn, lines, progress=progress, profiles=self.profiles)
 
     # -- the queue --------------------------------------------------------------
 
@@ -158,6 +208,7 @@ class Service:
         status["hooks_settings"] = str(settings)
         status["hooks_installed"] = installed_events(settings, config.home)
         status.update(self._store_status())
+        status.update(self._memory_status())
         hook_log = config.hook_log_path
         status["hook_errors"] = 0
         if hook_log.is_file():
@@ -165,11 +216,22 @@ class Service:
                 status["hook_errors"] = sum(1 for _ in lines)
         return status
 
+    def _memory_status(self) -> dict[str, Any]:
+        if not self.config.db_path.exists():
+            return {"memories_by_layer": {}, "last_maintain": None}
+        try:
+            with self._reading() as conn:
+                return {"memories_by_layer": memory_rows.count_by_layer(conn),
+                        "last_maintain": last_report(conn)}
+        except StoreError:
+            return {"memories_by_layer": None, "last_maintain": None}
+
     def _store_status(self) -> dict[str, Any]:
         counts: dict[str, Any] = dict.fromkeys(STORE_COUNTS)
         counts.update(last_drain=None, last_error=None)
         if not self.config.db_path.exists():
-            return {"store": "none yet", **counts}
+            return {"store": "none yet", **dict.fromkeys(STORE_COUNTS, 0),
+                    "last_drain": None, "last_error": None}
         try:
             with self._reading() as conn:
                 for name, sql in STORE_COUNTS.items():

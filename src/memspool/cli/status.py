@@ -39,7 +39,15 @@ def _status(args: argparse.Namespace) -> int:
     print(f"hooks:             {hooks}")
     print(f"slices queued:     {status['slices_queued']} (of {status['slices_total']}) "
           f"not yet digested into memory")
-    print(f"memories:          {status['memories']}")
+    layers = status["memories_by_layer"] or {}
+    shown = ", ".join(f"{n} {layer}" for layer, n in sorted(layers.items())) or "none"
+    print(f"memories:          {status['memories']} ({shown})")
+    last = status["last_maintain"]
+    print("last maintenance:  " + ("never (run `memspool maintain`)" if not last else
+          f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(last['started_at']))}: "
+          f"{last['examined']} examined, {last['merged'] + last['siblings']} folded, "
+          f"{last['superseded']} superseded, {last['promoted']} promoted, "
+          f"{last['archived']} archived"))
     print(f"sessions tracked:  {status['sessions_tracked']}")
     print(f"held back:         {status['slices_held_back']} slice(s) below the size floor")
     print(f"missing:           {status['transcripts_missing']} transcript(s) being retried")

@@ -63,6 +63,7 @@ __all__ = [
     "CaptureReport",
     "NoteOutcome",
     "capture",
+    "save_notes",
 ]
 
 #: The most one payload may hold (4 MiB); larger input is refused, not truncated.
@@ -232,6 +233,12 @@ def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
     if seen is not None:
         return NoteOutcome(id=ctx.shown_id(seen[0]), key=key, type=note.type,
                            summary=note.summary, action=SKIPPED)
+    if ctx.slice_id is not None and memory.forgotten(ctx.conn, ctx.project,
+                                                      text_hash(note.body)):
+        # Forgotten on purpose: digesting a transcript again does not bring
+        # it back (a person capturing it by hand does).
+        return NoteOutcome(id=None, key=key, type=note.type, summary=note.summary,
+                           action=SKIPPED)
     recent = memory.recent_save(ctx.conn, ctx.project, text_hash(note.body),
                                 ctx.now - DUPLICATE_WINDOW_SECS)
     if recent is not None:
@@ -336,16 +343,41 @@ def capture(
     # The model is asked before any lock is taken: a slow model must not hold
     # the store's write lock against the drainer.
     notes = _distil(redacted, config=config, passive=passive, llm=llm, cap=cap, report=report)
+    save_notes(notes, config=config, conn=conn, project=project, session=ctx_session,
+               source=source, slice_id=slice_id, cap=cap, now=now, profiles=profiles,
+               report=report)
+    return report
+
+
+def save_notes(
+    notes: list[Note],
+    *,
+    config: Config,
+    conn: sqlite3.Connection,
+    project: str,
+    session: str,
+    source: str | None,
+    slice_id: int | None,
+    report: CaptureReport,
+    cap: int = MAX_NOTES,
+    now: float | None = None,
+    profiles: Profiles | None = None,
+) -> None:
+    """Reconcile distilled ``notes`` with the project's memory; fills ``report``.
+
+    The second half of :func:`capture`, for a caller that distilled the notes
+    itself (the archivist's transcript rules). Inside the caller's open
+    transaction the writes join it; otherwise they commit together.
+    """
     report.captured = len(notes)
     report.dropped = max(0, len(notes) - cap)
-    ctx = _Context(conn=conn, project=project, session=ctx_session, source=source or DEFAULT_SOURCE,
+    ctx = _Context(conn=conn, project=project, session=session, source=source or DEFAULT_SOURCE,
                    slice_id=slice_id, now=time.time() if now is None else now,
-                   dry_run=dry_run, report=report,
+                   dry_run=report.dry_run, report=report,
                    profiles=profiles if profiles is not None else Profiles())
     try:
-        with memory.unit_of_work(conn, keep=not dry_run):
+        with memory.unit_of_work(conn, keep=not report.dry_run):
             report.notes = [_reconcile(ctx, note) for note in notes[:cap]]
     except sqlite3.Error as exc:
         raise StoreError(f"{diagnose(config.db_path, exc)} Nothing of this capture was "
                          f"saved.") from exc
-    return report

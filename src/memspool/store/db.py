@@ -153,6 +153,55 @@ MIGRATIONS: Final[list[str]] = [
     DROP TRIGGER memories_fts_update;
     DROP TABLE memories_fts;
     """,
+    # 4: the memory model. Each memory counts the distinct sessions behind
+    # it, may point at the memory that superseded it, and carries the times
+    # at which the major pass is due to promote or archive it (indexed, so a
+    # pass reads only what is due). Every text change keeps the old text in
+    # memory_history; a forgotten memory leaves a tombstone so the same slice
+    # does not bring it back. term_counts says how many memories share a term,
+    # so candidate lookups skip terms too common to tell memories apart.
+    """
+    ALTER TABLE memories ADD COLUMN sessions INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE memories ADD COLUMN superseded_by INTEGER
+        REFERENCES memories (id) ON DELETE SET NULL;
+    ALTER TABLE memories ADD COLUMN recalled_at REAL;
+    ALTER TABLE memories ADD COLUMN promote_at REAL;
+    ALTER TABLE memories ADD COLUMN archive_at REAL;
+    UPDATE memories SET sessions = max(1, (
+        SELECT count(DISTINCT session) FROM provenance WHERE memory_id = memories.id));
+    CREATE INDEX memories_changed ON memories (updated_at);
+    CREATE INDEX memories_promote ON memories (promote_at) WHERE layer = 'buffer';
+    CREATE INDEX memories_archive ON memories (archive_at)
+        WHERE layer IN ('buffer', 'canonical');
+    CREATE INDEX memories_superseded_by ON memories (superseded_by)
+        WHERE superseded_by IS NOT NULL;
+    CREATE TABLE memory_history (
+        id        INTEGER PRIMARY KEY,
+        memory_id INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+        at        REAL    NOT NULL,
+        reason    TEXT    NOT NULL,
+        type      TEXT    NOT NULL,
+        summary   TEXT    NOT NULL,
+        body      TEXT    NOT NULL
+    );
+    CREATE INDEX memory_history_memory ON memory_history (memory_id, at);
+    CREATE TABLE forgotten (
+        project   TEXT NOT NULL,
+        key       TEXT NOT NULL,
+        text_hash TEXT NOT NULL,
+        at        REAL NOT NULL,
+        PRIMARY KEY (project, key, text_hash)
+    ) WITHOUT ROWID;
+    CREATE INDEX forgotten_text ON forgotten (project, text_hash);
+    CREATE TABLE term_counts (
+        project  TEXT    NOT NULL,
+        term     TEXT    NOT NULL,
+        memories INTEGER NOT NULL,
+        PRIMARY KEY (project, term)
+    ) WITHOUT ROWID;
+    INSERT INTO term_counts (project, term, memories)
+        SELECT project, term, count(*) FROM memory_terms GROUP BY project, term;
+    """,
 ]
 
 
@@ -221,8 +270,8 @@ def diagnose(path: Path, exc: sqlite3.Error) -> StoreError:
     if broken is not None:
         return StoreError(
             f"The store {path} is damaged ({broken}). Move it aside (keep the copy) and run "
-            f"`memspool drainer --resume` to start a new one; transcripts are read again "
-            f"from the start, records already seen are not.")
+            f"`memspool drainer --resume` to start a new one; transcripts still on disk are "
+            f"read again from their start.")
     return StoreError(f"Cannot use the store {path}: {reason}. If another memspool process "
                       f"holds it, try again; `memspool status` says whether it is damaged.")
 

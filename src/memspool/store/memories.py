@@ -29,17 +29,32 @@ __all__ = [
     "BUFFER_LAYER",
     "CONFIDENCE_NEW",
     "IMPORTANCE_NEW",
+    "LIVE_LAYERS",
+    "HistoryEntry",
     "Memory",
     "Provenance",
+    "absorb",
     "add_provenance",
     "candidates",
+    "changed_since",
     "corroborate",
+    "count_by_layer",
+    "count_sessions",
+    "due",
+    "forget",
+    "forgotten",
     "get",
     "get_by_key",
+    "history",
     "insert",
+    "keep_history",
+    "list_filtered",
     "list_memories",
+    "memory_ids",
     "provenance",
     "recent_save",
+    "replace_text",
+    "set_standing",
     "unit_of_work",
     "update_in_place",
 ]
@@ -53,8 +68,15 @@ CONFIDENCE_NEW: Final = 0.5
 
 _COLUMN_NAMES: Final = (
     "id", "project", "key", "type", "layer", "summary", "body", "importance", "confidence",
-    "corroborations", "created_at", "updated_at",
+    "corroborations", "created_at", "updated_at", "sessions", "superseded_by", "recalled_at",
+    "promote_at", "archive_at",
 )
+#: Candidate lookups use at most this many of a note's terms, the rarest first,
+#: and skip a term more memories than this share (docs/distill.md).
+LOOKUP_TERMS: Final = 24
+COMMON_TERM_MEMORIES: Final = 1000
+#: Layers a new note may land in or merge into; the others left recall.
+LIVE_LAYERS: Final[tuple[Layer, ...]] = ("buffer", "canonical")
 # The queries below are built from these constants only; every value is a
 # bound parameter, hence the S608 exemptions.
 _COLUMNS: Final = ", ".join(_COLUMN_NAMES)
@@ -75,10 +97,34 @@ class Memory:
     corroborations: int
     created_at: float
     updated_at: float
+    #: Distinct sessions whose saves touched this memory (from its provenance).
+    sessions: int = 1
+    superseded_by: int | None = None
+    recalled_at: float | None = None
+    #: When the major pass is due to look at promoting / archiving it.
+    promote_at: float | None = None
+    archive_at: float | None = None
+
+    @property
+    def live(self) -> bool:
+        """In recall (buffer or canonical), not superseded or archived."""
+        return self.layer in LIVE_LAYERS
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Memory:
         return cls(*(row[name] for name in _COLUMN_NAMES))
+
+
+@dataclasses.dataclass(frozen=True)
+class HistoryEntry:
+    """The text a memory had before one change, and why it changed."""
+
+    memory_id: int
+    at: float
+    reason: str
+    type: NoteType
+    summary: str
+    body: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,15 +214,25 @@ def candidates(
     min_shared: int,
     limit: int,
 ) -> list[Memory]:
-    """Memories of ``project`` sharing at least ``min_shared`` of ``terms``, most shared first.
+    """Live memories of ``project`` sharing at least ``min_shared`` of ``terms``, most first.
 
-    Served by the ``memory_terms`` primary key (project, term): the cost is
-    the postings of these terms, not the size of the project.
+    Only the rarest terms are looked up (at most ``LOOKUP_TERMS``, each held by
+    at most ``COMMON_TERM_MEMORIES`` memories): the cost is bounded postings,
+    whatever the size of the project. A term that common tells memories apart
+    no better than a stop word.
     """
     unique = sorted(set(terms))
     if not unique:
         return []
     marks = ", ".join("?" * len(unique))
+    rare = [row[0] for row in conn.execute(
+        f"SELECT term FROM term_counts WHERE project = ? AND term IN ({marks})"  # noqa: S608
+        f" AND memories <= ? ORDER BY memories, term LIMIT ?",
+        (project, *unique, COMMON_TERM_MEMORIES, LOOKUP_TERMS),
+    )]
+    if len(rare) < min_shared:
+        return []
+    marks = ", ".join("?" * len(rare))
     rows = conn.execute(
         # Constant columns and one "?" per term: every value is bound.
         f"SELECT {_M_COLUMNS} FROM ("  # noqa: S608
@@ -184,8 +240,9 @@ def candidates(
         f"  WHERE project = ? AND term IN ({marks})"
         f"  GROUP BY memory_id HAVING shared >= ?"
         f"  ORDER BY shared DESC, memory_id DESC LIMIT ?"
-        f") AS c JOIN memories m ON m.id = c.memory_id ORDER BY c.shared DESC, m.id DESC",
-        (project, *unique, min_shared, limit),
+        f") AS c JOIN memories m ON m.id = c.memory_id"
+        f" WHERE m.layer IN ('buffer', 'canonical') ORDER BY c.shared DESC, m.id DESC",
+        (project, *rare, min_shared, limit),
     ).fetchall()
     return [Memory.from_row(row) for row in rows]
 
@@ -193,11 +250,22 @@ def candidates(
 def _set_terms(
     conn: sqlite3.Connection, project: str, memory_id: int, terms: Sequence[str]
 ) -> None:
-    conn.execute("DELETE FROM memory_terms WHERE memory_id = ?", (memory_id,))
+    old = {row[0] for row in conn.execute(
+        "SELECT term FROM memory_terms WHERE memory_id = ?", (memory_id,))}
+    new = set(terms)
+    gone, added = sorted(old - new), sorted(new - old)
+    conn.executemany("DELETE FROM memory_terms WHERE memory_id = ? AND term = ?",
+                     [(memory_id, term) for term in gone])
     conn.executemany(
-        "INSERT OR IGNORE INTO memory_terms (project, term, memory_id) VALUES (?, ?, ?)",
-        [(project, term, memory_id) for term in terms],
-    )
+        "UPDATE term_counts SET memories = memories - 1 WHERE project = ? AND term = ?",
+        [(project, term) for term in gone])
+    conn.executemany(
+        "INSERT INTO memory_terms (project, term, memory_id) VALUES (?, ?, ?)",
+        [(project, term, memory_id) for term in added])
+    conn.executemany(
+        "INSERT INTO term_counts (project, term, memories) VALUES (?, ?, 1)"
+        " ON CONFLICT (project, term) DO UPDATE SET memories = memories + 1",
+        [(project, term) for term in added])
 
 
 def insert(
@@ -210,12 +278,17 @@ def insert(
     body: str,
     terms: Sequence[str],
     at: float,
+    layer: Layer = BUFFER_LAYER,
+    importance: float = IMPORTANCE_NEW,
+    confidence: float = CONFIDENCE_NEW,
+    updated_at: float | None = None,
 ) -> int:
-    """A new provisional memory; returns its id."""
+    """A new memory (provisional unless an import says otherwise); returns its id."""
     cursor = conn.execute(
         "INSERT INTO memories (project, key, type, layer, summary, body, importance, confidence,"
         " corroborations, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
-        (project, key, type, BUFFER_LAYER, summary, body, IMPORTANCE_NEW, CONFIDENCE_NEW, at, at),
+        (project, key, type, layer, summary, body, importance, confidence, at,
+         at if updated_at is None else updated_at),
     )
     memory_id = cursor.lastrowid
     if memory_id is None:  # pragma: no cover - sqlite3 always sets it after an INSERT
@@ -234,9 +307,15 @@ def update_in_place(
     terms: Sequence[str],
     at: float,
 ) -> None:
-    """The same key was captured again: its text replaces the memory's."""
+    """The same key was captured again: its text replaces the memory's (the old text
+    goes to its history). A memory that had left recall (superseded, archived) is
+    current again: the newer capture wins."""
+    if (type, summary, body) != (memory.type, memory.summary, memory.body):
+        keep_history(conn, memory, at=at, reason="updated")
     conn.execute(
-        "UPDATE memories SET type = ?, summary = ?, body = ?, updated_at = ? WHERE id = ?",
+        "UPDATE memories SET type = ?, summary = ?, body = ?, updated_at = ?,"
+        " layer = CASE WHEN layer IN ('buffer', 'canonical') THEN layer ELSE 'buffer' END,"
+        " superseded_by = NULL WHERE id = ?",
         (type, summary, body, at, memory.id),
     )
     _set_terms(conn, memory.project, memory.id, terms)
@@ -258,6 +337,8 @@ def corroborate(
             (at, memory.id),
         )
         return
+    if body != memory.body:
+        keep_history(conn, memory, at=at, reason="merged")
     conn.execute(
         "UPDATE memories SET corroborations = corroborations + 1, body = ?, updated_at = ?"
         " WHERE id = ?",
@@ -267,12 +348,43 @@ def corroborate(
 
 
 def add_provenance(conn: sqlite3.Connection, record: Provenance) -> None:
+    """Record one save; the memory's count of distinct sessions follows."""
     conn.execute(
         "INSERT INTO provenance (memory_id, action, session, source, slice_id, text_hash, at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?)",
         (record.memory_id, record.action, record.session, record.source, record.slice_id,
          record.text_hash, record.at),
     )
+    count_sessions(conn, record.memory_id)
+
+
+def count_sessions(conn: sqlite3.Connection, memory_id: int) -> int:
+    """Bring ``sessions`` up to date with the provenance of ``memory_id``; returns it."""
+    row = conn.execute(
+        "SELECT count(DISTINCT session) FROM provenance WHERE memory_id = ?", (memory_id,)
+    ).fetchone()
+    sessions = max(1, int(row[0]))
+    conn.execute("UPDATE memories SET sessions = ? WHERE id = ?", (sessions, memory_id))
+    return sessions
+
+
+def keep_history(conn: sqlite3.Connection, memory: Memory, *, at: float, reason: str) -> None:
+    """Write ``memory``'s current text to its history, before that text changes."""
+    conn.execute(
+        "INSERT INTO memory_history (memory_id, at, reason, type, summary, body)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (memory.id, at, reason, memory.type, memory.summary, memory.body),
+    )
+
+
+def history(conn: sqlite3.Connection, memory_id: int) -> list[HistoryEntry]:
+    """Earlier texts of ``memory_id``, oldest first."""
+    rows = conn.execute(
+        "SELECT memory_id, at, reason, type, summary, body FROM memory_history"
+        " WHERE memory_id = ? ORDER BY at, id",
+        (memory_id,),
+    ).fetchall()
+    return [HistoryEntry(*row) for row in rows]
 
 
 def provenance(conn: sqlite3.Connection, memory_id: int) -> list[Provenance]:
@@ -283,3 +395,133 @@ def provenance(conn: sqlite3.Connection, memory_id: int) -> list[Provenance]:
         (memory_id,),
     ).fetchall()
     return [Provenance(*row) for row in rows]
+
+
+def changed_since(conn: sqlite3.Connection, since: float, after_id: int, until: float,
+                  limit: int) -> list[Memory]:
+    """Memories whose row changed after ``since`` and not after ``until``, in
+    (updated_at, id) order, resuming after ``after_id`` among those sharing the
+    boundary time; served by the ``memories_changed`` index."""
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM memories"  # noqa: S608 - constant columns, bound values
+        " WHERE (updated_at > ? OR (updated_at = ? AND id > ?)) AND updated_at <= ?"
+        " ORDER BY updated_at, id LIMIT ?",
+        (since, since, after_id, until, limit),
+    ).fetchall()
+    return [Memory.from_row(row) for row in rows]
+
+
+def due(conn: sqlite3.Connection, column: str, now: float, limit: int) -> list[Memory]:
+    """Memories whose ``promote_at`` or ``archive_at`` has come, oldest first (indexed)."""
+    layers = {"promote_at": "layer = 'buffer'",
+              "archive_at": "layer IN ('buffer', 'canonical')"}[column]
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM memories"  # noqa: S608 - constant columns and clauses
+        f" WHERE {layers} AND {column} <= ? ORDER BY {column} LIMIT ?",
+        (now, limit),
+    ).fetchall()
+    return [Memory.from_row(row) for row in rows]
+
+
+def set_standing(conn: sqlite3.Connection, memory_id: int, *, layer: Layer | None = None,
+              superseded_by: int | None = None, confidence: float | None = None,
+              importance: float | None = None, promote_at: float | None = None,
+              archive_at: float | None = None, recalled_at: float | None = None) -> None:
+    """Change a memory's standing (never its text): only the fields given are written."""
+    fields = {"layer": layer, "superseded_by": superseded_by, "confidence": confidence,
+              "importance": importance, "promote_at": promote_at, "archive_at": archive_at,
+              "recalled_at": recalled_at}
+    chosen = {name: value for name, value in fields.items() if value is not None}
+    if layer is not None and layer != "superseded":
+        chosen["superseded_by"] = None
+    if not chosen:
+        return
+    assignments = ", ".join(f"{name} = ?" for name in chosen)
+    conn.execute(f"UPDATE memories SET {assignments} WHERE id = ?",  # noqa: S608 - fixed names
+                 (*chosen.values(), memory_id))
+
+
+def absorb(conn: sqlite3.Connection, survivor: Memory, other: Memory, *, at: float,
+           reason: str) -> None:
+    """Fold ``other`` into ``survivor``: one memory remains.
+
+    ``other``'s text becomes an entry of the survivor's history, its own history
+    and provenance move over, and the survivor's session count follows.
+    """
+    conn.execute(
+        "INSERT INTO memory_history (memory_id, at, reason, type, summary, body)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (survivor.id, at, f"{reason} #{other.id}", other.type, other.summary, other.body),
+    )
+    conn.execute("UPDATE memory_history SET memory_id = ? WHERE memory_id = ?",
+                 (survivor.id, other.id))
+    conn.execute("UPDATE provenance SET memory_id = ? WHERE memory_id = ?",
+                 (survivor.id, other.id))
+    conn.execute("UPDATE memories SET superseded_by = ? WHERE superseded_by = ?",
+                 (survivor.id, other.id))
+    _set_terms(conn, other.project, other.id, ())
+    conn.execute("DELETE FROM memories WHERE id = ?", (other.id,))
+    conn.execute(
+        "UPDATE memories SET corroborations = corroborations + ? + 1, updated_at = ?"
+        " WHERE id = ?", (other.corroborations, at, survivor.id))
+    count_sessions(conn, survivor.id)
+
+
+def replace_text(conn: sqlite3.Connection, memory: Memory, *, type: NoteType, summary: str,
+                 body: str, terms: Sequence[str], at: float, reason: str) -> None:
+    """Give ``memory`` another text, keeping the current one in its history."""
+    keep_history(conn, memory, at=at, reason=reason)
+    conn.execute("UPDATE memories SET type = ?, summary = ?, body = ?, updated_at = ?"
+                 " WHERE id = ?", (type, summary, body, at, memory.id))
+    _set_terms(conn, memory.project, memory.id, terms)
+
+
+def forget(conn: sqlite3.Connection, memory: Memory, *, at: float) -> None:
+    """Delete ``memory`` with its history and terms, leaving a tombstone per text it was
+    saved with, so the same note is not created again (see :func:`forgotten`)."""
+    hashes = {row[0] for row in conn.execute(
+        "SELECT text_hash FROM provenance WHERE memory_id = ?", (memory.id,))}
+    conn.executemany(
+        "INSERT OR IGNORE INTO forgotten (project, key, text_hash, at) VALUES (?, ?, ?, ?)",
+        [(memory.project, memory.key, text_hash, at) for text_hash in hashes or {""}],
+    )
+    conn.execute("UPDATE memories SET superseded_by = NULL WHERE superseded_by = ?",
+                 (memory.id,))
+    _set_terms(conn, memory.project, memory.id, ())
+    conn.execute("DELETE FROM memories WHERE id = ?", (memory.id,))
+
+
+def forgotten(conn: sqlite3.Connection, project: str, text_hash: str) -> bool:
+    """Was a memory saved with this text in ``project`` forgotten on purpose?"""
+    return conn.execute(
+        "SELECT 1 FROM forgotten WHERE project = ? AND text_hash = ? LIMIT 1",
+        (project, text_hash),
+    ).fetchone() is not None
+
+
+def count_by_layer(conn: sqlite3.Connection) -> dict[str, int]:
+    return {row[0]: int(row[1]) for row in conn.execute(
+        "SELECT layer, count(*) FROM memories GROUP BY layer")}
+
+
+def memory_ids(conn: sqlite3.Connection, project: str | None = None) -> list[int]:
+    """Every memory's id (of ``project`` when given), oldest first."""
+    if project is None:
+        return [row[0] for row in conn.execute("SELECT id FROM memories ORDER BY id")]
+    return [row[0] for row in conn.execute(
+        "SELECT id FROM memories WHERE project = ? ORDER BY id", (project,))]
+
+
+def list_filtered(conn: sqlite3.Connection, *, project: str | None = None,
+                  type: str | None = None, layer: str | None = None,
+                  limit: int = 100) -> list[Memory]:
+    """Memories matching every filter given, newest change first."""
+    clauses, params = [], []
+    for column, value in (("project", project), ("type", type), ("layer", layer)):
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+    sql = (f"SELECT {_COLUMNS} FROM memories{where}"  # noqa: S608 - fixed names, bound values
+           " ORDER BY updated_at DESC, id DESC LIMIT ?")
+    return [Memory.from_row(row) for row in conn.execute(sql, (*params, limit))]

@@ -16,7 +16,10 @@ import zstandard
 
 from memspool.errors import SliceNotFound
 
-__all__ = ["LIST_COLUMNS", "NewSlice", "insert_slice", "list_slices", "slice_text"]
+__all__ = [
+    "LIST_COLUMNS", "NewSlice", "insert_slice", "list_slices", "mark_digested", "queued",
+    "slice_text",
+]
 
 #: Columns shown by `memspool slices list`.
 LIST_COLUMNS: Final = (
@@ -95,3 +98,20 @@ def slice_text(conn: sqlite3.Connection, slice_id: int) -> str:
     if row is None:
         raise SliceNotFound(slice_id)
     return zstandard.ZstdDecompressor().decompress(row[0]).decode("utf-8", "surrogatepass")
+
+
+def queued(conn: sqlite3.Connection, limit: int) -> list[dict[str, Any]]:
+    """Undigested slices, oldest first (served by the ``slices_queue`` index)."""
+    rows = conn.execute(
+        "SELECT id, session_id, agent_id, project, event, created_at FROM slices"
+        " WHERE digested_at IS NULL ORDER BY id LIMIT ?",
+        (limit,),
+    ).fetchall()
+    return [dict(row) for row in rows]
+
+
+def mark_digested(conn: sqlite3.Connection, slice_id: int, at: float) -> bool:
+    """Mark one slice digested (inside the caller's transaction); False if it already was."""
+    cursor = conn.execute(
+        "UPDATE slices SET digested_at = ? WHERE id = ? AND digested_at IS NULL", (at, slice_id))
+    return cursor.rowcount == 1

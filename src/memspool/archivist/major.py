@@ -1,0 +1,192 @@
+"""The major pass (``memspool maintain``): keep memory true, looking only at what changed.
+
+Scoped to the delta: the memories changed since the last pass (by the
+``memories_changed`` index, resuming where the last pass stopped) and the
+ones whose promotion or archiving fell due (by their own indexes). For each
+changed memory still in recall, its candidates (memories of the project
+sharing its rarer terms) are compared with it:
+
+- the same headline with other text (siblings): one memory remains, with
+  the newer text; the other text goes to its history;
+- a near-duplicate (the capture verb's similarity): folded into the older
+  memory, which takes the newer text when it says more; its history and
+  provenance move along;
+- a contradiction (the same subject with another number or identifier, the
+  opposite polarity, an antonym, a preference reversed): the newer wins,
+  the older is ``superseded`` and points at it; both keep their history.
+
+Then the rules of :mod:`memspool.archivist.lifecycle` set its confidence,
+promote it when two sessions agree, and schedule its promotion and decay.
+The report says what each step did.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import sqlite3
+import time
+from typing import Final
+
+from memspool.archivist import lifecycle
+from memspool.config import Config
+from memspool.distill.similarity import Profiles, adds_detail, compare, index_terms, query_terms
+from memspool.store import get_state, set_state, transaction
+from memspool.store import memories as rows
+from memspool.store.memories import Memory
+
+__all__ = ["MaintainReport", "last_report", "maintain"]
+
+#: Memories looked at per transaction; each batch commits on its own.
+BATCH: Final = 200
+#: Candidates compared with each changed memory.
+CANDIDATES: Final = 20
+#: Two memories share a subject when their terms overlap this much even though
+#: a veto tells them apart (weighted Dice coefficient, see similarity.py).
+CONTRADICTION_MIN_DICE: Final = 0.6
+#: A different number or identifier is a new value of the same setting only
+#: when nearly everything else is the same.
+VALUE_CHANGE_MIN_DICE: Final = 0.7
+#: The vetoes that mean "the same thing, said otherwise" rather than "another thing".
+_CONTRADICTIONS: Final = re.compile(
+    r"^(?:negated on one side only|antonyms |preference or order reversed)")
+_NEW_VALUE: Final = "different identifiers or numbers"
+_STATE_AT: Final = "maintain_at"
+_STATE_ID: Final = "maintain_id"
+_STATE_REPORT: Final = "maintain_report"
+
+
+@dataclasses.dataclass
+class MaintainReport:
+    """What one major pass did, step by step."""
+
+    examined: int = 0
+    siblings: int = 0
+    merged: int = 0
+    superseded: int = 0
+    corroborated: int = 0
+    promoted: int = 0
+    archived: int = 0
+    started_at: float = 0.0
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, float | int]:
+        return dataclasses.asdict(self)
+
+
+def _headline(memory: Memory) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", memory.summary.lower()).split())
+
+
+def maintain(conn: sqlite3.Connection, config: Config, *, now: float | None = None,
+             profiles: Profiles | None = None) -> MaintainReport:
+    """Run one major pass over what changed or fell due since the last one."""
+    started = time.monotonic()
+    now = time.time() if now is None else now
+    profiles = profiles if profiles is not None else Profiles()
+    report = MaintainReport(started_at=now)
+    since = float(get_state(conn, _STATE_AT) or "-1")
+    after_id = int(get_state(conn, _STATE_ID) or "0")
+    while True:
+        # Rows this pass changes carry a later time and wait for the next pass.
+        batch = rows.changed_since(conn, since, after_id, now, BATCH)
+        if not batch:
+            break
+        with transaction(conn):
+            for changed in batch:
+                _reconcile(conn, config, changed.id, report, now=now, profiles=profiles)
+            since, after_id = batch[-1].updated_at, batch[-1].id
+            set_state(conn, _STATE_AT, repr(since))
+            set_state(conn, _STATE_ID, str(after_id))
+    with transaction(conn):
+        for due in rows.due(conn, "promote_at", now, 10_000):
+            rows.set_standing(conn, due.id, layer="canonical")
+            report.promoted += 1
+        for due in rows.due(conn, "archive_at", now, 10_000):
+            if lifecycle.importance_now(due, config, now) < config.archive_floor:
+                rows.set_standing(conn, due.id, layer="archived")
+                report.archived += 1
+            else:  # recalled since it was scheduled: look again later
+                rows.set_standing(conn, due.id, archive_at=lifecycle.archive_at(due, config))
+        report.seconds = round(time.monotonic() - started, 6)
+        set_state(conn, _STATE_REPORT, json.dumps(report.as_dict()))
+    return report
+
+
+def last_report(conn: sqlite3.Connection) -> dict[str, float | int] | None:
+    """The report of the last pass, as stored, or ``None`` before the first."""
+    raw = get_state(conn, _STATE_REPORT)
+    if raw is None:
+        return None
+    value = json.loads(raw)
+    return value if isinstance(value, dict) else None
+
+
+def _reconcile(conn: sqlite3.Connection, config: Config, memory_id: int,
+               report: MaintainReport, *, now: float, profiles: Profiles) -> None:
+    memory = rows.get(conn, memory_id)
+    if memory is None or not memory.live:
+        return  # folded into another, or left recall, earlier in this pass
+    report.examined += 1
+    found = rows.candidates(conn, memory.project, query_terms(memory.body, profiles),
+                            min_shared=2, limit=CANDIDATES)
+    for other in found:
+        if other.id == memory.id:
+            continue
+        older, newer = sorted((memory, other), key=lambda m: (m.created_at, m.id))
+        comparison = compare(older.body, newer.body, profiles)
+        if _headline(older) == _headline(newer) and older.body != newer.body \
+                and not comparison.veto:
+            _fold(conn, older, newer, now, profiles, reason="sibling", take_newer=True)
+            report.siblings += 1
+        elif comparison.duplicate:
+            take = adds_detail(older.body, newer.body, profiles)
+            _fold(conn, older, newer, now, profiles, reason="merged", take_newer=take)
+            report.merged += 1
+        elif _contradicts(comparison.veto, comparison.dice):
+            rows.set_standing(conn, older.id, layer="superseded", superseded_by=newer.id)
+            report.superseded += 1
+        else:
+            continue
+        survivor = rows.get(conn, older.id if older.live else newer.id)
+        if survivor is None or not survivor.live:
+            return
+        memory = survivor
+    _settle(conn, config, memory, report)
+
+
+def _contradicts(veto: str | None, dice: float) -> bool:
+    if veto is None:
+        return False
+    if veto == _NEW_VALUE:
+        return dice >= VALUE_CHANGE_MIN_DICE
+    return bool(_CONTRADICTIONS.match(veto)) and dice >= CONTRADICTION_MIN_DICE
+
+
+def _fold(conn: sqlite3.Connection, older: Memory, newer: Memory, now: float,
+          profiles: Profiles, *, reason: str, take_newer: bool) -> None:
+    """One memory remains: the older row (its id is what others cite)."""
+    if take_newer:
+        rows.replace_text(conn, older, type=newer.type, summary=newer.summary,
+                          body=newer.body, terms=index_terms(newer.body, profiles=profiles),
+                          at=now, reason=reason)
+        older = rows.get(conn, older.id) or older
+    rows.absorb(conn, older, newer, at=now, reason=reason)
+
+
+def _settle(conn: sqlite3.Connection, config: Config, memory: Memory,
+            report: MaintainReport) -> None:
+    """Confidence from corroboration, promotion when sessions agree, the schedule."""
+    memory = rows.get(conn, memory.id) or memory
+    sessions = rows.count_sessions(conn, memory.id)
+    confidence = lifecycle.confidence(sessions)
+    if confidence > memory.confidence:
+        report.corroborated += 1
+    layer = memory.layer
+    if layer == "buffer" and sessions >= lifecycle.CANONICAL_SESSIONS:
+        layer = "canonical"
+        report.promoted += 1
+    rows.set_standing(conn, memory.id, layer=layer, confidence=confidence,
+                      promote_at=lifecycle.promote_at(memory, config),
+                      archive_at=lifecycle.archive_at(memory, config))

@@ -1,0 +1,197 @@
+"""Memories out and in as JSONL: one memory a line, the same shape both ways.
+
+Export writes every field a memory has, with its provenance. Import keeps
+the given key, layer and confidence and is idempotent: a line whose
+project and key already hold the same text changes nothing, so importing a
+file twice, or an export into the store it came from, adds nothing. A line
+with new text for a known key updates it in place (the old text kept in
+history). Each batch of lines is one transaction.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Final
+
+import orjson
+
+from memspool.distill.keys import text_hash
+from memspool.distill.similarity import Profiles, index_terms
+from memspool.errors import PayloadError
+from memspool.store import memories as rows
+from memspool.store import transaction
+from memspool.store.kinds import ACTIONS, LAYERS, NOTE_TYPES
+from memspool.untrusted import no_surrogates, parse_json
+
+__all__ = ["EXPORT_FIELDS", "ImportReport", "export_lines", "import_lines"]
+
+#: The fields of one exported memory, in order.
+EXPORT_FIELDS: Final = (
+    "id", "project", "type", "key", "summary", "body", "layer", "confidence", "importance",
+    "sessions", "created_at", "updated_at", "superseded_by", "provenance",
+)
+#: Lines per import transaction.
+IMPORT_BATCH: Final = 2000
+#: A line longer than this is refused: no memory is that long.
+MAX_LINE_BYTES: Final = 8 * 1024 * 1024
+
+
+def export_lines(conn: sqlite3.Connection, project: str | None = None) -> Iterator[bytes]:
+    """One JSON line per memory, oldest first (streamed, not gathered)."""
+    for memory_id in rows.memory_ids(conn, project):
+        memory = rows.get(conn, memory_id)
+        if memory is None:
+            continue
+        record: dict[str, Any] = {name: getattr(memory, name) for name in EXPORT_FIELDS[:-1]}
+        record["provenance"] = [
+            {"session": p.session, "source": p.source, "slice": p.slice_id,
+             "action": p.action, "at": p.at}
+            for p in rows.provenance(conn, memory_id)
+        ]
+        yield orjson.dumps(record) + b"\n"
+
+
+@dataclasses.dataclass
+class ImportReport:
+    lines: int = 0
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return dataclasses.asdict(self)
+
+
+def _text(record: dict[str, Any], field: str, line: int, *, required: bool = True) -> str:
+    value = record.get(field)
+    if isinstance(value, str) and (value.strip() or not required):
+        return no_surrogates(value)
+    raise PayloadError(f"Line {line}: {field!r} must be a non-empty string; nothing of that "
+                       f"batch was imported. Fix the line and import again.")
+
+
+def _number(record: dict[str, Any], field: str, default: float, low: float = 0.0,
+            high: float = 1.0) -> float:
+    value = record.get(field, default)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return default
+    return float(min(high, max(low, value)))
+
+
+def _parse(raw: bytes, line: int) -> dict[str, Any]:
+    if len(raw) > MAX_LINE_BYTES:
+        raise PayloadError(f"Line {line} is longer than {MAX_LINE_BYTES} bytes; not a memory.")
+    try:
+        record = parse_json(raw)
+    except ValueError:
+        raise PayloadError(f"Line {line} is not JSON; nothing of that batch was imported. "
+                           f"Each line must be one memory as `memspool memories export` "
+                           f"writes it.") from None
+    if not isinstance(record, dict):
+        raise PayloadError(f"Line {line} is not a JSON object.")
+    return record
+
+
+def import_lines(conn: sqlite3.Connection, lines: Iterable[bytes], *,
+                 progress: Callable[[int], None] | None = None,
+                 profiles: Profiles | None = None) -> ImportReport:
+    """Import exported memories; returns what happened to them."""
+    report = ImportReport()
+    profiles = profiles if profiles is not None else Profiles(max_entries=256)
+    #: The file's ids -> this store's, to carry superseded_by across.
+    ids: dict[int, int] = {}
+    links: list[tuple[int, int]] = []
+    batch: list[tuple[int, dict[str, Any]]] = []
+
+    def flush() -> None:
+        with transaction(conn):
+            for number, record in batch:
+                _import_one(conn, record, number, report=report, ids=ids, links=links,
+                            profiles=profiles)
+        if progress is not None:
+            progress(len(batch))
+        batch.clear()
+
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        batch.append((number, _parse(raw, number)))
+        report.lines += 1
+        if len(batch) >= IMPORT_BATCH:
+            flush()
+    if batch:
+        flush()
+    with transaction(conn):
+        for memory_id, old_target in links:
+            target = ids.get(old_target)
+            if target is not None and target != memory_id:
+                rows.set_standing(conn, memory_id, layer="superseded", superseded_by=target)
+    return report
+
+
+def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *,
+                report: ImportReport, ids: dict[int, int], links: list[tuple[int, int]],
+                profiles: Profiles) -> None:
+    project = _text(record, "project", number)
+    key = _text(record, "key", number)
+    summary = _text(record, "summary", number)
+    body = _text(record, "body", number)
+    kind = record.get("type")
+    note_type = next((t for t in NOTE_TYPES if t == kind), "takeaway")
+    layer = next((name for name in LAYERS if name == record.get("layer")), "buffer")
+    confidence = _number(record, "confidence", rows.CONFIDENCE_NEW)
+    importance = _number(record, "importance", rows.IMPORTANCE_NEW)
+    created = _number(record, "created_at", 0.0, 0.0, 1e11)
+    updated = _number(record, "updated_at", created, created, 1e11)
+    existing = rows.get_by_key(conn, project, key)
+    if existing is None:
+        memory_id = rows.insert(conn, project=project, key=key, type=note_type, summary=summary,
+                                body=body, terms=index_terms(body, profiles=profiles),
+                                at=created, layer=layer, importance=importance,
+                                confidence=confidence, updated_at=updated)
+        report.created += 1
+        _provenance(conn, memory_id, record, body)
+    elif (existing.type, existing.summary, existing.body) == (note_type, summary, body):
+        memory_id = existing.id
+        report.unchanged += 1
+    else:
+        memory_id = existing.id
+        rows.replace_text(conn, existing, type=note_type, summary=summary, body=body,
+                          terms=index_terms(body, profiles=profiles), at=updated,
+                          reason="imported")
+        rows.set_standing(conn, memory_id, layer=layer, confidence=confidence)
+        report.updated += 1
+        _provenance(conn, memory_id, record, body)
+    old_id = record.get("id")
+    if isinstance(old_id, int):
+        ids[old_id] = memory_id
+    target = record.get("superseded_by")
+    if layer == "superseded" and isinstance(target, int):
+        links.append((memory_id, target))
+
+
+def _provenance(conn: sqlite3.Connection, memory_id: int, record: dict[str, Any],
+                body: str) -> None:
+    entries = record.get("provenance")
+    saved = False
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("session"), str):
+            continue
+        action = next((a for a in ACTIONS if a == entry.get("action")), "created")
+        at = entry.get("at")
+        rows.add_provenance(conn, rows.Provenance(
+            memory_id=memory_id,
+            action=action,
+            session=no_surrogates(entry["session"]),
+            source=no_surrogates(str(entry.get("source") or "import")),
+            slice_id=None,  # slices belong to the store they were drained into
+            text_hash=text_hash(body),
+            at=float(at) if isinstance(at, int | float) and not isinstance(at, bool) else 0.0,
+        ))
+        saved = True
+    if not saved:
+        rows.add_provenance(conn, rows.Provenance(
+            memory_id=memory_id, action="created", session="import", source="import",
+            slice_id=None, text_hash=text_hash(body), at=0.0))

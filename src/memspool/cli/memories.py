@@ -1,0 +1,201 @@
+"""``memspool memories list|show|forget|export|import`` and ``memspool maintain``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from memspool.cli._common import Subparsers, add_home, add_json, command, print_json
+from memspool.distill import LlmOptions
+from memspool.errors import PayloadError
+from memspool.service import Service
+from memspool.store.kinds import LAYERS, NOTE_TYPES
+
+MEMORIES_DOC = """List, show, forget, export and import memories.
+
+Example:
+    memspool memories list --project api --layer canonical
+    memspool memories show 12
+    memspool memories export > memories.jsonl
+"""
+
+MAINTAIN_DOC = """Digest queued slices into memory, then keep memory true (merge, supersede, decay).
+
+The minor pass turns every queued slice into memories by the transcript
+rules (or --llm); the major pass then looks at what changed since the last
+pass: merges near-duplicates, reconciles same-headline siblings, raises
+confidence when distinct sessions agree, supersedes the older side of a
+contradiction, promotes buffer memories to canonical, and archives what
+decayed. The systemd timer memspool-maintain.timer runs it hourly.
+
+Example:
+    memspool maintain --json
+"""
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {value!r}")
+    return number
+
+
+def _when(seconds: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(seconds)) if seconds else "-"
+
+
+def _list(args: argparse.Namespace) -> int:
+    with Service(args.home, readonly=True) as service:
+        found = service.memories(project=args.project, type=args.type, layer=args.layer,
+                                 limit=args.limit)
+    if args.json:
+        print_json(found)
+        return 0
+    if not found:
+        print("no memories")
+        return 0
+    for m in found:
+        print(f"{m['id']:>6}  {m['layer']:<10} {m['type']:<10} {m['sessions']:>2} session(s)  "
+              f"conf {m['confidence']:.2f}  {m['project']}: {m['summary'][:90]}")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    with Service(args.home, readonly=True) as service:
+        memory = service.get(args.id)
+    if args.json:
+        print_json(memory)
+        return 0
+    print(f"#{memory['id']} {memory['type']} in {memory['project']} ({memory['layer']}"
+          + (f", superseded by #{memory['superseded_by']}" if memory["superseded_by"] else "")
+          + f"); key {memory['key']}")
+    print(f"confidence {memory['confidence']:.2f}, importance {memory['importance']:.2f}, "
+          f"{memory['sessions']} session(s); created {_when(memory['created_at'])}, "
+          f"changed {_when(memory['updated_at'])}")
+    print()
+    print(memory["body"])
+    for entry in memory["history"]:
+        print(f"\n-- before {_when(entry['at'])} ({entry['reason']}):\n{entry['body']}")
+    print("\nprovenance:")
+    for p in memory["provenance"]:
+        where = f" slice {p['slice_id']}" if p["slice_id"] else ""
+        print(f"  {_when(p['at'])} {p['action']:<8} session {p['session']} "
+              f"({p['source']}{where})")
+    return 0
+
+
+def _forget(args: argparse.Namespace) -> int:
+    with Service(args.home) as service:
+        result = service.forget(args.id)
+    if args.json:
+        print_json(result)
+    else:
+        print(f"forgot #{result['forgotten']} ({result['project']}: {result['summary'][:80]})")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    with Service(args.home, readonly=True) as service:
+        out = sys.stdout.buffer
+        for line in service.export(args.project):
+            out.write(line)
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    path = Path(args.file)
+    try:
+        handle = sys.stdin.buffer if args.file == "-" else path.open("rb")
+    except OSError as exc:
+        raise PayloadError(f"Cannot read {args.file}: {exc.strerror or exc}.") from None
+    total = None
+    if args.file != "-" and path.is_file():
+        with path.open("rb") as counting:
+            total = sum(1 for _ in counting)
+    with handle, Service(args.home) as service, tqdm(
+            total=total, unit=" memories", disable=not sys.stderr.isatty(),
+            file=sys.stderr) as bar:
+        report = service.import_lines(handle, progress=bar.update)
+    if args.json:
+        print_json({"ok": True, **report.as_dict()})
+    else:
+        print(f"imported {report.lines} line(s): {report.created} new, {report.updated} "
+              f"updated, {report.unchanged} unchanged")
+    return 0
+
+
+def _maintain(args: argparse.Namespace) -> int:
+    llm = None
+    if args.llm or args.llm_endpoint or args.llm_model:
+        llm = LlmOptions(endpoint=args.llm_endpoint or "", model=args.llm_model or "")
+    with Service(args.home) as service:
+        result = service.maintain(llm=llm)
+    if args.json:
+        print_json(result)
+        return 0
+    d, m = result["digest"], result["maintain"]
+    print(f"digested {d['slices']} slice(s): {d['created']} new memories, {d['updated']} "
+          f"updated, {d['merged']} merged, {d['skipped']} skipped; "
+          f"{len(d['without_memory'])} slice(s) gave none")
+    print(f"maintained: looked at {m['examined']} changed memories; {m['siblings']} sibling(s) "
+          f"and {m['merged']} duplicate(s) folded, {m['superseded']} superseded, "
+          f"{m['corroborated']} corroborated, {m['promoted']} promoted, {m['archived']} "
+          f"archived ({m['seconds']:.3f} s)")
+    return 0
+
+
+def register(sub: Subparsers) -> None:
+    group = command(sub, "memories", MEMORIES_DOC, None)
+
+    def _help(args: argparse.Namespace) -> int:
+        group.print_help()
+        return 0
+
+    group.set_defaults(handler=_help)
+    inner = group.add_subparsers(dest="memories_command", metavar="SUBCOMMAND")
+    listing = command(inner, "list", "List memories, most recently changed first.\n\n"
+                      "Example:\n    memspool memories list --type pitfall --json", _list)
+    add_home(listing)
+    listing.add_argument("--project", help="only this project's memories")
+    listing.add_argument("--type", choices=NOTE_TYPES, help="only memories of this type")
+    listing.add_argument("--layer", choices=LAYERS, help="only memories in this layer")
+    listing.add_argument("--limit", type=_positive, default=100,
+                         help="at most this many (default 100)")
+    add_json(listing, "the memories")
+    show = command(inner, "show", "Show one memory with its history and provenance.\n\n"
+                   "Example:\n    memspool memories show 12", _show)
+    add_home(show)
+    show.add_argument("id", type=int, help="memory id (see `memspool memories list`)")
+    add_json(show, "the memory")
+    forget = command(inner, "forget", "Forget a memory: gone from the store and from recall, "
+                     "and not saved again from the same text.\n\n"
+                     "Example:\n    memspool memories forget 12", _forget)
+    add_home(forget)
+    forget.add_argument("id", type=int, help="memory id")
+    add_json(forget)
+    export = command(inner, "export", "Write memories as JSONL on stdout, one a line.\n\n"
+                     "Example:\n    memspool memories export --project api > api.jsonl",
+                     _export)
+    add_home(export)
+    export.add_argument("--project", help="only this project's memories")
+    imported = command(inner, "import", "Import memories from a JSONL export (idempotent).\n\n"
+                       "Example:\n    memspool memories import api.jsonl", _import)
+    add_home(imported)
+    imported.add_argument("file", help="the JSONL file ('-' for stdin)")
+    add_json(imported)
+
+    maintain = command(sub, "maintain", MAINTAIN_DOC, _maintain)
+    add_home(maintain)
+    add_json(maintain)
+    maintain.add_argument("--llm", action="store_true",
+                          help="digest slices with the configured LLM; on any failure the "
+                               "transcript rules run")
+    maintain.add_argument("--llm-endpoint", metavar="URL", help="implies --llm")
+    maintain.add_argument("--llm-model", metavar="M", help="implies --llm")
