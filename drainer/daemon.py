@@ -25,7 +25,9 @@ from typing import BinaryIO, Final
 
 import zstandard
 
+from memspool.archivist import digest
 from memspool.config import Config, ensure_private_dir, private_umask
+from memspool.distill.similarity import Profiles
 from memspool.drainer.payload import Request, check_transcript_path, parse_payload
 from memspool.drainer.ship import Cursor, Target, hold, load_cursor, mark_missing, ship
 from memspool.drainer.transcript import slice_transcript
@@ -63,6 +65,8 @@ class PassResult:
     raw_bytes: int = 0
     text_chars: int = 0
     stored_bytes: int = 0
+    #: Queued slices digested into memory while the spool was idle.
+    digested: int = 0
 
     def add(self, other: PassResult) -> None:
         for name in self.__dataclass_fields__:
@@ -117,6 +121,7 @@ class Drainer:
         self.spool = Spool(config.spool_dir, log=self._spool_log)
         self._conn: sqlite3.Connection | None = None
         self._compressor = zstandard.ZstdCompressor(level=config.zstd_level)
+        self._profiles = Profiles()
         #: Transcripts drained by this process, so a lingering drainer (or the
         #: watch daemon) picks up lines Claude Code writes after the hook.
         self.touched: dict[Path, Touched] = {}
@@ -399,6 +404,28 @@ class Drainer:
             result.text_chars += chars
             result.stored_bytes += stored
         return result
+
+    def digest_queue(self) -> int:
+        """Turn queued slices into memory for at most ``digest_budget_secs``.
+
+        Draining comes first: the pass stops as soon as a hook appends a
+        frame or the drainer is told to stop, and only ever runs when the
+        spool is empty. A failure is logged, never fatal: the slices stay
+        queued for the next pass or ``memspool maintain``.
+        """
+        budget = self.config.digest_budget_secs
+        if budget <= 0 or self.spool.has_pending():
+            return 0
+        try:
+            report = digest(self.conn, self.config, budget_secs=budget, profiles=self._profiles,
+                            should_stop=lambda: self.stopping or self.spool.has_pending())
+        except Exception:
+            log.exception("digesting queued slices failed; they stay queued")
+            return 0
+        if report.slices:
+            log.info("digested %d slice(s): %d new memories, %d updated, %d merged",
+                     report.slices, report.created, report.updated, report.merged)
+        return report.slices
 
     def _is_seen(self, key: str) -> bool:
         return self.conn.execute(

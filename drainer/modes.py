@@ -52,6 +52,7 @@ def _drain_until_empty(drainer: Drainer) -> PassResult:
         total.add(result)
         if not drainer.spool.has_pending():
             break
+    total.digested += drainer.digest_queue()
     return total
 
 
@@ -167,7 +168,7 @@ def _linger(drainer: Drainer) -> None:
         if drainer.spool.has_pending():
             busy = drainer.loop().busy
         busy = drainer.drain_grown().busy or busy
-        if busy:
+        if busy or drainer.digest_queue():
             idle_since = time.monotonic()
 
 
@@ -205,36 +206,8 @@ def run_watch(config: Config) -> int:
     observer.schedule(Waker(), str(config.spool_dir), recursive=False)
     observer.start()
     log.info("watching %s", config.spool_dir)
-    last_pass = float("-inf")
-    failures = 0
-    code = 0
     try:
-        while not drainer.stopping:
-            woken = wake.wait(WATCH_POLL_SECS)
-            if drainer.stopping:
-                break
-            try:
-                if woken or time.monotonic() - last_pass >= config.watch_tick_secs:
-                    # A burst of hooks produces a burst of events: let it settle.
-                    time.sleep(POLL_SECS)
-                    wake.clear()
-                    last_pass = time.monotonic()
-                    drainer.loop()
-                # Lines Claude Code writes after its hook fired.
-                drainer.drain_grown()
-            except Exception:
-                failures += 1
-                log.exception("drain pass failed (%d in a row); retrying at the next wake-up",
-                              failures)
-                if failures >= MAX_FAILED_PASSES:
-                    # Holding the lock while every pass fails would keep any
-                    # other drainer out for good: exit non-zero and let the
-                    # supervisor (systemd restarts on failure) start afresh.
-                    log.error("giving up after %d failed passes in a row", failures)
-                    code = 1
-                    break
-            else:
-                failures = 0
+        code = _watch_loop(drainer, wake)
     finally:
         observer.stop()
         observer.join()
@@ -243,6 +216,39 @@ def run_watch(config: Config) -> int:
         finally:
             drainer.shutdown()
     return code
+
+
+def _watch_loop(drainer: Drainer, wake: threading.Event) -> int:
+    """Pass after pass until told to stop; 1 when too many passes in a row failed."""
+    last_pass = float("-inf")
+    failures = 0
+    while not drainer.stopping:
+        woken = wake.wait(WATCH_POLL_SECS)
+        if drainer.stopping:
+            break
+        try:
+            if woken or time.monotonic() - last_pass >= drainer.config.watch_tick_secs:
+                # A burst of hooks produces a burst of events: let it settle.
+                time.sleep(POLL_SECS)
+                wake.clear()
+                last_pass = time.monotonic()
+                drainer.loop()
+            # Lines Claude Code writes after its hook fired.
+            drainer.drain_grown()
+            drainer.digest_queue()
+        except Exception:
+            failures += 1
+            log.exception("drain pass failed (%d in a row); retrying at the next wake-up",
+                          failures)
+            if failures >= MAX_FAILED_PASSES:
+                # Holding the lock while every pass fails would keep any other
+                # drainer out for good: exit non-zero and let the supervisor
+                # (systemd restarts on failure) start afresh.
+                log.error("giving up after %d failed passes in a row", failures)
+                return 1
+        else:
+            failures = 0
+    return 0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -279,7 +285,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"recovered: {note}")
         print(f"drained {result.frames} frame(s) into {result.slices} slice(s): "
               f"{result.raw_bytes} transcript bytes -> {result.text_chars} kept characters; "
-              f"{result.quarantined} damaged region(s) quarantined")
+              f"{result.quarantined} damaged region(s) quarantined; "
+              f"{result.digested} slice(s) digested into memory")
     return 0
 
 

@@ -22,8 +22,10 @@ RANKS = {
     "memspool.errors": 2, "memspool": 2.1, "memspool.config": 2.2, "memspool.project": 2.2,
     "memspool.untrusted": 2.2,
     "memspool.store": 3, "memspool.redact": 3,
-    "memspool.drainer": 4, "memspool.distill": 4, "memspool.install": 4,
+    "memspool.distill": 4, "memspool.install": 4,
     "memspool.archivist": 4.5,
+    # The drainer digests queued slices when the spool is idle.
+    "memspool.drainer": 4.7,
     "memspool.service": 5, "memspool.demo": 5,
     "memspool.cli": 6, "memspool.__main__": 7,
 }
