@@ -75,10 +75,6 @@ class MaintainReport:
         return dataclasses.asdict(self)
 
 
-def _headline(memory: Memory) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", memory.summary.lower()).split())
-
-
 def maintain(conn: sqlite3.Connection, config: Config, *, now: float | None = None,
              profiles: Profiles | None = None) -> MaintainReport:
     """Run one major pass over what changed or fell due since the last one."""
@@ -129,6 +125,23 @@ def _reconcile(conn: sqlite3.Connection, config: Config, memory_id: int,
     if memory is None or not memory.live:
         return  # folded into another, or left recall, earlier in this pass
     report.examined += 1
+    for sibling in rows.same_summary(conn, memory):
+        # The same headline captured twice with other text: one memory remains,
+        # with the newer text; the older text is kept in its history.
+        older, newer = sorted((memory, sibling), key=lambda m: (m.updated_at, m.id))
+        keep = min(memory.id, sibling.id)
+        survivor = rows.get(conn, keep)
+        other = rows.get(conn, sibling.id if keep == memory.id else memory.id)
+        if survivor is None or other is None:
+            continue
+        if newer.id != keep:
+            rows.replace_text(conn, survivor, type=newer.type, summary=newer.summary,
+                              body=newer.body, terms=index_terms(newer.body, profiles=profiles),
+                              at=now, reason="sibling")
+            survivor = rows.get(conn, keep) or survivor
+        rows.absorb(conn, survivor, other, at=now, reason="sibling")
+        report.siblings += 1
+        memory = rows.get(conn, keep) or survivor
     found = rows.candidates(conn, memory.project, query_terms(memory.body, profiles),
                             min_shared=2, limit=CANDIDATES)
     for other in found:
@@ -136,11 +149,7 @@ def _reconcile(conn: sqlite3.Connection, config: Config, memory_id: int,
             continue
         older, newer = sorted((memory, other), key=lambda m: (m.created_at, m.id))
         comparison = compare(older.body, newer.body, profiles)
-        if _headline(older) == _headline(newer) and older.body != newer.body \
-                and not comparison.veto:
-            _fold(conn, older, newer, now, profiles, reason="sibling", take_newer=True)
-            report.siblings += 1
-        elif comparison.duplicate:
+        if comparison.duplicate:
             take = adds_detail(older.body, newer.body, profiles)
             _fold(conn, older, newer, now, profiles, reason="merged", take_newer=take)
             report.merged += 1

@@ -32,65 +32,111 @@ MIN_BLOCK_CHARS: Final = 40
 
 _FLAGS: Final = re.IGNORECASE | re.MULTILINE
 
-#: Running commentary: the first words of a block that narrates, reports
-#: progress, plans, acknowledges, restates the request or describes output.
+#: Running commentary, sentence by sentence: the agent narrating or planning
+#: its own next step, reporting progress, asking, acknowledging, guessing,
+#: restating the request, or reading tool output aloud.
 _COMMENTARY: Final = re.compile(
     r"^\W{0,3}(?:"
+    # narration and plans: the agent's own next step
     r"let me|let's|let us|i'll|i will|i'm going to|i am going to|i'm gonna|i'd like to"
-    r"|i need to|i should|i want to|i'm (?:now|about|going|checking|looking|trying|running)"
-    r"|i am (?:now|about|checking|looking|trying|running)|now,? (?:let me|i'll|i will|i)\b"
-    r"|next,? (?:i|let|we)|first,? (?:i|let|we)|then,? (?:i|we)|after that|once that"
-    r"|okay|ok\b|alright|all right|sure|got it|great|perfect|excellent|awesome|nice|thanks"
+    r"|i'd (?:start|begin|go|suggest)|i need to|i should|i want to|i'm (?:now|about)"
+    r"|i am (?:now|about)|i'm (?:checking|looking|trying|running|reading|going)"
+    r"|now,? (?:let me|i'll|i will|i)\b|next,? (?:i|let|we)|first,? (?:i|let|we)"
+    r"|then,? (?:i|we)\b|after that|once that|approach for|plan(?: for|:)|here's (?:the|my) plan"
+    r"|i decided to (?:tackle|look|check|start|try|run|read|investigate|dig|go|focus|begin"
+    r"|first|split|do)"
+    # acknowledgements, when that is all the sentence says
+    r"|(?:okay|ok|alright|all right|sure|got it|great|perfect|excellent|awesome|nice|thanks"
     r"|thank you|understood|will do|sounds good|good (?:catch|point|idea|question)"
-    r"|you're right|you are right|absolutely|of course|no problem|happy to"
-    r"|done\b|all (?:set|good|done)|all (?:\d+ )?(?:tests|checks|specs)"
-    r"|(?:the )?(?:tests?|build|ci|lint|pipeline|checks?) (?:is |are )?(?:now )?"
-    r"(?:pass|green|passing|succeed|fixed|running|done)"
-    r"|moving on|on to|now (?:the|that|all|it|we)\b|that's (?:done|fixed|it)"
-    r"|i've |i have (?:updated|added|created|changed|fixed|run|removed|made|written|finished)"
-    r"|i (?:updated|added|created|changed|fixed|ran|removed|made|wrote|implemented|refactored"
-    r"|renamed|moved|deleted|installed|found|checked|looked|read|tried|see|can see|noticed"
-    r"|think|suspect|wonder|guess|believe|decided to (?:look|check|start|try|run|read"
-    r"|investigate|dig|go|focus|begin|first))"
-    r"|(?:here's|here is) (?:what|the (?:plan|summary|output|result|diff))"
-    r"|(?:the |this )?(?:grep|search|output|command|logs?|test output|results?|diff|stack trace"
-    r"|traceback|query|scan|listing|response)\b[^.\n]{0,40}\b(?:shows?|found|returned|contains"
-    r"|lists?|says|has|have|gives?|prints?|reports?)"
-    r"|looking at|looks like|it looks|it seems|seems like|i see\b|interesting"
-    r"|maybe|perhaps|possibly|probably|might|could (?:it|this|that) be|not sure|hmm"
-    r"|you want|you'd like|you would like|you're asking|you are asking|so you|to confirm"
-    r"|if i understand|understood,? you"
-    r"|would you|should i|shall i|do you|can you|could you|want me to|which (?:one|option)"
+    r"|you're right|you are right|absolutely|of course|no problem|happy to)\b[^.!?\n]{0,30}"
+    r"(?:[.!?]|$)"
+    # progress
+    r"|done\b|all (?:set|good|done)|all (?:\d+ )?(?:tests|checks|specs)|moving on|on to\b"
+    r"|that's (?:done|fixed|it)|pushing|pushed|opening (?:the |a )?pr|pr #?\d*\s*is"
+    r"|(?:the )?(?:fix|change|patch|migration|build|ci|pipeline|branch|pr) (?:is|are) "
+    r"(?:in|done|green|merged|pushed|up|open|ready|passing)"
+    r"|(?:the )?(?:tests?|suite|build|ci|lint|pipeline|checks?)\b[^.\n]{0,40}?"
+    r"\b(?:pass(?:es|ed)?|green|passing|succeeds?|succeeded)\b"
+    r"|(?:root cause|issue|bug|problem) (?:addressed|fixed|resolved|solved)"
+    # restating the request
+    r"|you want|you'd like|you would like|you're asking|you are asking|so you\b|to confirm"
+    r"|if i understand|just to (?:make sure|confirm|check)|so the (?:ask|request|task|goal)"
+    r"|the (?:ask|task|goal) (?:is|here)|you(?:'re| are) after|you asked"
+    # the agent speaking of its own state or next move: "I'm", "I'll", "I think",
+    # "we'll"; a past action alone ("I moved X") is neutral
+    r"|(?:so,? |and |but |also,? |ok,? |okay,? )?(?:i(?:'m|'ll|'d| am| will| would| need"
+    r"| want| think| believe| guess| suspect| see| can| can't| cannot| don't| do not"
+    r"| haven't| have not| wonder| wanted| plan| intend)|we(?:'ll| will| need| should"
+    r"|'re going to| are going to| can))\b"
     r")",
     _FLAGS,
 )
-
-#: What knowledge sounds like: a label, a cause, a warning, a rule, a choice
-#: with its reason, a convention, a command that worked.
+#: Anywhere in a sentence: uncertainty, a request, or output being read aloud.
+_SPECULATION: Final = re.compile(
+    r"\b(?:could be|might be|may be|might just|maybe|perhaps|possibly|not sure|i'd guess"
+    r"|i guess|i suspect|i think|i wonder|my guess|hypothes[ie]s|none confirmed|not confirmed"
+    r"|candidates? for|need (?:more|the) (?:data|traces|logs)|before i can|no idea"
+    r"|you want|want me to|would you|should i\b|shall i|do you (?:want|prefer)|can you"
+    r"|could you|let me know|which (?:one|option) do"
+    # hedging
+    r"|likely|probably|seems? to|seems? like|appears? to|looks like|my hunch|theory|unclear"
+    r"|unsure|not certain|tbd|to be confirmed"
+    # progress
+    r"|now pass(?:es)?|(?:is|are) (?:now )?green|all green|ready for review|lgtm|wrapped up"
+    r"|came back|exit(?:ed)? (?:code|with)"
+    # the agent's own next step, mid-sentence
+    r"|i'll|i will|i'm going to|i'm (?:running|checking|looking|trying|reading)|before i touch"
+    # output read aloud
+    r"|it says)\b|\b(?:output|events|logs?)\s*:",
+    _FLAGS,
+)
+_TOOL_OUTPUT: Final = re.compile(
+    r"^\W{0,3}(?:the |this |`[^`]{1,80}`\s*)?(?:[\w-]+ ){0,3}"
+    r"(?:grep|search|output|logs?|test output|results?|diff|stack trace|traceback|query|scan"
+    r"|listing|response|eslint|mypy|tsc|linter|compiler|build log|ci log|report|events?)\b"
+    r"[^.\n]{0,60}?\b(?:shows?|found|returned|returns|contains|lists?|says|has|have|gives?"
+    r"|prints?|reports?|is|are)\b"
+    r"|^\W{0,3}(?:[\w-]+ ){0,2}(?:reports|found|returned|lists|printed) \d"
+    r"|^\W{0,3}(?:here(?:'s| is| are) (?:the|what)|it says|output:|events:)",
+    _FLAGS,
+)
+#: What knowledge sounds like: a cause, a warning, a rule, a choice with its
+#: reason, a convention, a command or setting that worked.
 _KNOWLEDGE: Final = re.compile(
     r"(?:^|\b)(?:"
-    r"root[ -]cause|the (?:real )?cause|caused by|because|due to|turned out|the (?:problem|issue"
-    r"|bug|culprit) (?:was|is)|the fix (?:was|is)|fixed by|the reason"
+    r"root[ -]cause|the (?:real )?cause|caused by|because|due to|turned out|turns out"
+    r"|the (?:problem|issue|bug|culprit|catch) (?:was|is)|what was going on|what happened"
+    r"|came from|comes from|the fix (?:was|is)|fixed by|the reason|reason:|is that\b"
     r"|pitfall|gotcha|heads[ -]up|watch out|careful|beware|caveat|warning|note:|note that"
-    r"|important|keep in mind|don't forget|remember"
-    r"|decision|decided|we chose|chose|went with|opted|instead of|rather than|over\b|trade-?off"
-    r"|always|never|must|don't|do not|avoid|make sure|ensure|requires?|needs? to be|unless"
-    r"|only (?:works|when|if)|works (?:if|when|with|only)|doesn't work|does not work|breaks?"
-    r"|silently|by default|defaults? to"
-    r"|convention|in this (?:repo|codebase|project|code ?base)|we use|we're using|the pattern"
-    r"|our|lives? in|are kept in|is kept in|goes? in"
-    r"|til\b|lesson|learned|learning|takeaway|for future reference|fwiw|for the record"
+    r"|important|keep in mind|don't forget|remember|tip\b|fyi|fwiw|for the record|psa"
+    r"|decision|decided|we chose|chose|went with|opted|instead of|rather than|trade-?off"
+    r"|we're (?:dropping|keeping|moving|using|switching)|switched to|moved \S+ to"
+    r"|always|never|must|don't|do not|avoid|make sure|ensure|requires?|needs?\b|unless"
+    r"|only\b|works\b|worked|doesn't work|does not work|breaks?|silently|by default|default\b"
+    r"|defaults? to|otherwise|so that|which means|means that"
+    r"|convention|in this (?:repo|codebase|project|code ?base)|here:|we use|we're using"
+    r"|the pattern|pattern|follows?|(?:is|are) kept in|lives? in|goes? in|gets? \S+ from"
+    r"|uses\b|reads\b|caches|expects|accepts|rejects|prints|shows where|freed|saves"
+    r"|til\b|lesson|learned|learning|takeaway|for future reference|next time"
     r"|the trick|the key (?:is|was)|workaround|solution"
     r")",
     _FLAGS,
 )
-
 #: A durable block that names its kind up front is kept even when short.
 _LABELLED: Final = re.compile(
     r"^\W{0,3}(?:root cause|cause|pitfall|gotcha|heads[ -]up|decision|pattern|convention"
-    r"|lesson|learning|takeaway|til|note|tip|fwiw|important|warning)\b\s*[:\-—]",
+    r"|lesson|learning|takeaway|til|note|tip|fwiw|fyi|psa|important|warning)\b\s*[:\-—]",
     _FLAGS,
 )
+#: Knowledge markers that weigh double: a cause, a rule, a warning stated outright.
+_STRONG: Final = re.compile(
+    r"\b(?:root[ -]cause|the reason|reason:|because|caused by|turned out|turns out|came from"
+    r"|the fix (?:was|is)|pitfall|gotcha|heads[ -]up|never|always|must|don't|do not|avoid"
+    r"|unless|instead of|rather than|convention|pattern)\b",
+    _FLAGS,
+)
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\[])|\n(?=\s*(?:[-*+•]|\d+[.)])\s)")
+
 _HEADING: Final = re.compile(r"^#{1,6}\s")
 _LIST_ITEM: Final = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 _QUESTION_END: Final = re.compile(r"\?\s*$")
@@ -129,20 +175,33 @@ def _body(block: str) -> str:
     return "\n".join(lines).strip()
 
 
+def _commentary(sentence: str) -> bool:
+    first = _LIST_ITEM.sub("", sentence, count=1)
+    return bool(_COMMENTARY.match(first) or _SPECULATION.search(sentence)
+                or _TOOL_OUTPUT.match(first) or _QUESTION_END.search(sentence))
+
+
 def verdict(block: str) -> str | None:
-    """Why ``block`` is not kept, or ``None`` when it is durable knowledge."""
+    """Why ``block`` is not kept, or ``None`` when it is durable knowledge.
+
+    Each sentence is commentary (narration, progress, a question, a guess,
+    output read aloud) or a statement; a statement that carries a knowledge
+    marker is knowledge. A block is kept when it holds knowledge and its
+    commentary does not outweigh it.
+    """
     body = _body(block)
     if len(body) < MIN_BLOCK_CHARS and not _LABELLED.match(body):
         return "too short"
-    first = _LIST_ITEM.sub("", body, count=1)
-    if _LABELLED.match(first):
+    if _LABELLED.match(_LIST_ITEM.sub("", body, count=1)):
         return None
-    if _COMMENTARY.match(first):
-        return "commentary"
-    if _QUESTION_END.search(body):
-        return "question"
-    if not _KNOWLEDGE.search(body):
-        return "no knowledge marker"
+    sentences = [s for s in _SENTENCE_END.split(body) if s.strip()]
+    commentary = [s for s in sentences if _commentary(s)]
+    knowledge = [s for s in sentences if s not in commentary and _KNOWLEDGE.search(s)]
+    if not knowledge:
+        return "commentary" if commentary else "no knowledge marker"
+    weight = sum(2 if _STRONG.search(s) else 1 for s in knowledge)
+    if len(commentary) >= weight:
+        return "mostly commentary"
     return None
 
 

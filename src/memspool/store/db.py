@@ -170,6 +170,7 @@ MIGRATIONS: Final[list[str]] = [
     UPDATE memories SET sessions = max(1, (
         SELECT count(DISTINCT session) FROM provenance WHERE memory_id = memories.id));
     CREATE INDEX memories_changed ON memories (updated_at);
+    CREATE INDEX memories_summary ON memories (project, summary);
     CREATE INDEX memories_promote ON memories (promote_at) WHERE layer = 'buffer';
     CREATE INDEX memories_archive ON memories (archive_at)
         WHERE layer IN ('buffer', 'canonical');

@@ -54,6 +54,7 @@ __all__ = [
     "provenance",
     "recent_save",
     "replace_text",
+    "same_summary",
     "set_standing",
     "unit_of_work",
     "update_in_place",
@@ -525,3 +526,14 @@ def list_filtered(conn: sqlite3.Connection, *, project: str | None = None,
     sql = (f"SELECT {_COLUMNS} FROM memories{where}"  # noqa: S608 - fixed names, bound values
            " ORDER BY updated_at DESC, id DESC LIMIT ?")
     return [Memory.from_row(row) for row in conn.execute(sql, (*params, limit))]
+
+
+def same_summary(conn: sqlite3.Connection, memory: Memory) -> list[Memory]:
+    """Other live memories of the project under the same headline (indexed)."""
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM memories"  # noqa: S608 - constant columns, bound values
+        " WHERE project = ? AND summary = ? AND id != ? AND layer IN ('buffer', 'canonical')"
+        " ORDER BY id",
+        (memory.project, memory.summary, memory.id),
+    ).fetchall()
+    return [Memory.from_row(row) for row in rows]

@@ -1,0 +1,283 @@
+"""The archivist: slices become memory through the real hooks, and maintenance keeps it true."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run_cli, wait_for
+
+from memspool.archivist import digest, maintain
+from memspool.archivist.lifecycle import confidence
+from memspool.config import Config
+from memspool.distill import capture
+from memspool.service import Service
+from memspool.store import memories as rows
+
+DAY = 86400.0
+
+
+def _line(kind: str, text: str) -> bytes:
+    key = str(uuid.uuid4())
+    content: Any = text if kind == "user" else [{"type": "text", "text": text}]
+    return json.dumps({"type": kind, "uuid": key,
+                       "message": {"role": kind, "content": content}}).encode() + b"\n"
+
+
+class Claude:
+    """Sessions of one project, driven through the installed hooks as Claude Code runs them."""
+
+    def __init__(self, tmp_path: Path, projects: Path) -> None:
+        self.cwd = tmp_path / "shop"
+        self.cwd.mkdir()
+        self.projects = projects / "-shop"
+        self.projects.mkdir()
+        settings = tmp_path / "settings.json"
+        run_cli("install", "--settings", str(settings))
+        hooks = json.loads(settings.read_text())["hooks"]
+        self.commands = {e: g[-1]["hooks"][0]["command"] for e, g in hooks.items()}
+        self.env = {k: v for k, v in os.environ.items() if k != "MEMSPOOL_HOME"}
+
+    def session(self, *turns: tuple[str, str]) -> str:
+        session = str(uuid.uuid4())
+        transcript = self.projects / f"{session}.jsonl"
+        base = {"session_id": session, "transcript_path": str(transcript),
+                "cwd": str(self.cwd)}
+        for prompt, answer in turns:
+            with transcript.open("ab") as out:
+                out.write(_line("user", prompt) + _line("assistant", answer))
+            self.fire("Stop", base)
+        self.fire("SessionEnd", base)
+        return session
+
+    def fire(self, event: str, base: dict[str, str]) -> None:
+        proc = subprocess.run(["sh", "-c", self.commands[event]], env=self.env,
+                              input=json.dumps({**base, "hook_event_name": event}).encode(),
+                              capture_output=True, timeout=30, check=False)
+        assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+
+
+def _settled(home: Path) -> dict[str, Any]:
+    def idle() -> dict[str, Any] | None:
+        status = json.loads(run_cli("status", "--json").stdout)
+        done = (status["pending_frames"] == 0 and not status["drainer_running"]
+                and status["slices_total"] > 0)
+        return status if done else None
+    return wait_for(idle, timeout=60)  # type: ignore[return-value]
+
+
+def test_two_sessions_corroborate_a_changed_value_supersedes_chatter_stays_out(
+        tmp_path: Path, home: Path, projects: Path) -> None:
+    claude = Claude(tmp_path, projects)
+    first = claude.session(
+        ("Why were refunds counted twice?",
+         "Root cause: the refund webhook inserted rows twice because its retries were not "
+         "idempotent; the handler now checks the Stripe event id before inserting."),
+        ("Which port does staging use?",
+         "Heads up: the staging API listens on port 8080, not the default 3000."),
+        ("ok", "Let me look at the logs first."),
+    )
+    _settled(home)
+    second = claude.session(
+        ("Refunds doubled again in the report?",
+         "Root cause of the double refunds: webhook retries were not idempotent, so the "
+         "handler inserted rows twice; it now checks the Stripe event id before inserting."),
+        ("Staging moved?",
+         "Heads up: the staging API listens on port 9090, not the default 3000."),
+        ("thanks", "Sure! Anything else you want me to look at?"),
+    )
+    status = _settled(home)
+    assert status["slices_queued"] == 0  # the detached drainer digested them when idle
+    result = json.loads(run_cli("maintain", "--json").stdout)
+    assert result["maintain"]["superseded"] == 1
+    memories = json.loads(run_cli("memories", "list", "--json", "--project", "shop").stdout)
+    current = [m for m in memories if m["layer"] in ("buffer", "canonical")]
+    refunds = [m for m in current if "refund" in m["body"].lower()]
+    assert len(refunds) == 1
+    assert refunds[0]["layer"] == "canonical" and refunds[0]["sessions"] == 2
+    assert refunds[0]["confidence"] == confidence(2)
+    ports = {m["layer"]: m for m in memories if "staging API" in m["body"]}
+    assert set(ports) == {"superseded", "buffer"}
+    assert "9090" in ports["buffer"]["body"] and "8080" in ports["superseded"]["body"]
+    assert ports["superseded"]["superseded_by"] == ports["buffer"]["id"]
+    assert not any("logs first" in m["body"] or "Anything else" in m["body"] for m in memories)
+    shown = json.loads(run_cli("memories", "show", str(refunds[0]["id"]), "--json").stdout)
+    assert {p["session"] for p in shown["provenance"]} == {first, second}
+    assert all(p["slice_id"] for p in shown["provenance"])
+
+
+def _queue_slice(conn: Any, config: Config, text: str, session: str = "s1",
+                 project: str = "api") -> int:
+    """A slice in the queue as the drainer stores it."""
+    import zstandard
+
+    from memspool.store import transaction
+    from memspool.store.slices import NewSlice, insert_slice
+    body = zstandard.ZstdCompressor().compress(text.encode())
+    with transaction(conn):
+        return insert_slice(conn, NewSlice(
+            session_id=session, agent_id=None, project=project, event="Stop",
+            transcript_path="/t.jsonl", byte_start=0, byte_end=len(text), part=1,
+            records_kept=2, records_dropped=0, records_unknown=0, records_replayed=0,
+            text_chars=len(text), redactions=0, body=body, created_at=1.0))
+
+
+def test_the_minor_pass_keeps_provenance_and_explicit_requests_to_remember(
+        config: Config, conn: Any) -> None:
+    slice_id = _queue_slice(conn, config, (
+        "[user] remember: the nightly export runs at 02:00 UTC from the reporting replica\n\n"
+        "[assistant] I'll note that.\n\n"
+        "[user] why did CI fail?\n\n"
+        "[thinking] maybe the cache\n\n"
+        "[assistant] The build failed because the runner image dropped Python 3.10; "
+        "pinning `python-version: 3.11` in the workflow fixed it.\n"
+        "[tool Bash] pytest -x"))
+    report = digest(conn, config, now=lambda: 1234.0)
+    assert report.slices == 1 and report.created == 2
+    found = rows.list_memories(conn, "api")
+    assert {m.type for m in found} == {"root-cause", "takeaway"}
+    assert not any("I'll note" in m.body or "maybe the cache" in m.body for m in found)
+    for memory in found:
+        (save,) = rows.provenance(conn, memory.id)
+        assert (save.session, save.slice_id, save.source, save.at) == (
+            "s1", slice_id, "transcript", 1234.0)
+    assert conn.execute("SELECT digested_at FROM slices").fetchone()[0] == 1234.0
+    assert digest(conn, config).slices == 0  # nothing left, nothing twice
+
+
+def test_a_forgotten_memory_is_not_brought_back_by_digesting_its_slice_again(
+        config: Config, conn: Any, home: Path) -> None:
+    _queue_slice(conn, config, "[assistant] Pitfall: `pnpm install` without "
+                 "--frozen-lockfile rewrites the lockfile on CI runners.")
+    digest(conn, config)
+    (memory,) = rows.list_memories(conn, "api")
+    run_cli("memories", "forget", str(memory.id))
+    assert rows.list_memories(conn, "api") == []
+    conn.execute("UPDATE slices SET digested_at = NULL")
+    report = digest(conn, config)
+    assert report.slices == 1 and report.created == 0 and report.skipped == 1
+    assert rows.list_memories(conn, "api") == []
+
+
+def _memory(conn: Any, config: Config, text: str, *, session: str, at: float) -> int:
+    report = capture(text, config=config, conn=conn, project="api", session=session, now=at)
+    note_id = report.notes[0].id
+    assert note_id is not None
+    return note_id
+
+
+def test_siblings_fold_into_one_memory_and_keep_the_other_text_in_history(
+        config: Config, conn: Any) -> None:
+    t0 = 1_000_000.0
+    first = _memory(conn, config, "# Deploy freeze\nNo deploys on Fridays after 15:00.",
+                    session="a", at=t0)
+    second = _memory(conn, config, "# Deploy freeze\nReleases pause from Friday noon until "
+                     "Monday; hotfixes need two approvals.", session="b", at=t0 + 60)
+    assert first != second  # another fact under a taken key got a key of its own
+    report = maintain(conn, config, now=t0 + 120)
+    assert report.siblings == 1
+    remaining = rows.list_memories(conn, "api")
+    assert [m.id for m in remaining] == [first]
+    assert "hotfixes need two approvals" in remaining[0].body
+    history = rows.history(conn, first)
+    assert any("No deploys on Fridays" in h.body for h in history)
+    assert remaining[0].sessions == 2 and remaining[0].layer == "canonical"
+
+
+def test_contradictions_supersede_the_older_and_polarity_counts(
+        config: Config, conn: Any) -> None:
+    t0 = 1_000_000.0
+    old = _memory(conn, config, "Decision: use the connection pooler pgbouncer in "
+                  "transaction mode for the API.", session="a", at=t0)
+    new = _memory(conn, config, "Decision: never use the connection pooler pgbouncer in "
+                  "transaction mode for the API.", session="b", at=t0 + 60)
+    report = maintain(conn, config, now=t0 + 120)
+    assert report.superseded == 1
+    older, newer = rows.get(conn, old), rows.get(conn, new)
+    assert older is not None and newer is not None
+    assert older.layer == "superseded" and older.superseded_by == new
+    assert newer.layer == "buffer" and newer.live
+
+
+def test_promotion_after_a_quiet_week_and_archiving_after_decay(
+        config: Config, conn: Any) -> None:
+    t0 = 1_000_000.0
+    kept = _memory(conn, config, "Pattern: every handler validates input with pydantic "
+                   "models from `schemas/`.", session="a", at=t0)
+    maintain(conn, config, now=t0 + 1)
+    assert rows.get(conn, kept).layer == "buffer"  # type: ignore[union-attr]
+    week = t0 + config.promote_after_days * DAY + 1
+    assert maintain(conn, config, now=week).promoted == 1
+    assert rows.get(conn, kept).layer == "canonical"  # type: ignore[union-attr]
+    # 0.6 halves every 30 days: below 0.1 after log2(6) half-lives (~78 days)
+    recalled = week + 50 * DAY
+    rows.set_standing(conn, kept, recalled_at=recalled)
+    assert maintain(conn, config, now=t0 + 100 * DAY).archived == 0  # the recall reset it
+    assert maintain(conn, config, now=recalled + 80 * DAY).archived == 1
+    gone = rows.get(conn, kept)
+    assert gone is not None and gone.layer == "archived"
+
+
+def test_the_pass_looks_only_at_what_changed(config: Config, conn: Any) -> None:
+    """Work follows the delta: the count of memories examined is the count changed."""
+    t0 = 1_000_000.0
+    for n in range(30):
+        _memory(conn, config, f"Takeaway {n}: the worker pool number {n} drains queue q{n} "
+                f"with batch size {n * 7}.", session="a", at=t0 + n)
+    assert maintain(conn, config, now=t0 + 100).examined == 30
+    assert maintain(conn, config, now=t0 + 200).examined == 0
+    _memory(conn, config, "Pitfall: `make release` skips the changelog step unless "
+            "CHANGELOG=1 is set.", session="b", at=t0 + 300)
+    assert maintain(conn, config, now=t0 + 400).examined == 1
+
+
+def test_export_then_import_adds_nothing_and_a_new_store_gets_the_same(
+        config: Config, conn: Any, tmp_path: Path, home: Path) -> None:
+    t0 = 1_000_000.0
+    _memory(conn, config, "Decision: we use ULIDs for public ids because they sort by "
+            "time.", session="a", at=t0)
+    _memory(conn, config, "Pitfall: `jq -r` prints null for a missing key, never an "
+            "error.", session="b", at=t0)
+    exported = run_cli("memories", "export").stdout
+    dump = tmp_path / "memories.jsonl"
+    dump.write_bytes(exported)
+    again = json.loads(run_cli("memories", "import", str(dump), "--json").stdout)
+    assert again == {"ok": True, "lines": 2, "created": 0, "updated": 0, "unchanged": 2}
+    other = tmp_path / "other-home"
+    first = json.loads(run_cli("--home", str(other), "memories", "import", str(dump),
+                               "--json").stdout)
+    assert first["created"] == 2
+    copied = run_cli("--home", str(other), "memories", "export").stdout
+    fields = ("project", "type", "key", "summary", "body", "layer", "confidence")
+    assert [{f: json.loads(x)[f] for f in fields} for x in copied.splitlines()] == \
+        [{f: json.loads(x)[f] for f in fields} for x in exported.splitlines()]
+
+
+@pytest.mark.parametrize("line", [b"not json", b"[1]", b'{"project": "p"}',
+                                  b"[" * 5000 + b"]" * 5000])
+def test_a_bad_import_line_is_a_clear_error_and_imports_nothing_of_its_batch(
+        tmp_path: Path, line: bytes) -> None:
+    good = json.dumps({"project": "p", "key": "k", "summary": "A summary of it",
+                       "body": "A body that is long enough.", "type": "pitfall"}).encode()
+    dump = tmp_path / "bad.jsonl"
+    dump.write_bytes(good + b"\n" + line + b"\n")
+    proc = run_cli("memories", "import", str(dump), check=False)
+    assert proc.returncode == 1 and b"Line 2" in proc.stderr and b"Traceback" not in proc.stderr
+    with Service() as service:
+        assert service.memories() == []
+
+
+def test_status_shows_memories_by_layer_and_the_last_pass(config: Config, conn: Any) -> None:
+    _memory(conn, config, "Pitfall: `git stash` does not stash untracked files without -u.",
+            session="a", at=time.time())
+    run_cli("maintain")
+    status = json.loads(run_cli("status", "--json").stdout)
+    assert status["memories_by_layer"] == {"buffer": 1}
+    assert status["last_maintain"]["examined"] == 1
+    assert "last maintenance:" in run_cli("status").stdout.decode()
