@@ -160,6 +160,28 @@ def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> di
     for line in sample_text[:700].splitlines():
         out(f"    | {line}")
     out("")
-    out(f"  look around: MEMSPOOL_HOME={home} memspool slices list")
+    memories, unused = _memories(home)
+    out("")
+    out(f"  memories the session produced ({len(memories)}), digested from the slices:")
+    for m in memories:
+        out(f"    #{m['id']:<3} {m['type']:<10} {m['summary'][:100]}")
+    if unused:
+        out("  slices that gave no memory:")
+        for r in unused:
+            out(f"    #{r['id']:<3} {r['digest_note']}")
+    out("")
+    out(f"  look around: MEMSPOOL_HOME={home} memspool memories list")
     return {"home": str(home), "slices": len(rows), "raw_bytes": raw_total, "covered": covered,
-            "text_chars": text_chars, "stored_bytes": stored, "drained": drained}
+            "text_chars": text_chars, "stored_bytes": stored, "drained": drained,
+            "memories": len(memories), "slices_without_memory": len(unused)}
+
+
+def _memories(home: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The memories in the demo's store, and the slices that gave none (with why)."""
+    from memspool.service import Service
+
+    with Service(home) as service:
+        service.digest()  # whatever the drainer's time budget left queued
+        memories = sorted(service.memories(limit=1000), key=lambda m: m["id"])
+        unused = [r for r in service.slices(limit=1000) if r["digest_note"]]
+    return memories, sorted(unused, key=lambda r: r["id"])

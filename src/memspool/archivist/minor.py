@@ -146,7 +146,7 @@ def _digest_one(conn: sqlite3.Connection, config: Config, row: dict[str, object]
             report.llm_fallbacks += 1
     capture = CaptureReport(dry_run=False)
     with transaction(conn):
-        if not mark_digested(conn, slice_id, at):
+        if not mark_digested(conn, slice_id, at, reason):
             return  # another process digested it meanwhile
         if notes:
             save_notes(notes, config=config, conn=conn, project=str(row["project"]),

@@ -83,9 +83,13 @@ _SPECULATION: Final = re.compile(
     r"|unsure|not certain|tbd|to be confirmed"
     # progress
     r"|now pass(?:es)?|(?:is|are) (?:now )?green|all green|ready for review|lgtm|wrapped up"
+    r"|successfully|(?:is|are) now (?:ready|working|done|complete|in place|live)"
+    r"|ready for (?:use|production)|production[- ]ready"
     r"|came back|exit(?:ed)? (?:code|with)"
     # the agent's own next step, mid-sentence
     r"|i'll|i will|i'm going to|i'm (?:running|checking|looking|trying|reading)|before i touch"
+    r"|i need to|i have to|i'd need|need to clarify|for your approval"
+    r"|i (?:now )?have (?:all|enough|everything|what)|i've got (?:all|enough|what)"
     # output read aloud
     r"|it says)\b|\b(?:output|events|logs?)\s*:",
     _FLAGS,
@@ -124,17 +128,26 @@ _KNOWLEDGE: Final = re.compile(
 )
 #: A durable block that names its kind up front is kept even when short.
 _LABELLED: Final = re.compile(
-    r"^\W{0,3}(?:root cause|cause|pitfall|gotcha|heads[ -]up|decision|pattern|convention"
-    r"|lesson|learning|takeaway|til|note|tip|fwiw|fyi|psa|important|warning)\b\s*[:\-—]",
+    r"^\W{0,3}(?:key (?:learning|takeaway|lesson|finding)s?|root cause|cause|pitfall|gotcha"
+    r"|heads[ -]up|decision|pattern|convention|lesson|learning|takeaway|til|note|tip|fwiw"
+    r"|fyi|psa|important|warning)\b\s*[:\-—]",
     _FLAGS,
 )
 #: Knowledge markers that weigh double: a cause, a rule, a warning stated outright.
 _STRONG: Final = re.compile(
     r"\b(?:root[ -]cause|the reason|reason:|because|caused by|turned out|turns out|came from"
     r"|the fix (?:was|is)|pitfall|gotcha|heads[ -]up|never|always|must|don't|do not|avoid"
-    r"|unless|instead of|rather than|convention|pattern)\b",
+    r"|unless|instead of|rather than|convention|pattern|what was going on|what happened"
+    r"|the (?:problem|issue|bug|culprit) was|lesson|learned)\b",
     _FLAGS,
 )
+_QUOTED: Final = re.compile(r"^\s*>", re.MULTILINE)
+#: A list item that reports a change made ("- Replaced the homepage", "- Added tests").
+_CHANGE_ITEM: Final = re.compile(
+    r"^\s*(?:[-*+•]|\d+[.)])\s+(?:\*\*)?(?:[A-Z][a-z]+ed|Made|Kept|Wrote|Built|Set|Put|Ran"
+    r"|Split|Moved|Added|Removed|Fixed|Updated|Created|Implemented|Cleaned|Wired|Hooked)\b")
+_LIST_LINE: Final = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+_DONE_MARK: Final = "\u2705"
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\[])|\n(?=\s*(?:[-*+•]|\d+[.)])\s)")
 
 _HEADING: Final = re.compile(r"^#{1,6}\s")
@@ -150,17 +163,19 @@ _REMEMBER: Final = re.compile(
 
 
 def _blocks(text: str) -> list[str]:
-    """Paragraphs; a heading stays with the paragraph after it."""
+    """Paragraphs; a heading or an introducing line stays with the paragraph after it."""
     blocks: list[str] = []
     pending = ""
     for raw in re.split(r"\n\s*\n", text):
         paragraph = raw.strip()
         if not paragraph:
             continue
-        if _HEADING.match(paragraph) and "\n" not in paragraph:
-            pending = f"{pending}\n{paragraph}".strip()
+        if (_HEADING.match(paragraph) and "\n" not in paragraph) or paragraph.endswith(":"):
+            # A heading, or a line that introduces what follows ("fails with:"),
+            # belongs with the next paragraph.
+            pending = f"{pending}\n\n{paragraph}".strip()
             continue
-        blocks.append(f"{pending}\n{paragraph}".strip() if pending else paragraph)
+        blocks.append(f"{pending}\n\n{paragraph}".strip() if pending else paragraph)
         pending = ""
     if pending:
         blocks.append(pending)
@@ -192,6 +207,13 @@ def verdict(block: str) -> str | None:
     body = _body(block)
     if len(body) < MIN_BLOCK_CHARS and not _LABELLED.match(body):
         return "too short"
+    if all(_QUOTED.match(line) for line in body.splitlines() if line.strip()):
+        return "quoted (a draft or a paste, not a finding)"
+    items = [line for line in body.splitlines() if _LIST_LINE.match(line)]
+    changes = [line for line in items if _CHANGE_ITEM.match(line)]
+    if (items and 2 * len(changes) >= len(items) and not _STRONG.search(body)) \
+            or _DONE_MARK in block:
+        return "a list of changes made (progress)"
     if _LABELLED.match(_LIST_ITEM.sub("", body, count=1)):
         return None
     sentences = [s for s in _SENTENCE_END.split(body) if s.strip()]
@@ -214,7 +236,19 @@ def durable_blocks(text: str) -> list[str]:
     items = learnings_items(text)
     if items:
         return items
-    return [block for block in _blocks(text) if verdict(block) is None]
+    blocks = _blocks(text)
+    kept = [block for block in blocks if verdict(block) is None]
+    if blocks and verdict(blocks[0]) is not None and _opens_with_commentary(blocks[0]):
+        # "Good, I have what I need. Let me write the plan": what follows is the
+        # deliverable of the current task (a plan, a report, a draft). Only what
+        # states a cause, a rule or a warning outright is kept from it.
+        kept = [block for block in kept if _STRONG.search(_body(block))]
+    return kept
+
+
+def _opens_with_commentary(block: str) -> bool:
+    sentences = [s for s in _SENTENCE_END.split(_body(block)) if s.strip()]
+    return bool(sentences) and all(_commentary(s) for s in sentences)
 
 
 def remembered(prompt: str) -> str | None:

@@ -161,6 +161,7 @@ MIGRATIONS: Final[list[str]] = [
     # does not bring it back. term_counts says how many memories share a term,
     # so candidate lookups skip terms too common to tell memories apart.
     """
+    ALTER TABLE slices ADD COLUMN digest_note TEXT;
     ALTER TABLE memories ADD COLUMN sessions INTEGER NOT NULL DEFAULT 1;
     ALTER TABLE memories ADD COLUMN superseded_by INTEGER
         REFERENCES memories (id) ON DELETE SET NULL;

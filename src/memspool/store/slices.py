@@ -25,7 +25,7 @@ __all__ = [
 LIST_COLUMNS: Final = (
     "id", "session_id", "agent_id", "project", "event", "byte_start", "byte_end", "part",
     "records_kept", "records_dropped", "records_unknown", "records_replayed", "raw_bytes",
-    "text_chars", "stored_bytes", "redactions", "created_at", "digested_at",
+    "text_chars", "stored_bytes", "redactions", "created_at", "digested_at", "digest_note",
 )
 
 
@@ -110,8 +110,10 @@ def queued(conn: sqlite3.Connection, limit: int) -> list[dict[str, Any]]:
     return [dict(row) for row in rows]
 
 
-def mark_digested(conn: sqlite3.Connection, slice_id: int, at: float) -> bool:
-    """Mark one slice digested (inside the caller's transaction); False if it already was."""
+def mark_digested(conn: sqlite3.Connection, slice_id: int, at: float, note: str = "") -> bool:
+    """Mark one slice digested (inside the caller's transaction), with why it gave no
+    memory when it gave none; False if it already was digested."""
     cursor = conn.execute(
-        "UPDATE slices SET digested_at = ? WHERE id = ? AND digested_at IS NULL", (at, slice_id))
+        "UPDATE slices SET digested_at = ?, digest_note = ? WHERE id = ? AND digested_at IS NULL",
+        (at, note or None, slice_id))
     return cursor.rowcount == 1
