@@ -26,12 +26,14 @@ from memspool.store import connect, transaction
 from memspool.store import memories as rows
 
 WORDS = (
-    "cache pool worker queue retry timeout index migration schema deploy rollback token "
-    "session cookie header proxy socket thread lock mutex channel buffer stream batch "
-    "shard replica primary backup cron webhook payload parser encoder decoder schema "
-    "fixture snapshot container image layer volume mount secret config flag feature "
-    "release branch merge rebase commit hook linter formatter compiler bundler runtime"
-).split()
+    "cache", "pool", "worker", "queue", "retry", "timeout", "index", "migration", "schema",
+    "deploy", "rollback", "token", "session", "cookie", "header", "proxy", "socket", "thread",
+    "lock", "mutex", "channel", "buffer", "stream", "batch", "shard", "replica", "primary",
+    "backup", "cron", "webhook", "payload", "parser", "encoder", "decoder", "schema",
+    "fixture", "snapshot", "container", "image", "layer", "volume", "mount", "secret",
+    "config", "flag", "feature", "release", "branch", "merge", "rebase", "commit", "hook",
+    "linter", "formatter", "compiler", "bundler", "runtime",
+)
 
 
 def background(n: int, seed: int) -> list[str]:

@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO, SPOTTER, payload, run_cli, wait_for
 
 from memspool.config import load_config
-from memspool.install import HOOK_EVENTS, HOOK_MARKER, render_unit
+from memspool.install import HOOK_EVENTS, HOOK_MARKER, install_systemd_unit
 
 
 def _ours(settings: dict) -> dict[str, list[str]]:  # type: ignore[type-arg]
@@ -106,18 +106,17 @@ def test_plugin_manifest_and_hooks_json_are_valid() -> None:
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze not installed")
 @pytest.mark.parametrize("home_name", ["home", "my memspool 100%"])
-def test_systemd_unit_verifies(tmp_path: Path, home_name: str) -> None:
-    unit = tmp_path / "memspool-drainer.service"
+def test_systemd_units_verify(tmp_path: Path, home_name: str) -> None:
     home = tmp_path / home_name
-    text = render_unit(load_config(home))
-    unit.write_text(text)
+    units = install_systemd_unit(load_config(home), tmp_path / "units")
+    text = units[0].read_text()
     runtime = tmp_path / "runtime"
     runtime.mkdir(mode=0o700)
     env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}  # --user needs one, CI has none
-    proc = subprocess.run(["systemd-analyze", "--user", "verify", str(unit)],
+    proc = subprocess.run(["systemd-analyze", "--user", "verify", *map(str, units)],
                           capture_output=True, text=True, timeout=60, env=env, check=False)
     problems = [line for line in (proc.stdout + proc.stderr).splitlines()
-                if "memspool-drainer" in line]
+                if "memspool-" in line]
     assert proc.returncode == 0 and not problems, proc.stdout + proc.stderr
     if " " in home_name:  # quoted, with % doubled so systemd does not read a specifier
         assert f'--home "{tmp_path}/my memspool 100%%"' in text
@@ -126,9 +125,13 @@ def test_systemd_unit_verifies(tmp_path: Path, home_name: str) -> None:
 def test_install_systemd_writes_the_unit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     run_cli("install", "--settings", str(tmp_path / "s.json"), "--systemd")
-    unit = (tmp_path / "xdg" / "systemd" / "user" / "memspool-drainer.service").read_text()
+    folder = tmp_path / "xdg" / "systemd" / "user"
+    unit = (folder / "memspool-drainer.service").read_text()
     assert "Type=exec" in unit and "Restart=on-failure" in unit
     assert "-m memspool.drainer --watch --home" in unit
+    maintain = (folder / "memspool-maintain.service").read_text()
+    assert "Type=oneshot" in maintain and "-m memspool maintain --home" in maintain
+    assert "OnCalendar=hourly" in (folder / "memspool-maintain.timer").read_text()
 
 
 def test_a_symlinked_settings_file_stays_a_symlink(tmp_path: Path) -> None:

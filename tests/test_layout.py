@@ -26,7 +26,7 @@ RANKS = {
     "memspool.archivist": 4.5,
     # The drainer digests queued slices when the spool is idle.
     "memspool.drainer": 4.7,
-    "memspool.service": 5, "memspool.demo": 5,
+    "memspool.service": 5, "memspool.demo": 5.5,
     "memspool.cli": 6, "memspool.__main__": 7,
 }
 #: Source folder -> the package it installs as.

@@ -40,6 +40,8 @@ __all__ = [
 #: The mode of a settings.json memspool creates.
 NEW_SETTINGS_MODE: Final = 0o600
 UNIT_NAME: Final = "memspool-drainer.service"
+MAINTAIN_UNIT: Final = "memspool-maintain.service"
+MAINTAIN_TIMER: Final = "memspool-maintain.timer"
 
 
 def default_settings_path(scope: str = "user", env: dict[str, str] | None = None) -> Path:
@@ -285,10 +287,17 @@ def installed_events(settings: Path, home: Path) -> list[str]:
     ]
 
 
-def unit_template() -> str:
+#: The command each unit runs, after the interpreter (its --home is appended).
+UNIT_COMMANDS: Final = {
+    UNIT_NAME: "-m memspool.drainer --watch",
+    MAINTAIN_UNIT: "-m memspool maintain",
+}
+
+
+def unit_template(name: str = UNIT_NAME) -> str:
     from importlib.resources import files
 
-    return files("memspool.systemd").joinpath(UNIT_NAME).read_text(encoding="utf-8")
+    return files("memspool.systemd").joinpath(name).read_text(encoding="utf-8")
 
 
 def _systemd_word(value: str) -> str:
@@ -299,23 +308,28 @@ def _systemd_word(value: str) -> str:
     return value
 
 
-def render_unit(config: Config, python: str | None = None) -> str:
-    """The unit with this install's interpreter and home filled in."""
+def render_unit(config: Config, python: str | None = None, name: str = UNIT_NAME) -> str:
+    """Unit ``name`` with this install's interpreter and home filled in."""
     interpreter = python or sys.executable
-    exec_start = (f"ExecStart={_systemd_word(interpreter)} -m memspool.drainer --watch "
-                  f"--home {_systemd_word(str(config.home))}")
-    lines = [exec_start if line.startswith("ExecStart=") else line
-             for line in unit_template().splitlines()]
+    lines = unit_template(name).splitlines()
+    if name in UNIT_COMMANDS:
+        exec_start = (f"ExecStart={_systemd_word(interpreter)} {UNIT_COMMANDS[name]} "
+                      f"--home {_systemd_word(str(config.home))}")
+        lines = [exec_start if line.startswith("ExecStart=") else line for line in lines]
     return "\n".join(lines) + "\n"
 
 
-def install_systemd_unit(config: Config, unit_dir: Path | None = None) -> Path:
-    """Write the drainer's user unit; enable it with ``systemctl --user enable --now``."""
+def install_systemd_unit(config: Config, unit_dir: Path | None = None) -> list[Path]:
+    """Write the drainer's user unit and the maintenance service and timer; enable them
+    with ``systemctl --user enable --now memspool-drainer memspool-maintain.timer``."""
     folder = unit_dir or (
         # An empty XDG_CONFIG_HOME means unset (XDG spec), not the current folder.
         Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "systemd" / "user"
     )
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / UNIT_NAME
-    target.write_text(render_unit(config), encoding="utf-8")
-    return target
+    written = []
+    for name in (UNIT_NAME, MAINTAIN_UNIT, MAINTAIN_TIMER):
+        target = folder / name
+        target.write_text(render_unit(config, name=name), encoding="utf-8")
+        written.append(target)
+    return written

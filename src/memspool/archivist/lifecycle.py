@@ -44,7 +44,7 @@ def _touched(memory: Memory) -> float:
 def importance_now(memory: Memory, config: Config, now: float) -> float:
     """The decayed importance at ``now``."""
     days = max(0.0, now - _touched(memory)) / _DAY
-    return memory.importance * 0.5 ** (days / config.importance_half_life_days)
+    return float(memory.importance * 0.5 ** (days / config.importance_half_life_days))
 
 
 def archive_at(memory: Memory, config: Config) -> float:

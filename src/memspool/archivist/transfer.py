@@ -22,7 +22,7 @@ from memspool.distill.similarity import Profiles, index_terms
 from memspool.errors import PayloadError
 from memspool.store import memories as rows
 from memspool.store import transaction
-from memspool.store.kinds import ACTIONS, LAYERS, NOTE_TYPES
+from memspool.store.kinds import ACTIONS, LAYERS, NOTE_TYPES, Action, Layer, NoteType
 from memspool.untrusted import no_surrogates, parse_json
 
 __all__ = ["EXPORT_FIELDS", "ImportReport", "export_lines", "import_lines"]
@@ -139,8 +139,8 @@ def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *
     summary = _text(record, "summary", number)
     body = _text(record, "body", number)
     kind = record.get("type")
-    note_type = next((t for t in NOTE_TYPES if t == kind), "takeaway")
-    layer = next((name for name in LAYERS if name == record.get("layer")), "buffer")
+    note_type: NoteType = next((t for t in NOTE_TYPES if t == kind), "takeaway")
+    layer: Layer = next((name for name in LAYERS if name == record.get("layer")), "buffer")
     confidence = _number(record, "confidence", rows.CONFIDENCE_NEW)
     importance = _number(record, "importance", rows.IMPORTANCE_NEW)
     created = _number(record, "created_at", 0.0, 0.0, 1e11)
@@ -179,7 +179,7 @@ def _provenance(conn: sqlite3.Connection, memory_id: int, record: dict[str, Any]
     for entry in entries if isinstance(entries, list) else []:
         if not isinstance(entry, dict) or not isinstance(entry.get("session"), str):
             continue
-        action = next((a for a in ACTIONS if a == entry.get("action")), "created")
+        action: Action = next((a for a in ACTIONS if a == entry.get("action")), "created")
         at = entry.get("at")
         rows.add_provenance(conn, rows.Provenance(
             memory_id=memory_id,

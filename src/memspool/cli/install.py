@@ -48,7 +48,7 @@ def _install(args: argparse.Namespace) -> int:
         settings.resolve().parent / "projects"]
     result: dict[str, Any] = install_hooks(settings, config, transcript_roots=roots)
     if args.systemd:
-        result["systemd_unit"] = str(install_systemd_unit(config))
+        result["systemd_units"] = [str(path) for path in install_systemd_unit(config)]
     if args.json:
         print_json(result)
     else:
@@ -60,9 +60,9 @@ def _install(args: argparse.Namespace) -> int:
             print(f"warning: {warning}")
         print(f"home: {result['home']}")
         if args.systemd:
-            print(f"systemd unit: {result['systemd_unit']}\n"
-                  f"  enable it: systemctl --user daemon-reload && "
-                  f"systemctl --user enable --now memspool-drainer")
+            print("systemd units: " + ", ".join(result["systemd_units"]) + "\n"
+                  "  enable them: systemctl --user daemon-reload && "
+                  "systemctl --user enable --now memspool-drainer memspool-maintain.timer")
     return 0
 
 

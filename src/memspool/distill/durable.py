@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from memspool.distill.durable_words import THRESHOLD, durable_probability
 from memspool.distill.split import learnings_items
 
 __all__ = ["durable_blocks", "remembered", "verdict"]
@@ -43,6 +44,11 @@ _COMMENTARY: Final = re.compile(
     r"|i am (?:now|about)|i'm (?:checking|looking|trying|running|reading|going)"
     r"|now,? (?:let me|i'll|i will|i)\b|next,? (?:i|let|we)|first,? (?:i|let|we)"
     r"|then,? (?:i|we)\b|after that|once that|approach for|plan(?: for|:)|here's (?:the|my) plan"
+    r"|next steps?\b|going to|gonna|(?:\w+ )?(?:first )?step:"
+    r"|(?:hunting|chasing|digging|looking|checking|reading|grepping|running|starting|re-?checking|double-checking|trying|investigating"
+    r"|waiting|retrying|rerunning|re-running)\b"
+    r"|(?:ah,? |oh,? )?(?:you're right|you are right|fair point|good catch|good point"
+    r"|understood|noted)\b"
     r"|i decided to (?:tackle|look|check|start|try|run|read|investigate|dig|go|focus|begin"
     r"|first|split|do)"
     # acknowledgements, when that is all the sentence says
@@ -76,7 +82,7 @@ _SPECULATION: Final = re.compile(
     r"\b(?:could be|might be|may be|might just|maybe|perhaps|possibly|not sure|i'd guess"
     r"|i guess|i suspect|i think|i wonder|my guess|hypothes[ie]s|none confirmed|not confirmed"
     r"|candidates? for|need (?:more|the) (?:data|traces|logs)|before i can|no idea"
-    r"|you want|want me to|would you|should i\b|shall i|do you (?:want|prefer)|can you"
+    r"|want me to|would you|should i\b|shall i|do you (?:want|prefer)|can you"
     r"|could you|let me know|which (?:one|option) do"
     # hedging
     r"|likely|probably|seems? to|seems? like|appears? to|looks like|my hunch|theory|unclear"
@@ -85,7 +91,12 @@ _SPECULATION: Final = re.compile(
     r"|now pass(?:es)?|(?:is|are) (?:now )?green|all green|ready for review|lgtm|wrapped up"
     r"|successfully|(?:is|are) now (?:ready|working|done|complete|in place|live)"
     r"|ready for (?:use|production)|production[- ]ready"
-    r"|came back|exit(?:ed)? (?:code|with)"
+    r"|exited (?:with|code)"
+    r"|\d+ (?:examples|failures|failed|passed|warnings|errors|tests|specs)\b"
+    r"|finished with \d+|next up|nothing changed yet|(?:that|this) did it|still need to"
+    r"|for this session|my job is|in this pr\b|for this pr\b|so i have it right"
+    r"|if i have it right|ticking off|closed the \S+ ticket"
+    r"|[:;,\u2014-]\s*you(?:'d)? (?:want|like|need|asked)"
     # the agent's own next step, mid-sentence
     r"|i'll|i will|i'm going to|i'm (?:running|checking|looking|trying|reading)|before i touch"
     r"|i need to|i have to|i'd need|need to clarify|for your approval"
@@ -99,7 +110,7 @@ _TOOL_OUTPUT: Final = re.compile(
     r"(?:grep|search|output|logs?|test output|results?|diff|stack trace|traceback|query|scan"
     r"|listing|response|eslint|mypy|tsc|linter|compiler|build log|ci log|report|events?)\b"
     r"[^.\n]{0,60}?\b(?:shows?|found|returned|returns|contains|lists?|says|has|have|gives?"
-    r"|prints?|reports?|is|are)\b"
+    r"|prints?|reports?)\b"
     r"|^\W{0,3}(?:[\w-]+ ){0,2}(?:reports|found|returned|lists|printed) \d"
     r"|^\W{0,3}(?:here(?:'s| is| are) (?:the|what)|it says|output:|events:)",
     _FLAGS,
@@ -122,7 +133,8 @@ _KNOWLEDGE: Final = re.compile(
     r"|the pattern|pattern|follows?|(?:is|are) kept in|lives? in|goes? in|gets? \S+ from"
     r"|uses\b|reads\b|caches|expects|accepts|rejects|prints|shows where|freed|saves"
     r"|til\b|lesson|learned|learning|takeaway|for future reference|next time"
-    r"|the trick|the key (?:is|was)|workaround|solution"
+    r"|the trick|the key (?:is|was)|workaround|solution|the fix\b|deciding factor"
+    r"|worth (?:keeping|remembering|knowing)|without (?:it|this|that)\b|bypass"
     r")",
     _FLAGS,
 )
@@ -130,6 +142,7 @@ _KNOWLEDGE: Final = re.compile(
 _LABELLED: Final = re.compile(
     r"^\W{0,3}(?:key (?:learning|takeaway|lesson|finding)s?|root cause|cause|pitfall|gotcha"
     r"|heads[ -]up|decision|pattern|convention|lesson|learning|takeaway|til|note|tip|fwiw"
+    r"|note for (?:the )?future|for future reference"
     r"|fyi|psa|important|warning)\b\s*[:\-—]",
     _FLAGS,
 )
@@ -138,7 +151,8 @@ _STRONG: Final = re.compile(
     r"\b(?:root[ -]cause|the reason|reason:|because|caused by|turned out|turns out|came from"
     r"|the fix (?:was|is)|pitfall|gotcha|heads[ -]up|never|always|must|don't|do not|avoid"
     r"|unless|instead of|rather than|convention|pattern|what was going on|what happened"
-    r"|the (?:problem|issue|bug|culprit) was|lesson|learned)\b",
+    r"|the (?:problem|issue|bug|culprit) was|lesson|learned|deciding factor"
+    r"|worth (?:keeping|remembering|knowing)|without (?:it|this|that)\b)",
     _FLAGS,
 )
 _QUOTED: Final = re.compile(r"^\s*>", re.MULTILINE)
@@ -196,7 +210,7 @@ def _commentary(sentence: str) -> bool:
                 or _TOOL_OUTPUT.match(first) or _QUESTION_END.search(sentence))
 
 
-def verdict(block: str) -> str | None:
+def verdict(block: str) -> str | None:  # noqa: PLR0911 - one return per reason
     """Why ``block`` is not kept, or ``None`` when it is durable knowledge.
 
     Each sentence is commentary (narration, progress, a question, a guess,
@@ -214,7 +228,8 @@ def verdict(block: str) -> str | None:
     if (items and 2 * len(changes) >= len(items) and not _STRONG.search(body)) \
             or _DONE_MARK in block:
         return "a list of changes made (progress)"
-    if _LABELLED.match(_LIST_ITEM.sub("", body, count=1)):
+    labelled = _LABELLED.match(_LIST_ITEM.sub("", body, count=1))
+    if labelled and not _commentary(body[labelled.end():].strip()):
         return None
     sentences = [s for s in _SENTENCE_END.split(body) if s.strip()]
     commentary = [s for s in sentences if _commentary(s)]
@@ -236,6 +251,8 @@ def durable_blocks(text: str) -> list[str]:
     items = learnings_items(text)
     if items:
         return items
+    if durable_probability(text) < THRESHOLD:
+        return []  # reads as commentary as a whole (see durable_words.py)
     blocks = _blocks(text)
     kept = [block for block in blocks if verdict(block) is None]
     if blocks and verdict(blocks[0]) is not None and _opens_with_commentary(blocks[0]):

@@ -429,9 +429,10 @@ def set_standing(conn: sqlite3.Connection, memory_id: int, *, layer: Layer | Non
               importance: float | None = None, promote_at: float | None = None,
               archive_at: float | None = None, recalled_at: float | None = None) -> None:
     """Change a memory's standing (never its text): only the fields given are written."""
-    fields = {"layer": layer, "superseded_by": superseded_by, "confidence": confidence,
-              "importance": importance, "promote_at": promote_at, "archive_at": archive_at,
-              "recalled_at": recalled_at}
+    fields: dict[str, object] = {
+        "layer": layer, "superseded_by": superseded_by, "confidence": confidence,
+        "importance": importance, "promote_at": promote_at, "archive_at": archive_at,
+        "recalled_at": recalled_at}
     chosen = {name: value for name, value in fields.items() if value is not None}
     if layer is not None and layer != "superseded":
         chosen["superseded_by"] = None
