@@ -502,3 +502,45 @@ def test_a_payload_too_long_for_a_model_falls_back(
     report = run(conn, config, LlmOptions(endpoint=url(server, "/api/generate")), text=text)
     assert report.distiller == "rule_based" and "characters" in str(report.llm_fallback)
     assert server.requests == []
+
+
+def test_the_minor_pass_can_ask_the_model_and_falls_back_to_the_rules(
+        serve: Callable[[Reply], _Server], conn: sqlite3.Connection, config: Config) -> None:
+    """`memspool maintain --llm`: the same contract and the same fallback as capture."""
+    import zstandard
+
+    from memspool.archivist import digest
+    from memspool.store import transaction
+    from memspool.store.slices import NewSlice, insert_slice
+
+    def queue(text: str) -> int:
+        body = zstandard.ZstdCompressor().compress(text.encode())
+        with transaction(conn):
+            return insert_slice(conn, NewSlice(
+                session_id="s1", agent_id=None, project="api", event="Stop",
+                transcript_path="/t.jsonl", byte_start=0, byte_end=1, part=1, records_kept=1,
+                records_dropped=0, records_unknown=0, records_replayed=0,
+                text_chars=len(text), redactions=0, body=body, created_at=1.0))
+
+    answer = ("[user] why is the export slow?\n\n[assistant] Root cause: the export query "
+              "scanned `events` without the (account_id, at) index; adding it fixed the scan.")
+    server = serve(ollama({"notes": [{"type": "root-cause", "summary": "Export scan lacked an "
+                                      "index", "body": "The export query needs the "
+                                      "(account_id, at) index on events."}]}))
+    queue(answer)
+    report = digest(conn, config, llm=LlmOptions(endpoint=url(server, OLLAMA), model="m"))
+    assert report.slices == 1 and report.created == 1 and report.llm_fallbacks == 0
+    (memory,) = rows_of(conn)
+    assert memory["summary"] == "Export scan lacked an index"
+    sent = server.requests[0][1]["prompt"]
+    assert "user: why is the export slow?" in sent and "[tool" not in sent
+
+    broken = serve(lambda h, b: h.send(200, b"<html>not json</html>", "text/html"))
+    queue(answer.replace("export", "report"))
+    report = digest(conn, config, llm=LlmOptions(endpoint=url(broken, OLLAMA), model="m"))
+    assert report.slices == 1 and report.llm_fallbacks == 1 and report.created == 1
+    assert any("report query" in m["body"] for m in rows_of(conn))
+
+
+def rows_of(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    return [dict(r) for r in conn.execute("SELECT summary, body FROM memories ORDER BY id")]
