@@ -33,6 +33,7 @@ from memspool.drainer.ship import Cursor, Target, hold, load_cursor, mark_missin
 from memspool.drainer.transcript import slice_transcript
 from memspool.errors import TranscriptError
 from memspool.project import project_name
+from memspool.recall import render_dirty
 from memspool.redact import redact
 from memspool.spool import Position, Spool
 from memspool.store import connect, set_state
@@ -425,6 +426,10 @@ class Drainer:
         if report.slices:
             log.info("digested %d slice(s): %d new memories, %d updated, %d merged",
                      report.slices, report.created, report.updated, report.merged)
+            try:
+                render_dirty(self.conn, self.config.context_max_chars)
+            except Exception:
+                log.exception("rendering the context blocks failed; the next write retries")
         return report.slices
 
     def _is_seen(self, key: str) -> bool:

@@ -1,14 +1,24 @@
-"""The hook scripts Claude Code runs: stdlib only, they import ``memspool.spool`` and nothing else.
+"""The hook scripts Claude Code runs: standard library only, nothing above ``memspool.spool``.
 
-``capture.py`` is what ``memspool install`` puts into settings.json for Stop,
-SubagentStop, PreCompact and SessionEnd.
+    capture.py  Stop, SubagentStop, PreCompact, SessionEnd: append the payload to the
+                spool, wake a drainer
+    context.py  SessionStart: print the project's stored context block (read-only)
+    recall.py   UserPromptSubmit (opt-in): print the few memories that match the prompt
+    fts.py      how text becomes search terms, shared with ``memspool.recall``
+
+This module uses ``os.path`` only: the recall hook imports this package.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
-__all__ = ["HOOK_SCRIPT"]
+__all__ = ["CONTEXT_SCRIPT", "HOOK_SCRIPT", "RECALL_SCRIPT"]
 
-#: The script the installed hook command runs (``python -I -S HOOK_SCRIPT --home HOME``).
-HOOK_SCRIPT = Path(__file__).with_name("capture.py")
+_HERE = os.path.dirname(os.path.abspath(__file__))
+#: The script the installed capture hook runs (``python -I -S HOOK_SCRIPT --home HOME``).
+HOOK_SCRIPT = os.path.join(_HERE, "capture.py")
+#: The SessionStart hook.
+CONTEXT_SCRIPT = os.path.join(_HERE, "context.py")
+#: The UserPromptSubmit hook (installed with ``--recall-on-prompt``).
+RECALL_SCRIPT = os.path.join(_HERE, "recall.py")

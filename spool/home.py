@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONFIG_NAME",
+    "CONTEXT_EVENT",
     "DB_NAME",
     "DRAINER_ARGS",
     "DRAINER_LOG",
@@ -29,6 +30,8 @@ __all__ = [
     "HOOK_TIMEOUT_SECS",
     "LOCK_NAME",
     "PID_NAME",
+    "RECALL_EVENT",
+    "RECALL_TIMEOUT_SECS",
     "SPOOL_NAME",
     "HomeError",
     "check_owner",
@@ -53,6 +56,12 @@ DRAINER_ARGS: Final = ("-E", "-P", "-m", "memspool.drainer", "--detached")
 #: comes before context is summarised away; SessionEnd lets a held-back tail
 #: ship when a session closes.
 HOOK_EVENTS: Final = ("Stop", "SubagentStop", "PreCompact", "SessionEnd")
+#: The recall hooks' events: the context block at session start, and (opt-in)
+#: the memories that match a prompt as it is submitted.
+CONTEXT_EVENT: Final = "SessionStart"
+RECALL_EVENT: Final = "UserPromptSubmit"
+#: Seconds Claude Code gives a recall hook; each has its own, shorter deadline.
+RECALL_TIMEOUT_SECS: Final = 5
 #: A trailing shell comment that marks memspool's entries in settings.json.
 HOOK_MARKER: Final = "# memspool-hook"
 #: Seconds Claude Code gives the hook; it needs about 10 ms.

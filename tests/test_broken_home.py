@@ -124,13 +124,13 @@ def test_a_read_only_home_can_still_be_read(
 
 def test_a_full_disk_is_named_and_the_store_is_not_called_damaged(
         tmp_path: Path, projects: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with _mounted(tmp_path, "size=2m,mode=0700") as point:
+    with _mounted(tmp_path, "size=8m,mode=0700") as point:
         home = point / "home"
         monkeypatch.setenv("MEMSPOOL_HOME", str(home))
         _drained_home(projects)
         memories = json.loads(run_cli("status", "--json").stdout)["memories"]
         filler = point / "filler"
-        with filler.open("wb") as out, contextlib.suppress(OSError):
+        with filler.open("wb", buffering=0) as out, contextlib.suppress(OSError):
             while True:
                 out.write(b"\0" * 65536)
         proc = run_cli("capture", "--project", "api", check=False,

@@ -14,6 +14,10 @@ from conftest import REPO, SPOTTER, payload, run_cli, wait_for
 
 from memspool.config import load_config
 from memspool.install import HOOK_EVENTS, HOOK_MARKER, install_systemd_unit
+from memspool.spool.home import CONTEXT_EVENT, RECALL_EVENT
+
+#: Every event a plain `memspool install` hooks: capture, and the context block.
+INSTALLED = (*HOOK_EVENTS, CONTEXT_EVENT)
 
 
 def _ours(settings: dict) -> dict[str, list[str]]:  # type: ignore[type-arg]
@@ -79,7 +83,7 @@ def test_default_settings_path_honours_claude_config_dir(tmp_path: Path,
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cc"))
     run_cli("install")
     data = json.loads((tmp_path / "cc" / "settings.json").read_text())
-    assert set(_ours(data)) == set(HOOK_EVENTS)
+    assert set(_ours(data)) == set(INSTALLED)
     mode = (tmp_path / "cc" / "settings.json").stat().st_mode & 0o777
     assert mode == 0o600  # a new settings file is private
 
@@ -90,7 +94,7 @@ def test_project_scope_writes_dot_claude(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-m", "memspool", "install", "--scope", "project"],
                    cwd=project, check=True, capture_output=True, timeout=60)
     settings = json.loads((project / ".claude" / "settings.json").read_text())
-    assert set(_ours(settings)) == set(HOOK_EVENTS)
+    assert set(_ours(settings)) == set(INSTALLED)
 
 
 def test_plugin_manifest_and_hooks_json_are_valid() -> None:
@@ -178,7 +182,7 @@ def test_status_says_whether_the_hooks_are_installed(tmp_path: Path,
     assert "run `memspool install`" in run_cli("status").stdout.decode()
     run_cli("install")
     after = json.loads(run_cli("status", "--json").stdout)
-    assert after["hooks_installed"] == list(HOOK_EVENTS)
+    assert after["hooks_installed"] == list(INSTALLED)
     assert after["hooks_settings"] == str(tmp_path / "cc" / "settings.json")
     run_cli("uninstall")
     assert json.loads(run_cli("status", "--json").stdout)["hooks_installed"] == []
@@ -209,3 +213,22 @@ def test_the_plugin_hook_is_drained(tmp_path: Path, home: Path, projects: Path) 
     subprocess.run(["sh", "-c", command], input=payload("Stop", "plugin-session", transcript),
                    env=env, check=True, timeout=30)
     wait_for(lambda: json.loads(run_cli("status", "--json").stdout)["slices_total"] == 1)
+
+
+def test_recall_on_prompt_is_added_on_request_and_removed_without_it(tmp_path: Path) -> None:
+    settings = tmp_path / "settings.json"
+    run_cli("install", "--settings", str(settings), "--recall-on-prompt")
+    hooks = json.loads(settings.read_text())["hooks"]
+    assert "recall.py" in hooks[RECALL_EVENT][0]["hooks"][0]["command"]
+    assert "context.py" in hooks[CONTEXT_EVENT][0]["hooks"][0]["command"]
+    run_cli("install", "--settings", str(settings))
+    assert RECALL_EVENT not in json.loads(settings.read_text())["hooks"]
+
+
+def test_the_plugin_hooks_json_is_the_one_install_would_write() -> None:
+    from memspool.install import plugin_hooks
+
+    committed = json.loads((Path(__file__).resolve().parent.parent / "hooks" /
+                            "hooks.json").read_text())
+    assert committed == plugin_hooks()
+    assert "--home" not in json.dumps(committed)  # the hook resolves its home like the CLI

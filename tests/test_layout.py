@@ -24,6 +24,7 @@ RANKS = {
     "memspool.store": 3, "memspool.redact": 3,
     "memspool.distill": 4, "memspool.install": 4,
     "memspool.archivist": 4.5,
+    "memspool.recall": 4.6,
     # The drainer digests queued slices when the spool is idle.
     "memspool.drainer": 4.7,
     "memspool.service": 5, "memspool.demo": 5.5,

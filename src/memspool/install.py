@@ -15,6 +15,7 @@ import shutil
 import sys
 import time
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -22,8 +23,15 @@ import filelock
 
 from memspool.config import CONFIG_NAME, Config, ensure_private_dir
 from memspool.errors import SettingsError
-from memspool.hooks import HOOK_SCRIPT
-from memspool.spool.home import HOOK_EVENTS, HOOK_MARKER, HOOK_TIMEOUT_SECS
+from memspool.hooks import CONTEXT_SCRIPT, HOOK_SCRIPT, RECALL_SCRIPT
+from memspool.spool.home import (
+    CONTEXT_EVENT,
+    HOOK_EVENTS,
+    HOOK_MARKER,
+    HOOK_TIMEOUT_SECS,
+    RECALL_EVENT,
+    RECALL_TIMEOUT_SECS,
+)
 
 __all__ = [
     "HOOK_EVENTS",
@@ -58,39 +66,45 @@ def default_settings_path(scope: str = "user", env: dict[str, str] | None = None
     return base / "settings.json"
 
 
-def hook_command(home: Path, python: str | None = None) -> str:
+def hook_command(home: Path, python: str | None = None, script: str = HOOK_SCRIPT) -> str:
     """The shell command Claude Code runs: this install's interpreter, isolated, no site."""
     interpreter = python or sys.executable
     return (
-        f"{shlex.quote(interpreter)} -I -S {shlex.quote(str(HOOK_SCRIPT))} "
+        f"{shlex.quote(interpreter)} -I -S {shlex.quote(str(script))} "
         f"--home {shlex.quote(str(home))} {HOOK_MARKER}"
     )
 
 
-#: The plugin's command: the plugin folder's own virtualenv if it has one,
-#: else python3; no --home, so the hook resolves it as the CLI does
-#: (MEMSPOOL_HOME, else the platform's user data folder).
-PLUGIN_COMMAND: Final = (
-    'p="${CLAUDE_PLUGIN_ROOT}/.venv/bin/python"; [ -x "$p" ] || p=python3; '
-    f'"$p" -I -S "${{CLAUDE_PLUGIN_ROOT}}/hooks/{HOOK_SCRIPT.name}" {HOOK_MARKER}'
-)
+def plugin_command(script: str) -> str:
+    """A plugin hook's command: the plugin folder's own virtualenv if it has one, else
+    python3; no --home, so the hook resolves it as the CLI does (MEMSPOOL_HOME, else the
+    platform's user data folder)."""
+    return ('p="${CLAUDE_PLUGIN_ROOT}/.venv/bin/python"; [ -x "$p" ] || p=python3; '
+            f'"$p" -I -S "${{CLAUDE_PLUGIN_ROOT}}/hooks/{Path(script).name}" {HOOK_MARKER}')
 
 
-def hook_entries(command: str) -> dict[str, list[dict[str, Any]]]:
-    """The settings.json ``hooks`` entries that run ``command`` at every capture event."""
-    return {
-        event: [{"hooks": [{"type": "command", "command": command,
-                            "timeout": HOOK_TIMEOUT_SECS}]}]
-        for event in HOOK_EVENTS
-    }
+def hook_entries(command: Callable[[str], str], *,
+                 recall_on_prompt: bool = False) -> dict[str, list[dict[str, Any]]]:
+    """The settings.json ``hooks`` entries, each running ``command(script)``: capture at
+    every capture event, the context block at SessionStart, and recall on each prompt
+    when asked for."""
+    def entry(script: str, timeout: int) -> list[dict[str, Any]]:
+        return [{"hooks": [{"type": "command", "command": command(script),
+                            "timeout": timeout}]}]
+
+    entries = {event: entry(HOOK_SCRIPT, HOOK_TIMEOUT_SECS) for event in HOOK_EVENTS}
+    entries[CONTEXT_EVENT] = entry(CONTEXT_SCRIPT, RECALL_TIMEOUT_SECS)
+    if recall_on_prompt:
+        entries[RECALL_EVENT] = entry(RECALL_SCRIPT, RECALL_TIMEOUT_SECS)
+    return entries
 
 
 def plugin_hooks() -> dict[str, Any]:
     """The plugin's ``hooks/hooks.json``; a test holds the committed file to this."""
     return {
-        "description": "memspool capture hooks: append the payload to the spool and wake "
-                       "the drainer",
-        "hooks": hook_entries(PLUGIN_COMMAND),
+        "description": "memspool hooks: capture each turn into the spool, and give the "
+                       "project's memory back when a session starts",
+        "hooks": hook_entries(plugin_command),
     }
 
 
@@ -216,7 +230,8 @@ def record_transcript_roots(config: Config, roots: list[Path]) -> list[str]:
 
 
 def install_hooks(settings: Path, config: Config, python: str | None = None,
-                  transcript_roots: list[Path] | None = None) -> dict[str, Any]:
+                  transcript_roots: list[Path] | None = None, *,
+                  recall_on_prompt: bool = False) -> dict[str, Any]:
     """Merge memspool's hook commands into ``settings``; returns what was done.
 
     ``transcript_roots`` (besides the configured ones) are where the Claude
@@ -227,8 +242,11 @@ def install_hooks(settings: Path, config: Config, python: str | None = None,
     original = json.dumps(data, sort_keys=True)
     hooks = data.setdefault("hooks", {})
     _strip_ours(hooks)
-    command = hook_command(config.home, python)
-    for event, groups in hook_entries(command).items():
+    def command(script: str) -> str:
+        return hook_command(config.home, python, script)
+
+    entries = hook_entries(command, recall_on_prompt=recall_on_prompt)
+    for event, groups in entries.items():
         hooks.setdefault(event, []).extend(groups)
     ensure_private_dir(config.home)
     ensure_private_dir(config.spool_dir)
@@ -237,7 +255,8 @@ def install_hooks(settings: Path, config: Config, python: str | None = None,
     backup = _write(settings, data) if changed else None
     return {"settings": str(settings), "changed": changed,
             "backup": str(backup) if backup else None,
-            "events": list(HOOK_EVENTS), "command": command, "home": str(config.home),
+            "events": list(entries), "command": command(HOOK_SCRIPT),
+            "home": str(config.home),
             "warnings": warnings}
 
 

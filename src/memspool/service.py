@@ -2,9 +2,7 @@
 
 One :class:`Service` per home. It opens the store on first use and keeps the
 connection (a warm server reuses it; a CLI command closes it on exit), so
-every front end gives the same answer for the same call. Search and the
-context block arrive with recall; until then only the operations below
-exist.
+every front end gives the same answer for the same call.
 """
 
 from __future__ import annotations
@@ -27,6 +25,7 @@ from memspool.distill.similarity import Profiles
 from memspool.drainer.lock import drainer_running
 from memspool.errors import HomeError, NotFound, StoreError
 from memspool.install import default_settings_path, installed_events
+from memspool.recall import render, render_dirty, search
 from memspool.spool import Spool
 from memspool.spool.segments import QUARANTINE_DIR
 from memspool.store import connect, connect_readonly, diagnose, get_state, transaction
@@ -108,10 +107,30 @@ class Service:
         llm: LlmOptions | None = None,
     ) -> CaptureReport:
         """The capture verb: distil ``text`` into notes and reconcile them with memory."""
-        return capture(text, config=self.config, conn=self.conn, project=project,
-                       session=session, source=source, dry_run=dry_run,
-                       max_entities=max_entities, passive=passive, llm=llm,
-                       profiles=self.profiles)
+        report = capture(text, config=self.config, conn=self.conn, project=project,
+                         session=session, source=source, dry_run=dry_run,
+                         max_entities=max_entities, passive=passive, llm=llm,
+                         profiles=self.profiles)
+        self._render()
+        return report
+
+    def _render(self) -> None:
+        """Re-render the context block of every project whose memory changed."""
+        render_dirty(self.conn, self.config.context_max_chars)
+
+    def search(self, query: str, *, project: str | None = None, type: str | None = None,
+               limit: int = 10, include_all: bool = False) -> dict[str, Any]:
+        """Memories that answer ``query``, best first (never slices)."""
+        with self._reading() as conn:
+            hits = search(conn, query, project=project, type=type, limit=limit,
+                          include_all=include_all)
+        return {"query": query, "results": [hit.as_dict() for hit in hits]}
+
+    def context(self, project: str, *, max_chars: int | None = None) -> str:
+        """The context block of ``project`` ("" when it has no memory in recall)."""
+        with self._reading() as conn:
+            text, _ = render(conn, project, max_chars or self.config.context_max_chars)
+        return text
 
     def get(self, memory_id: int) -> dict[str, Any]:
         """One memory with its history and provenance; :class:`~memspool.errors.NotFound`
@@ -144,19 +163,23 @@ class Service:
                 raise NotFound(f"No memory with id {memory_id}; `memspool memories list` "
                                f"shows the ids.")
             memory_rows.forget(conn, found, at=time.time())
+        self._render()
         return {"ok": True, "forgotten": memory_id, "project": found.project,
                 "summary": found.summary}
 
     def digest(self, *, budget_secs: float | None = None,
                llm: LlmOptions | None = None) -> DigestReport:
         """The minor pass: queued slices become memory."""
-        return digest(self.conn, self.config, budget_secs=budget_secs, llm=llm,
-                      profiles=self.profiles)
+        report = digest(self.conn, self.config, budget_secs=budget_secs, llm=llm,
+                        profiles=self.profiles)
+        self._render()
+        return report
 
     def maintain(self, *, llm: LlmOptions | None = None) -> dict[str, Any]:
         """Digest the whole queue, then run the major pass over what changed."""
         digested = self.digest(llm=llm)
         report = maintain(self.conn, self.config, profiles=self.profiles)
+        self._render()
         return {"ok": True, "digest": digested.as_dict(), "maintain": report.as_dict()}
 
     def export(self, project: str | None = None) -> Iterator[bytes]:
@@ -167,7 +190,9 @@ class Service:
     def import_lines(self, lines: Iterable[bytes], *,
                      progress: Callable[[int], None] | None = None) -> ImportReport:
         """Import exported memories (idempotent)."""
-        return import_lines(self.conn, lines, progress=progress, profiles=self.profiles)
+        report = import_lines(self.conn, lines, progress=progress, profiles=self.profiles)
+        self._render()
+        return report
 
     # -- the queue --------------------------------------------------------------
 

@@ -35,7 +35,17 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     # Imported here so `memspool --version` stays quick.
-    from memspool.cli import capture, demo, drainer, install, memories, redact, slices, status
+    from memspool.cli import (
+        capture,
+        demo,
+        drainer,
+        install,
+        memories,
+        recall,
+        redact,
+        slices,
+        status,
+    )
 
     parser = _Parser(
         prog="memspool",
@@ -46,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="memspool home folder for any command "
                              "(default: MEMSPOOL_HOME, else the user data folder)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (demo, install, drainer, status, slices, memories, redact, capture):
+    for module in (demo, install, drainer, status, recall, slices, memories, redact, capture):
         module.register(sub)
     return parser
 

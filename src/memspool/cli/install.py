@@ -15,10 +15,13 @@ from memspool.install import (
     uninstall_hooks,
 )
 
-INSTALL_DOC = """Add memspool's Stop, SubagentStop, PreCompact and SessionEnd hooks to Claude Code.
+INSTALL_DOC = """Add memspool's hooks to Claude Code: capture each turn, give memory back at start.
 
-Merges into settings.json (default ~/.claude/settings.json, or under
-CLAUDE_CONFIG_DIR; --scope project uses ./.claude/settings.json), keeps every
+Capture runs at Stop, SubagentStop, PreCompact and SessionEnd; the context
+block is printed at SessionStart; with --recall-on-prompt, matching memories
+are injected at UserPromptSubmit. Merges into settings.json (default
+~/.claude/settings.json, or under CLAUDE_CONFIG_DIR; --scope project uses
+./.claude/settings.json), keeps every
 other hook and setting, backs the file up first, and refuses to touch a file
 it cannot parse. Running it again changes nothing. The hook command carries
 the home it was installed for.
@@ -26,6 +29,7 @@ the home it was installed for.
 Example:
     memspool install
     memspool install --settings ./.claude/settings.json --systemd
+    memspool install --recall-on-prompt
 """
 
 UNINSTALL_DOC = """Remove memspool's hooks (and nothing else) from a Claude Code settings.json.
@@ -46,7 +50,8 @@ def _install(args: argparse.Namespace) -> int:
     # projects/ holds the transcripts; a project's .claude/ holds none.
     roots = [] if args.scope == "project" and not args.settings else [
         settings.resolve().parent / "projects"]
-    result: dict[str, Any] = install_hooks(settings, config, transcript_roots=roots)
+    result: dict[str, Any] = install_hooks(settings, config, transcript_roots=roots,
+                                           recall_on_prompt=args.recall_on_prompt)
     if args.systemd:
         result["systemd_units"] = [str(path) for path in install_systemd_unit(config)]
     if args.json:
@@ -88,4 +93,9 @@ def register(sub: Subparsers) -> None:
         if name == "install":
             add_home(parser)
             parser.add_argument("--systemd", action="store_true",
-                                help="also write the drainer's systemd user unit")
+                                help="also write the systemd user units (drainer, hourly "
+                                     "maintenance)")
+            parser.add_argument("--recall-on-prompt", action="store_true",
+                                help="also add a UserPromptSubmit hook that injects up to 3 "
+                                     "memories matching each prompt (installing without this "
+                                     "flag turns it off)")

@@ -19,6 +19,7 @@ from typing import Final
 
 from memspool.config import FILE_MODE, Config, tighten_home
 from memspool.errors import HomeError, StoreError
+from memspool.hooks.fts import identifiers
 
 __all__ = [
     "MIGRATIONS", "connect", "connect_readonly", "damaged", "diagnose", "get_state", "set_state",
@@ -204,6 +205,47 @@ MIGRATIONS: Final[list[str]] = [
     INSERT INTO term_counts (project, term, memories)
         SELECT project, term, count(*) FROM memory_terms GROUP BY project, term;
     """,
+    # 5: recall. memory_search indexes each memory's summary, body and the
+    # parts of its identifiers (memspool_identifiers, registered on every
+    # connection, see memspool.hooks.fts), kept in step by triggers. A
+    # project's context block is rendered when its memory changes (the
+    # triggers mark it in context_dirty) and read by the SessionStart hook.
+    """
+    CREATE VIRTUAL TABLE memory_search USING fts5 (
+        summary, body, idents, tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    INSERT INTO memory_search (rowid, summary, body, idents)
+        SELECT id, summary, body, memspool_identifiers(summary || ' ' || body) FROM memories;
+    CREATE TRIGGER memory_search_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memory_search (rowid, summary, body, idents) VALUES
+            (new.id, new.summary, new.body, memspool_identifiers(new.summary || ' ' || new.body));
+    END;
+    CREATE TRIGGER memory_search_delete AFTER DELETE ON memories BEGIN
+        DELETE FROM memory_search WHERE rowid = old.id;
+    END;
+    CREATE TRIGGER memory_search_update AFTER UPDATE OF summary, body ON memories BEGIN
+        DELETE FROM memory_search WHERE rowid = old.id;
+        INSERT INTO memory_search (rowid, summary, body, idents) VALUES
+            (new.id, new.summary, new.body, memspool_identifiers(new.summary || ' ' || new.body));
+    END;
+    CREATE TABLE context_blocks (
+        project     TEXT PRIMARY KEY,
+        text        TEXT    NOT NULL,
+        memories    INTEGER NOT NULL,
+        rendered_at REAL    NOT NULL
+    );
+    CREATE TABLE context_dirty (project TEXT PRIMARY KEY) WITHOUT ROWID;
+    CREATE TRIGGER context_dirty_insert AFTER INSERT ON memories BEGIN
+        INSERT OR IGNORE INTO context_dirty (project) VALUES (new.project);
+    END;
+    CREATE TRIGGER context_dirty_update AFTER UPDATE ON memories BEGIN
+        INSERT OR IGNORE INTO context_dirty (project) VALUES (old.project), (new.project);
+    END;
+    CREATE TRIGGER context_dirty_delete AFTER DELETE ON memories BEGIN
+        INSERT OR IGNORE INTO context_dirty (project) VALUES (old.project);
+    END;
+    INSERT OR IGNORE INTO context_dirty (project) SELECT DISTINCT project FROM memories;
+    """,
 ]
 
 
@@ -300,6 +342,8 @@ def connect(config: Config) -> sqlite3.Connection:
         # only a process crash; the drainer commits a few times per turn.
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA foreign_keys=ON")
+        # The search index's triggers call it on every write of a memory.
+        conn.create_function("memspool_identifiers", 1, identifiers, deterministic=True)
         _migrate(conn)
     except sqlite3.Error as exc:
         raise diagnose(path, exc) from exc

@@ -1,0 +1,93 @@
+"""Full-text matching shared by search and the recall hooks (standard library only).
+
+One spelling of how text becomes search terms, used on both sides: when a
+memory is indexed (``identifiers`` fills the index's identifier column) and
+when a query is built (``match_expression``). User text never reaches FTS5
+as syntax: every term is a quoted string, so quotes, ``NOT``, a lone
+parenthesis or ``db_pool.py`` are only words.
+
+Identifiers are found by their parts: ``SparklineChart`` also indexes
+``sparkline`` and ``chart``, ``get_user_by_id`` gives ``get user by id``,
+``src/db/pool.py`` gives ``src db pool py``, ``imageGCHighThresholdPercent``
+gives ``image gc high threshold percent``.
+"""
+
+from __future__ import annotations
+
+import re
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Final
+
+__all__ = ["STOP_WORDS", "identifiers", "match_expression", "query_terms"]
+
+_TOKEN: Final = re.compile(r"[A-Za-z0-9]+(?:[._/:-][A-Za-z0-9]+)*")
+_CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|\d+|[A-Z]+")
+_WORD: Final = re.compile(r"[A-Za-z0-9]+")
+#: Words too common to say what a query is about.
+STOP_WORDS: Final = frozenset({
+    "a", "about", "after", "again", "all", "also", "an", "and", "any", "are", "as", "at", "be",
+    "because", "been", "before", "both", "but", "by", "can", "could", "did", "do", "does",
+    "doing", "down", "each", "few", "for", "from", "get", "got", "had", "has", "have", "how",
+    "i", "if", "in", "into", "is", "it", "its", "just", "made", "make", "me", "more", "most",
+    "my", "no", "not", "now", "of", "on", "or", "other", "our", "out", "over", "same", "should",
+    "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these",
+    "they", "this", "those", "to", "too", "under", "up", "use", "used", "using", "very", "was",
+    "we", "were", "what", "when", "where", "which", "while", "who", "why", "will", "with",
+    "would", "you", "your",
+})
+#: Above this many terms a query is cut (longest first): a pasted paragraph
+#: must not make an expression FTS5 takes seconds over.
+MAX_TERMS: Final = 24
+
+
+def _parts(token: str) -> list[str]:
+    """The lowercase parts of one token: path and snake pieces, then camelCase humps."""
+    parts: list[str] = []
+    for piece in _WORD.findall(token):
+        humps = _CAMEL.findall(piece)
+        parts.extend(h.lower() for h in humps if h)
+    return parts
+
+
+def identifiers(text: str) -> str:
+    """The identifier parts of ``text``, space-separated, for the index's third column.
+
+    Only tokens that are identifiers (several parts) contribute; their whole
+    form (``sparklinechart``) is there too, so a partial paste matches.
+    """
+    out: list[str] = []
+    for token in _TOKEN.findall(text):
+        parts = _parts(token)
+        if len(parts) > 1:
+            out.append("".join(parts))
+            out.extend(parts)
+    return " ".join(out)
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct search terms of user text, in order: whole tokens and their parts."""
+    seen: dict[str, None] = {}
+    for token in _TOKEN.findall(text):
+        parts = _parts(token)
+        whole = "".join(parts)
+        if len(parts) > 1 and whole not in STOP_WORDS:
+            seen[whole] = None
+        for part in parts:
+            if part not in STOP_WORDS and (len(part) > 1 or part.isdigit()):
+                seen[part] = None
+    terms = list(seen)
+    if len(terms) > MAX_TERMS:
+        keep = set(sorted(terms, key=len, reverse=True)[:MAX_TERMS])
+        terms = [t for t in terms if t in keep]
+    return terms
+
+
+def quoted(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def match_expression(terms: list[str], *, every: bool = False) -> str:
+    """An FTS5 MATCH expression: each term quoted, joined by OR (or AND when ``every``)."""
+    return (" AND " if every else " OR ").join(quoted(t) for t in terms)

@@ -1,0 +1,169 @@
+"""Claude Code UserPromptSubmit hook (opt-in): the few memories that match the prompt.
+
+Run as ``python -I -S recall.py [--home HOME]`` with the hook payload on
+stdin. It searches the project's memory with the prompt's words (the
+standard library's ``sqlite3``, read-only, the same terms as ``memspool
+search``), and prints at most ``MAX_MEMORIES`` memories in at most
+``MAX_CHARS`` characters, only those that pass the relevance bar, and never
+one it already gave this session (remembered in ``HOME/recall/<session>``).
+Nothing passes: it prints nothing. The prompt waits for this hook, so it has
+a hard deadline; on any error or past it, it prints nothing and exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sys
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from types import FrameType, ModuleType
+    from typing import Final
+
+#: The prompt waits for this hook: it gives up after this long.
+DEADLINE_SECS: Final = 0.8
+BUSY_MS: Final = 200
+MAX_MEMORIES: Final = 3
+MAX_CHARS: Final = 1500
+MAX_PAYLOAD: Final = 1024 * 1024
+#: Candidates read before the relevance bar.
+CANDIDATES: Final = 12
+#: The bar: a memory must hold this many of the prompt's distinct terms, and at
+#: least this share of them; a prompt with fewer terms than that recalls nothing.
+MIN_SHARED_TERMS: Final = 2
+MIN_SHARED_SHARE: Final = 0.3
+#: Sessions remembered; the oldest record is dropped past this many.
+MAX_SESSIONS: Final = 200
+_SESSION: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_WORD: Final = re.compile(r"[a-z0-9]+")
+
+
+def _package() -> ModuleType:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if "memspool" not in sys.modules:
+        package = type(sys)("memspool")
+        package.__path__ = [root]
+        sys.modules["memspool"] = package
+    import memspool.hooks.context
+    import memspool.hooks.fts
+
+    return memspool.hooks
+
+
+def _give_up(signum: int, frame: FrameType | None) -> None:
+    os._exit(0)
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _shared(terms: list[str], text: str) -> int:
+    words = {_stem(w) for w in _WORD.findall(text.lower())}
+    joined = "".join(_WORD.findall(text.lower()))
+    return sum(1 for t in terms if _stem(t) in words or (len(t) > 6 and t in joined))
+
+
+def _seen_path(home: str, session: str) -> str:
+    return os.path.join(home, "recall", session)
+
+
+def _already_given(home: str, session: str) -> set[int]:
+    try:
+        with open(_seen_path(home, session), encoding="ascii") as handle:
+            return {int(line) for line in handle if line.strip().isdigit()}
+    except OSError:
+        return set()
+
+
+def _remember(home: str, session: str, ids: list[int]) -> None:
+    folder = os.path.join(home, "recall")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(_seen_path(home, session), flags, 0o600)
+    try:
+        os.write(fd, "".join(f"{i}\n" for i in ids).encode("ascii"))
+    finally:
+        os.close(fd)
+    names = os.listdir(folder)
+    if len(names) > MAX_SESSIONS:
+        oldest = sorted(names, key=lambda n: os.stat(os.path.join(folder, n)).st_mtime)
+        for name in oldest[: len(names) - MAX_SESSIONS]:
+            os.unlink(os.path.join(folder, name))
+
+
+def recall(conn: object, project: str, prompt: str, given: set[int], fts: ModuleType,
+           ) -> list[tuple[int, str, str]]:
+    """(id, type, text) of the memories worth injecting for ``prompt``."""
+    terms = fts.query_terms(prompt)
+    if len(terms) < MIN_SHARED_TERMS:
+        return []
+    rows = conn.execute(  # type: ignore[attr-defined]
+        "SELECT m.id, m.type, m.summary, m.body FROM memory_search"
+        " JOIN memories m ON m.id = memory_search.rowid"
+        " WHERE memory_search MATCH ? AND m.project = ? AND m.layer IN ('buffer', 'canonical')"
+        " ORDER BY bm25(memory_search, 4.0, 1.0, 2.0) LIMIT ?",
+        (fts.match_expression(terms), project, CANDIDATES),
+    ).fetchall()
+    chosen: list[tuple[int, str, str]] = []
+    used = 0
+    for memory_id, kind, summary, body in rows:
+        if memory_id in given:
+            continue
+        shared = _shared(terms, f"{summary}\n{body}")
+        if shared < MIN_SHARED_TERMS or shared < MIN_SHARED_SHARE * len(terms):
+            continue
+        text = body if len(body) <= 500 else body[:499] + "…"
+        if used + len(text) > MAX_CHARS:
+            continue
+        chosen.append((memory_id, kind, text))
+        used += len(text)
+        if len(chosen) == MAX_MEMORIES:
+            break
+    return chosen
+
+
+def main(argv: list[str]) -> int:
+    signal.signal(signal.SIGALRM, _give_up)
+    signal.setitimer(signal.ITIMER_REAL, DEADLINE_SECS)
+    try:
+        hooks = _package()
+        context = hooks.context
+        spool = context._spool_package()
+        data, home = context.payload_and_home(argv, spool)
+        session = data.get("session_id")
+        prompt = data.get("prompt")
+        if not isinstance(session, str) or not _SESSION.fullmatch(session):
+            return 0
+        if not isinstance(prompt, str) or not prompt.strip():
+            return 0
+        project = spool.project.project_name(data.get("cwd"))
+        conn = context.read_only(os.path.join(home, spool.home.DB_NAME))
+        try:
+            chosen = recall(conn, project, prompt, _already_given(home, session), hooks.fts)
+        finally:
+            conn.close()
+        if not chosen:
+            return 0
+        lines = [f"memspool: memories of the project {project} that match this prompt "
+                 f"(`memspool memories show ID` prints one in full):"]
+        lines += [f"- #{i} ({kind}) {' '.join(text.split())}" for i, kind, text in chosen]
+        out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                      "additionalContext": "\n".join(lines)}}
+        _remember(home, session, [i for i, _, _ in chosen])
+        sys.stdout.write(json.dumps(out) + "\n")
+        sys.stdout.flush()
+    except BaseException:  # noqa: BLE001, S110 - the prompt must never fail because of memory
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    main(sys.argv)
+    os._exit(0)

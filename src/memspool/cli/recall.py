@@ -1,0 +1,94 @@
+"""``memspool search`` and ``memspool context``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from memspool.cli._common import Subparsers, add_home, add_json, command, print_json
+from memspool.project import project_name
+from memspool.service import Service
+from memspool.store.kinds import NOTE_TYPES
+
+SEARCH_DOC = """Search memories (never slices); every project unless --project is given.
+
+Any text is safe to search: quotes, parentheses and words like NOT are only
+words. Identifiers are found by their parts (SparklineChart, get_user_by_id,
+src/db/pool.py), and a concept map adds words for the same trouble
+(slow/latency/timeout) with less weight than your own. --all adds
+superseded and archived memories.
+
+Example:
+    memspool search "refunds counted twice" --project shop
+    memspool search imageGCHighThreshold --json
+"""
+
+CONTEXT_DOC = """Print a project's context block: its most useful memories, as a session sees them.
+
+The block is the one the SessionStart hook injects (rendered when memory
+changes): canonical and high-confidence memories first, grouped by type,
+each with its id.
+
+Example:
+    memspool context --project shop --max-chars 4000
+"""
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {value!r}")
+    return number
+
+
+def _search(args: argparse.Namespace) -> int:
+    with Service(args.home, readonly=True) as service:
+        result = service.search(args.query, project=args.project, type=args.type,
+                                limit=args.limit, include_all=args.all)
+    if args.json:
+        print_json(result)
+        return 0
+    if not result["results"]:
+        print("no memory matches")
+        return 0
+    for hit in result["results"]:
+        layer = "" if hit["layer"] in ("buffer", "canonical") else f" [{hit['layer']}]"
+        print(f"{hit['id']:>6}  {hit['score']:>7.2f}  {hit['project']}/{hit['type']}{layer}: "
+              f"{hit['summary'][:100]}")
+    return 0
+
+
+def _context(args: argparse.Namespace) -> int:
+    project = args.project or project_name(Path.cwd())
+    with Service(args.home, readonly=True) as service:
+        text = service.context(project, max_chars=args.max_chars)
+    if args.json:
+        print_json({"project": project, "text": text})
+    elif text:
+        sys.stdout.write(text)
+    else:
+        print(f"no memories in recall for the project {project}", file=sys.stderr)
+    return 0
+
+
+def register(sub: Subparsers) -> None:
+    search = command(sub, "search", SEARCH_DOC, _search)
+    add_home(search)
+    search.add_argument("query", help="what to look for")
+    search.add_argument("--project", help="only this project's memories")
+    search.add_argument("--type", choices=NOTE_TYPES, help="only memories of this type")
+    search.add_argument("--limit", type=_positive, default=10, help="at most N (default 10)")
+    search.add_argument("--all", action="store_true",
+                        help="also superseded and archived memories")
+    add_json(search, "the results")
+    context = command(sub, "context", CONTEXT_DOC, _context)
+    add_home(context)
+    context.add_argument("--project",
+                         help="the project (default: git root name, else the current folder's)")
+    context.add_argument("--max-chars", type=_positive, default=None,
+                         help="the block's limit (default: context_max_chars, 8000)")
+    add_json(context, "the block")

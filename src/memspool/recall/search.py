@@ -1,0 +1,175 @@
+"""Search over memories (never slices): safe terms, identifiers by their parts, ranked.
+
+Ranking, documented:
+
+1. Lexical: FTS5 ``bm25`` with column weights (summary 4, body 1,
+   identifier parts 2) over the user's own terms joined by OR; memories that
+   hold every term get ``ALL_TERMS_BONUS``; the concept map's words for the
+   same trouble (``concepts.py``) are matched apart and weigh ``SYNONYM_WEIGHT``
+   of the user's own words.
+2. Standing: times the layer's weight (canonical 1.1, buffer 1.0, archived
+   0.6, superseded 0.5), ``0.8 + 0.2 * confidence``, and recency
+   ``0.9 + 0.1 * 0.5 ** (days since last change / 90)``.
+3. A superseded memory never ranks above the memory that superseded it:
+   when both are in the results the successor is lifted above it, and with
+   ``--all`` a superseded hit brings its successor along.
+
+Superseded and archived memories are found only with ``include_all``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sqlite3
+import time
+from typing import Final
+
+from memspool.hooks.fts import match_expression, query_terms
+from memspool.recall.concepts import GROUPS
+
+__all__ = ["Hit", "search"]
+
+#: bm25 column weights: summary, body, identifier parts.
+COLUMN_WEIGHTS: Final = (4.0, 1.0, 2.0)
+SYNONYM_WEIGHT: Final = 0.4
+ALL_TERMS_BONUS: Final = 1.3
+LAYER_WEIGHTS: Final = {"canonical": 1.1, "buffer": 1.0, "archived": 0.6, "superseded": 0.5}
+RECENCY_HALF_LIFE_DAYS: Final = 90.0
+#: Candidates read from each FTS query before ranking.
+CANDIDATES: Final = 200
+_DAY: Final = 86400.0
+_SUFFIX: Final = re.compile(r"(?:ing|ed|es|s)$")
+
+
+@dataclasses.dataclass
+class Hit:
+    id: int
+    project: str
+    type: str
+    summary: str
+    body: str
+    layer: str
+    confidence: float
+    sessions: int
+    superseded_by: int | None
+    score: float
+    #: "words" (the user's own), "concepts" (the concept map only), or both.
+    found_by: str = "words"
+
+    def as_dict(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+
+def _concept_index() -> dict[str, set[str]]:
+    index: dict[str, set[str]] = {}
+    for group in GROUPS:
+        for word in group:
+            index.setdefault(word, set()).update(group)
+    return index
+
+
+_CONCEPTS: Final = _concept_index()
+
+
+def _related(terms: list[str]) -> list[str]:
+    own = set(terms)
+    found: dict[str, None] = {}
+    for term in terms:
+        for key in (term, _SUFFIX.sub("", term)):
+            for word in sorted(_CONCEPTS.get(key, ())):
+                if word not in own:
+                    found[word] = None
+    return list(found)
+
+
+_SELECT: Final = (
+    "SELECT m.id, m.project, m.type, m.summary, m.body, m.layer, m.confidence, m.sessions,"
+    " m.superseded_by, m.updated_at, bm25(memory_search, ?, ?, ?) AS rank"
+    " FROM memory_search JOIN memories m ON m.id = memory_search.rowid"
+    " WHERE memory_search MATCH ?"
+)
+
+
+def _query(conn: sqlite3.Connection, expression: str, filters: str,
+           params: list[object]) -> list[sqlite3.Row]:
+    return conn.execute(
+        f"{_SELECT}{filters} ORDER BY rank LIMIT ?",
+        (*COLUMN_WEIGHTS, expression, *params, CANDIDATES),
+    ).fetchall()
+
+
+def search(conn: sqlite3.Connection, query: str, *, project: str | None = None,
+           type: str | None = None, limit: int = 10, include_all: bool = False,
+           now: float | None = None) -> list[Hit]:
+    """The memories that best answer ``query``, best first."""
+    now = time.time() if now is None else now
+    terms = query_terms(query)
+    if not terms:
+        return []
+    filters, params = "", []
+    if project is not None:
+        filters += " AND m.project = ?"
+        params.append(project)
+    if type is not None:
+        filters += " AND m.type = ?"
+        params.append(type)
+    if not include_all:
+        filters += " AND m.layer IN ('buffer', 'canonical')"
+    rows: dict[int, sqlite3.Row] = {}
+    own: dict[int, float] = {}
+    for row in _query(conn, match_expression(terms), filters, params):
+        rows[row["id"]] = row
+        own[row["id"]] = -row["rank"]
+    every: set[int] = set()
+    if len(terms) > 1:
+        every = {row["id"] for row in
+                 _query(conn, match_expression(terms, every=True), filters, params)}
+    related: dict[int, float] = {}
+    concepts = _related(terms)
+    if concepts:
+        for row in _query(conn, match_expression(concepts), filters, params):
+            rows.setdefault(row["id"], row)
+            related[row["id"]] = -row["rank"]
+    hits = [_hit(row, own.get(i, 0.0), related.get(i, 0.0), i in every, now)
+            for i, row in rows.items()]
+    hits.sort(key=lambda h: (-h.score, h.id))
+    if include_all:
+        hits = _successors_first(conn, hits)
+    return hits[:limit]
+
+
+def _hit(row: sqlite3.Row, own: float, related: float, every: bool, now: float) -> Hit:
+    lexical = own + SYNONYM_WEIGHT * related
+    if every:
+        lexical *= ALL_TERMS_BONUS
+    days = max(0.0, now - float(row["updated_at"])) / _DAY
+    recency = 0.9 + 0.1 * 0.5 ** (days / RECENCY_HALF_LIFE_DAYS)
+    score = (lexical * LAYER_WEIGHTS.get(row["layer"], 1.0)
+             * (0.8 + 0.2 * float(row["confidence"])) * recency)
+    found_by = "both" if own and related else ("words" if own else "concepts")
+    return Hit(id=row["id"], project=row["project"], type=row["type"],
+               summary=row["summary"], body=row["body"], layer=row["layer"],
+               confidence=row["confidence"], sessions=row["sessions"],
+               superseded_by=row["superseded_by"], score=round(score, 6), found_by=found_by)
+
+
+def _successors_first(conn: sqlite3.Connection, hits: list[Hit]) -> list[Hit]:
+    """Lift (or bring in) the successor of every superseded hit just above it."""
+    by_id = {hit.id: hit for hit in hits}
+    for hit in list(hits):
+        successor_id = hit.superseded_by
+        if successor_id is None:
+            continue
+        successor = by_id.get(successor_id)
+        if successor is None:
+            row = conn.execute(
+                "SELECT id, project, type, summary, body, layer, confidence, sessions,"
+                " superseded_by FROM memories WHERE id = ?", (successor_id,)).fetchone()
+            if row is None:
+                continue
+            successor = Hit(**dict(row), score=0.0, found_by="successor")
+            by_id[successor.id] = successor
+        if successor.score <= hit.score:
+            successor.score = round(hit.score * 1.01 + 1e-6, 6)
+    return sorted(by_id.values(), key=lambda h: (-h.score, h.id))
