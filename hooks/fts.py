@@ -20,7 +20,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Final
 
-__all__ = ["STOP_WORDS", "identifiers", "match_expression", "query_terms"]
+__all__ = ["STOP_WORDS", "identifiers", "match_expression", "query_terms", "terms_of"]
 
 _TOKEN: Final = re.compile(r"[A-Za-z0-9]+(?:[._/:-][A-Za-z0-9]+)*")
 _CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|\d+|[A-Z]+")
@@ -64,6 +64,17 @@ def identifiers(text: str) -> str:
             out.append("".join(parts))
             out.extend(parts)
     return " ".join(out)
+
+
+def terms_of(text: str) -> set[str]:
+    """Every term ``text`` holds, stop words included, uncapped (for matching in memory)."""
+    found: set[str] = set()
+    for token in _TOKEN.findall(text):
+        parts = _parts(token)
+        found.update(parts)
+        if len(parts) > 1:
+            found.add("".join(parts))
+    return found
 
 
 def query_terms(text: str) -> list[str]:

@@ -93,9 +93,6 @@ class Config:
     #: The context block's hard limit in characters (Claude Code replaces hook
     #: output over 10,000 characters with a short preview).
     context_max_chars: int = 8000
-    #: Recall on prompt: at most this many memories, this many characters in all.
-    recall_max_memories: int = 3
-    recall_max_chars: int = 1500
     llm_timeout_secs: float = DEFAULT_LLM_TIMEOUT_SECS
     llm_endpoint: str = ""
     llm_model: str = ""
@@ -130,8 +127,7 @@ class Config:
 #: Integers that must be positive for the drainer to work at all: a slice
 #: and a line need room for at least some text; zstd levels start at 1.
 _INT_MINIMUM: Final = {"max_slice_chars": 1, "max_line_bytes": 1, "zstd_level": 1,
-                       "context_max_chars": 200, "recall_max_memories": 1,
-                       "recall_max_chars": 100}
+                       "context_max_chars": 200}
 #: Each setting's kind, from the annotations of Config (strings, with
 #: ``from __future__ import annotations``): a new setting needs no second edit.
 #: Settings that were renamed: the old name still works for one release.

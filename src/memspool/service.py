@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from memspool.archivist import DigestReport, digest, maintain
 from memspool.archivist.major import last_report
+from memspool.archivist.recalls import note_recalled
 from memspool.archivist.transfer import ImportReport, export_lines, import_lines
 from memspool.config import Config, load_config
 from memspool.distill import CaptureReport, LlmOptions, capture
@@ -124,6 +125,7 @@ class Service:
         with self._reading() as conn:
             hits = search(conn, query, project=project, type=type, limit=limit,
                           include_all=include_all)
+        note_recalled(self.config.home, [hit.id for hit in hits])
         return {"query": query, "results": [hit.as_dict() for hit in hits]}
 
     def context(self, project: str, *, max_chars: int | None = None) -> str:
@@ -140,6 +142,7 @@ class Service:
             if found is None:
                 raise NotFound(f"No memory with id {memory_id}; `memspool memories list` "
                                f"shows the ids.")
+            note_recalled(self.config.home, [memory_id])
             return {
                 **dataclasses.asdict(found),
                 "history": [dataclasses.asdict(h) for h in memory_rows.history(conn, memory_id)],
@@ -155,7 +158,8 @@ class Service:
                 conn, project=project, type=type, layer=layer, limit=limit)]
 
     def forget(self, memory_id: int) -> dict[str, Any]:
-        """Delete a memory for good; the same text is not saved again from any source."""
+        """Delete a memory for good; digesting a transcript again does not bring it back
+        (a person capturing or importing the same text does)."""
         conn = self.conn
         with transaction(conn):
             found = memory_rows.get(conn, memory_id)
@@ -190,7 +194,8 @@ class Service:
     def import_lines(self, lines: Iterable[bytes], *,
                      progress: Callable[[int], None] | None = None) -> ImportReport:
         """Import exported memories (idempotent)."""
-        report = import_lines(self.conn, lines, progress=progress, profiles=self.profiles)
+        report = import_lines(self.conn, lines, config=self.config, progress=progress,
+                              profiles=self.profiles)
         self._render()
         return report
 

@@ -6,6 +6,7 @@
                   supersede, promote, decay; only what changed or fell due
     lifecycle.py  the documented rules: confidence, promotion, decay
     transfer.py   export and import of memories as JSONL
+    recalls.py    recalls noted where the store is only read, for the decay clock
 """
 
 from __future__ import annotations

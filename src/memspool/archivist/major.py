@@ -22,6 +22,7 @@ The report says what each step did.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import re
@@ -30,6 +31,7 @@ import time
 from typing import Final
 
 from memspool.archivist import lifecycle
+from memspool.archivist.recalls import SEARCHES, recalled
 from memspool.config import Config
 from memspool.distill.similarity import Profiles, adds_detail, compare, index_terms, query_terms
 from memspool.store import get_state, set_state, transaction
@@ -61,6 +63,8 @@ _STATE_REPORT: Final = "maintain_report"
 class MaintainReport:
     """What one major pass did, step by step."""
 
+    #: Memories whose recall (search, show, the recall hook) moved their decay clock.
+    recalled: int = 0
     examined: int = 0
     siblings: int = 0
     merged: int = 0
@@ -82,6 +86,7 @@ def maintain(conn: sqlite3.Connection, config: Config, *, now: float | None = No
     now = time.time() if now is None else now
     profiles = profiles if profiles is not None else Profiles()
     report = MaintainReport(started_at=now)
+    report.recalled = _apply_recalls(conn, config)
     since = float(get_state(conn, _STATE_AT) or "-1")
     after_id = int(get_state(conn, _STATE_ID) or "0")
     while True:
@@ -163,6 +168,25 @@ def _reconcile(conn: sqlite3.Connection, config: Config, memory_id: int,
             return
         memory = survivor
     _settle(conn, config, memory, report)
+
+
+def _apply_recalls(conn: sqlite3.Connection, config: Config) -> int:
+    """Move the decay clock of every memory recalled since it was last set."""
+    moved = 0
+    with transaction(conn):
+        for memory_id, at in recalled(config.home).items():
+            memory = rows.get(conn, memory_id)
+            if memory is None or (memory.recalled_at or 0.0) >= at:
+                continue
+            memory = dataclasses.replace(memory, recalled_at=at)
+            rows.set_standing(conn, memory_id, recalled_at=at,
+                              archive_at=lifecycle.archive_at(memory, config))
+            moved += 1
+    searches = config.home / "recall" / SEARCHES
+    with contextlib.suppress(OSError):
+        if searches.is_file() and not searches.is_symlink():
+            searches.write_bytes(b"")
+    return moved
 
 
 def _contradicts(veto: str | None, dice: float) -> bool:

@@ -17,6 +17,8 @@ from typing import Any, Final
 
 import orjson
 
+from memspool.archivist import lifecycle
+from memspool.config import Config
 from memspool.distill.keys import text_hash
 from memspool.distill.similarity import Profiles, index_terms
 from memspool.errors import PayloadError
@@ -95,6 +97,7 @@ def _parse(raw: bytes, line: int) -> dict[str, Any]:
 
 
 def import_lines(conn: sqlite3.Connection, lines: Iterable[bytes], *,
+                 config: Config | None = None,
                  progress: Callable[[int], None] | None = None,
                  profiles: Profiles | None = None) -> ImportReport:
     """Import exported memories; returns what happened to them."""
@@ -108,8 +111,10 @@ def import_lines(conn: sqlite3.Connection, lines: Iterable[bytes], *,
     def flush() -> None:
         with transaction(conn):
             for number, record in batch:
-                _import_one(conn, record, number, report=report, ids=ids, links=links,
-                            profiles=profiles)
+                memory_id = _import_one(conn, record, number, report=report, ids=ids,
+                                        links=links, profiles=profiles)
+                if config is not None:
+                    _schedule(conn, config, memory_id)
         if progress is not None:
             progress(len(batch))
         batch.clear()
@@ -133,7 +138,7 @@ def import_lines(conn: sqlite3.Connection, lines: Iterable[bytes], *,
 
 def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *,
                 report: ImportReport, ids: dict[int, int], links: list[tuple[int, int]],
-                profiles: Profiles) -> None:
+                profiles: Profiles) -> int:
     project = _text(record, "project", number)
     key = _text(record, "key", number)
     summary = _text(record, "summary", number)
@@ -170,6 +175,16 @@ def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *
     target = record.get("superseded_by")
     if layer == "superseded" and isinstance(target, int):
         links.append((memory_id, target))
+    return memory_id
+
+
+def _schedule(conn: sqlite3.Connection, config: Config, memory_id: int) -> None:
+    """An imported memory keeps its own times, which may lie before the last maintenance
+    pass: give it its promotion and decay schedule now, as the pass would."""
+    memory = rows.get(conn, memory_id)
+    if memory is not None:
+        rows.set_standing(conn, memory_id, promote_at=lifecycle.promote_at(memory, config),
+                          archive_at=lifecycle.archive_at(memory, config))
 
 
 def _provenance(conn: sqlite3.Connection, memory_id: int, record: dict[str, Any],

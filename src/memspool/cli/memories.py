@@ -174,8 +174,8 @@ def register(sub: Subparsers) -> None:
     add_home(show)
     show.add_argument("id", type=int, help="memory id (see `memspool memories list`)")
     add_json(show, "the memory")
-    forget = command(inner, "forget", "Forget a memory: gone from the store and from recall, "
-                     "and not saved again from the same text.\n\n"
+    forget = command(inner, "forget", "Forget a memory: gone from the store and from recall; "
+                     "digesting transcripts again does not bring it back.\n\n"
                      "Example:\n    memspool memories forget 12", _forget)
     add_home(forget)
     forget.add_argument("id", type=int, help="memory id")

@@ -23,9 +23,10 @@ import dataclasses
 import re
 import sqlite3
 import time
-from typing import Final
+from typing import Any, Final
 
 from memspool.hooks.fts import match_expression, query_terms
+from memspool.hooks.fts import terms_of as query_terms_all
 from memspool.recall.concepts import GROUPS
 
 __all__ = ["Hit", "search"]
@@ -38,6 +39,8 @@ LAYER_WEIGHTS: Final = {"canonical": 1.1, "buffer": 1.0, "archived": 0.6, "super
 RECENCY_HALF_LIFE_DAYS: Final = 90.0
 #: Candidates read from each FTS query before ranking.
 CANDIDATES: Final = 200
+#: Hits checked for holding every query term, beyond the ``limit`` asked for.
+COVERAGE_CHECKED: Final = 20
 _DAY: Final = 86400.0
 _SUFFIX: Final = re.compile(r"(?:ing|ed|es|s)$")
 
@@ -83,20 +86,32 @@ def _related(terms: list[str]) -> list[str]:
     return list(found)
 
 
-_SELECT: Final = (
-    "SELECT m.id, m.project, m.type, m.summary, m.body, m.layer, m.confidence, m.sessions,"
-    " m.superseded_by, m.updated_at, bm25(memory_search, ?, ?, ?) AS rank"
+#: Concept words added to one query, at most (a long query expands to many).
+MAX_CONCEPTS: Final = 12
+_RANKED: Final = ("SELECT rowid, bm25(memory_search, ?, ?, ?) AS rank FROM memory_search"
+                  " WHERE memory_search MATCH ? ORDER BY rank LIMIT ?")
+_COLUMNS: Final = ("id, project, type, summary, body, layer, confidence, sessions,"
+                   " superseded_by, updated_at")
+_FILTERED: Final = (
+    "SELECT m.id, bm25(memory_search, ?, ?, ?) AS rank"
     " FROM memory_search JOIN memories m ON m.id = memory_search.rowid"
     " WHERE memory_search MATCH ?"
 )
 
 
-def _query(conn: sqlite3.Connection, expression: str, filters: str,
-           params: list[object]) -> list[sqlite3.Row]:
-    return conn.execute(
-        f"{_SELECT}{filters} ORDER BY rank LIMIT ?",
-        (*COLUMN_WEIGHTS, expression, *params, CANDIDATES),
-    ).fetchall()
+def _ranked(conn: sqlite3.Connection, expression: str, filters: str,
+            params: list[object]) -> dict[int, float]:
+    """rowid -> lexical score (higher is better) of the best ``CANDIDATES`` matches.
+
+    Without filters FTS5 ranks on its own (fast: no join); with a project or
+    type filter the join narrows the matches first.
+    """
+    if filters:
+        sql = f"{_FILTERED}{filters} ORDER BY rank LIMIT ?"
+        rows = conn.execute(sql, (*COLUMN_WEIGHTS, expression, *params, CANDIDATES))
+    else:
+        rows = conn.execute(_RANKED, (*COLUMN_WEIGHTS, expression, CANDIDATES))
+    return {int(row[0]): -float(row[1]) for row in rows}
 
 
 def search(conn: sqlite3.Connection, query: str, *, project: str | None = None,
@@ -107,51 +122,63 @@ def search(conn: sqlite3.Connection, query: str, *, project: str | None = None,
     terms = query_terms(query)
     if not terms:
         return []
-    filters, params = "", []
+    filters = ""
+    params: list[object] = []
     if project is not None:
         filters += " AND m.project = ?"
         params.append(project)
     if type is not None:
         filters += " AND m.type = ?"
         params.append(type)
-    if not include_all:
-        filters += " AND m.layer IN ('buffer', 'canonical')"
-    rows: dict[int, sqlite3.Row] = {}
-    own: dict[int, float] = {}
-    for row in _query(conn, match_expression(terms), filters, params):
-        rows[row["id"]] = row
-        own[row["id"]] = -row["rank"]
-    every: set[int] = set()
-    if len(terms) > 1:
-        every = {row["id"] for row in
-                 _query(conn, match_expression(terms, every=True), filters, params)}
-    related: dict[int, float] = {}
-    concepts = _related(terms)
-    if concepts:
-        for row in _query(conn, match_expression(concepts), filters, params):
-            rows.setdefault(row["id"], row)
-            related[row["id"]] = -row["rank"]
-    hits = [_hit(row, own.get(i, 0.0), related.get(i, 0.0), i in every, now)
-            for i, row in rows.items()]
+    own = _ranked(conn, match_expression(terms), filters, params)
+    concepts = _related(terms)[:MAX_CONCEPTS]
+    related = _ranked(conn, match_expression(concepts), filters, params) if concepts else {}
+    ids = sorted(set(own) | set(related))
+    if not ids:
+        return []
+    marks = ", ".join("?" * len(ids))
+    rows = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})",  # noqa: S608
+                        ids).fetchall()
+    rows = [row for row in rows if include_all or row[5] in ("buffer", "canonical")]
+    hits = [_hit(row, own.get(row[0], 0.0), related.get(row[0], 0.0), False, now)
+            for row in rows]
     hits.sort(key=lambda h: (-h.score, h.id))
+    if len(terms) > 1:
+        # The bonus for holding every term can only reorder the front of the
+        # list: look at the few that could still reach the top.
+        wanted = {_stem(term) for term in terms}
+        for hit in hits[: COVERAGE_CHECKED + limit]:
+            if wanted <= _stems(f"{hit.summary} {hit.body}"):
+                hit.score = round(hit.score * ALL_TERMS_BONUS, 6)
+        hits.sort(key=lambda h: (-h.score, h.id))
     if include_all:
         hits = _successors_first(conn, hits)
     return hits[:limit]
 
 
-def _hit(row: sqlite3.Row, own: float, related: float, every: bool, now: float) -> Hit:
+def _stem(word: str) -> str:
+    return _SUFFIX.sub("", word) if len(word) > 4 else word
+
+
+def _stems(text: str) -> set[str]:
+    """The stems of every word and identifier part of ``text`` (as query_terms splits them)."""
+    return {_stem(term) for term in query_terms_all(text)}
+
+
+def _hit(row: tuple[Any, ...], own: float, related: float, every: bool, now: float) -> Hit:
+    (memory_id, project, kind, summary, body, layer, confidence, sessions, superseded_by,
+     updated_at) = row
     lexical = own + SYNONYM_WEIGHT * related
     if every:
         lexical *= ALL_TERMS_BONUS
-    days = max(0.0, now - float(row["updated_at"])) / _DAY
+    days = max(0.0, now - float(updated_at)) / _DAY
     recency = 0.9 + 0.1 * 0.5 ** (days / RECENCY_HALF_LIFE_DAYS)
-    score = (lexical * LAYER_WEIGHTS.get(row["layer"], 1.0)
-             * (0.8 + 0.2 * float(row["confidence"])) * recency)
+    score = (lexical * LAYER_WEIGHTS.get(layer, 1.0) * (0.8 + 0.2 * float(confidence))
+             * recency)
     found_by = "both" if own and related else ("words" if own else "concepts")
-    return Hit(id=row["id"], project=row["project"], type=row["type"],
-               summary=row["summary"], body=row["body"], layer=row["layer"],
-               confidence=row["confidence"], sessions=row["sessions"],
-               superseded_by=row["superseded_by"], score=round(score, 6), found_by=found_by)
+    return Hit(id=memory_id, project=project, type=kind, summary=summary, body=body,
+               layer=layer, confidence=confidence, sessions=sessions,
+               superseded_by=superseded_by, score=round(score, 6), found_by=found_by)
 
 
 def _successors_first(conn: sqlite3.Connection, hits: list[Hit]) -> list[Hit]:

@@ -400,12 +400,12 @@ def provenance(conn: sqlite3.Connection, memory_id: int) -> list[Provenance]:
 
 def changed_since(conn: sqlite3.Connection, since: float, after_id: int, until: float,
                   limit: int) -> list[Memory]:
-    """Memories whose row changed after ``since`` and not after ``until``, in
+    """Memories whose row changed after ``since`` and before ``until``, in
     (updated_at, id) order, resuming after ``after_id`` among those sharing the
     boundary time; served by the ``memories_changed`` index."""
     rows = conn.execute(
         f"SELECT {_COLUMNS} FROM memories"  # noqa: S608 - constant columns, bound values
-        " WHERE (updated_at > ? OR (updated_at = ? AND id > ?)) AND updated_at <= ?"
+        " WHERE (updated_at > ? OR (updated_at = ? AND id > ?)) AND updated_at < ?"
         " ORDER BY updated_at, id LIMIT ?",
         (since, since, after_id, until, limit),
     ).fetchall()

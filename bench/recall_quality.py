@@ -1,0 +1,111 @@
+"""Search quality on labelled notes and queries: recall@5 next to plain FTS5.
+
+    python bench/recall_quality.py [--background 2000] [--show]
+
+The 140 labelled notes (tests/data/recall_notes.jsonl) go into a store with
+2,000 generated background notes; each of the 90 queries
+(tests/data/recall_queries.jsonl) has one right note. recall@5 is the share
+of queries whose right note is in the top five. Printed per kind (shared
+words, paraphrase, identifier) and split ("tune" queries informed the
+search; "holdout" queries were written after and never used to change it),
+for memspool's search and for the baseline: plain FTS5 over summary and
+body, each query word quoted, joined with OR, ranked by bm25.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+
+from memspool.recall import search
+from memspool.service import Service
+
+DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
+TOPICS = ("cache", "queue", "deploy", "schema", "token", "worker", "proxy", "replica", "build",
+          "lint", "bundle", "index", "cron", "webhook", "metrics", "alert", "backup", "image")
+PROJECTS = ("api", "web", "infra", "mobile", "data", "tools")
+
+
+def background(n: int, seed: int = 11) -> list[dict[str, object]]:
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        a, b, c = rng.sample(TOPICS, 3)
+        text = (f"Note {i}: the {a} step of service svc{rng.randint(1, 300)} calls the {b} "
+                f"helper before the {c} job; keep {a}_{b}_limit at {rng.randint(2, 90)}.")
+        rows.append({"id": f"bg{i}", "project": rng.choice(PROJECTS), "type": "takeaway",
+                     "summary": text, "body": text})
+    return rows
+
+
+def load(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _baseline(notes: list[dict[str, object]]) -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5 (label UNINDEXED, summary, body)")
+    conn.executemany("INSERT INTO t VALUES (?, ?, ?)",
+                     [(n["id"], n["summary"], n["body"]) for n in notes])
+    return conn
+
+
+def _baseline_top(conn: sqlite3.Connection, query: str) -> list[str]:
+    words = ['"' + w.replace('"', '""') + '"' for w in query.split()]
+    if not words:
+        return []
+    try:
+        rows = conn.execute("SELECT label FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT 5",
+                            (" OR ".join(words),)).fetchall()
+    except sqlite3.OperationalError:
+        return []
+    return [r[0] for r in rows]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--background", type=int, default=2000)
+    parser.add_argument("--show", action="store_true", help="list the queries memspool misses")
+    args = parser.parse_args(argv)
+    notes = load(DATA / "recall_notes.jsonl") + background(args.background)
+    queries = load(DATA / "recall_queries.jsonl")
+    baseline = _baseline(notes)
+    with tempfile.TemporaryDirectory(prefix="memspool-bench-") as folder, \
+            Service(Path(folder), env={}) as service:
+        lines = [json.dumps({"project": n["project"], "key": str(n["id"]),
+                             "type": n["type"], "summary": n["summary"], "body": n["body"],
+                             "layer": "buffer"}).encode() for n in notes]
+        service.import_lines(lines)
+        key_of = {row[0]: row[1] for row in service.conn.execute("SELECT id, key FROM memories")}
+        results: dict[tuple[str, str], list[tuple[bool, bool]]] = {}
+        for q in queries:
+            ours = [key_of[h.id] for h in search(service.conn, str(q["query"]), limit=5)]
+            base = _baseline_top(baseline, str(q["query"]))
+            right = q["note"]
+            for split in (str(q["split"]), "all"):
+                results.setdefault((str(q["kind"]), split), []).append(
+                    (right in ours, right in base))
+            if args.show and right not in ours:
+                print(f"  miss {q['id']} ({q['kind']}, {q['split']}): {q['query']!r}")
+    print(f"{'kind':<11} {'split':<8} {'queries':>7} {'memspool':>9} {'plain FTS5':>10}")
+    for kind in ("shared", "identifier", "paraphrase"):
+        for split in ("tune", "holdout", "all"):
+            rows = results.get((kind, split), [])
+            if rows:
+                ours = sum(r[0] for r in rows) / len(rows)
+                base = sum(r[1] for r in rows) / len(rows)
+                print(f"{kind:<11} {split:<8} {len(rows):>7} {ours:>9.2f} {base:>10.2f}")
+    every = [r for (kind, split), rows in results.items() if split == "all" for r in rows]
+    print(f"{'overall':<11} {'all':<8} {len(every):>7} "
+          f"{sum(r[0] for r in every) / len(every):>9.2f} "
+          f"{sum(r[1] for r in every) / len(every):>10.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
