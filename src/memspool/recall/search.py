@@ -87,7 +87,7 @@ def _related(terms: list[str]) -> list[str]:
 
 
 #: Concept words added to one query, at most (a long query expands to many).
-MAX_CONCEPTS: Final = 12
+MAX_CONCEPTS: Final = 40
 _RANKED: Final = ("SELECT rowid, bm25(memory_search, ?, ?, ?) AS rank FROM memory_search"
                   " WHERE memory_search MATCH ? ORDER BY rank LIMIT ?")
 _COLUMNS: Final = ("id, project, type, summary, body, layer, confidence, sessions,"
