@@ -22,15 +22,21 @@ from memspool.archivist.recalls import note_recalled
 from memspool.archivist.transfer import ImportReport, export_lines, import_lines
 from memspool.config import Config, load_config
 from memspool.distill import CaptureReport, LlmOptions, capture
-from memspool.distill.similarity import Profiles
+from memspool.distill.capture import save_notes
+from memspool.distill.keys import SUMMARY_CHARS, note_key
+from memspool.distill.note import Note
+from memspool.distill.similarity import Profiles, index_terms
 from memspool.drainer.lock import drainer_running
-from memspool.errors import HomeError, NotFound, StoreError
+from memspool.errors import HomeError, NotFound, PayloadError, StoreError
 from memspool.install import default_settings_path, installed_events
+from memspool.project import project_name
 from memspool.recall import render, render_dirty, search
+from memspool.redact import redact
 from memspool.spool import Spool
 from memspool.spool.segments import QUARANTINE_DIR
 from memspool.store import connect, connect_readonly, diagnose, get_state, transaction
 from memspool.store import memories as memory_rows
+from memspool.store.kinds import NOTE_TYPES
 from memspool.store.slices import list_slices, slice_text
 
 __all__ = ["Service"]
@@ -114,6 +120,50 @@ class Service:
                          profiles=self.profiles)
         self._render()
         return report
+
+    def capture_passive(self, content: str, *, session: str | None = None,
+                        project: str | None = None,
+                        source: str | None = None) -> dict[str, int]:
+        """Only the learnings sections of ``content``, one passive memory per item:
+        ``{"saved", "skipped", "total"}``."""
+        report = self.capture(content, project=project, session=session, source=source,
+                              passive=True)
+        return report.passive_counts()
+
+    def save(self, title: str, content: str, *, type: str = "takeaway",
+             key: str | None = None, project: str | None = None,
+             session: str | None = None, source: str | None = None) -> dict[str, Any]:
+        """One explicit memory. With a topic ``key`` it upserts: the memory under that key
+        takes this text (the old text kept in history); without one the capture verb's
+        reconciliation applies (update, merge or new)."""
+        title, content = title.strip(), content.strip()
+        if not title or not content:
+            raise PayloadError("A memory needs a title and a content; both were empty.")
+        if type not in NOTE_TYPES:
+            raise PayloadError(f"type must be one of {', '.join(NOTE_TYPES)}, got {type!r}.")
+        project = project or project_name(Path.cwd())
+        kind = next(t for t in NOTE_TYPES if t == type)
+        summary, body = redact(title)[0][:SUMMARY_CHARS], redact(content)[0]
+        conn = self.conn
+        if key:
+            slug = note_key(key)
+            with transaction(conn):
+                found = memory_rows.get_by_key(conn, project, slug)
+                if found is not None:
+                    memory_rows.replace_text(conn, found, type=kind, summary=summary, body=body,
+                                             terms=index_terms(body, profiles=self.profiles),
+                                             at=time.time(), reason="saved")
+            if found is not None:
+                self._render()
+                return {"ok": True, "id": found.id, "key": slug, "action": "updated"}
+        note = Note(type=kind, summary=summary, body=body, key_text=key or "")
+        report = CaptureReport(dry_run=False)
+        save_notes([note], config=self.config, conn=conn, project=project,
+                   session=session or f"manual-save-{project}", source=source or "save",
+                   slice_id=None, report=report, profiles=self.profiles)
+        self._render()
+        outcome = report.notes[0]
+        return {"ok": True, "id": outcome.id, "key": outcome.key, "action": outcome.action}
 
     def _render(self) -> None:
         """Re-render the context block of every project whose memory changed."""
