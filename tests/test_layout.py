@@ -28,7 +28,8 @@ RANKS = {
     # The drainer digests queued slices when the spool is idle.
     "memspool.drainer": 4.7,
     "memspool.service": 5, "memspool.demo": 5.5,
-    "memspool.cli": 6, "memspool.__main__": 7,
+    "memspool.mcp": 6, "memspool.http": 6,
+    "memspool.cli": 6.5, "memspool.__main__": 7,
 }
 #: Source folder -> the package it installs as.
 FOLDERS = {

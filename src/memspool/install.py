@@ -12,6 +12,7 @@ import json
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 import time
 import tomllib
@@ -352,3 +353,38 @@ def install_systemd_unit(config: Config, unit_dir: Path | None = None) -> list[P
         target.write_text(render_unit(config, name=name), encoding="utf-8")
         written.append(target)
     return written
+
+
+#: The MCP server's name in Claude Code's registry.
+MCP_NAME: Final = "memspool"
+
+
+def mcp_command(config: Config, python: str | None = None) -> list[str]:
+    """``claude mcp add`` arguments that register this install's MCP server for the user."""
+    interpreter = python or sys.executable
+    return ["claude", "mcp", "add", "--scope", "user", MCP_NAME, "--",
+            interpreter, "-m", "memspool", "mcp", "--home", str(config.home)]
+
+
+def register_mcp(config: Config, python: str | None = None) -> dict[str, Any]:
+    """Register the MCP server with ``claude mcp add`` when the ``claude`` command exists;
+    otherwise return the exact command to run."""
+    argv = mcp_command(config, python)
+    printable = shlex.join(argv)
+    claude = shutil.which("claude")
+    if claude is None:
+        return {"registered": False, "command": printable,
+                "reason": "the claude command is not on PATH; run the command yourself"}
+    done = subprocess.run([claude, *argv[1:]], capture_output=True, text=True, timeout=60,
+                          check=False)
+    if done.returncode != 0:
+        return {"registered": False, "command": printable,
+                "reason": (done.stderr or done.stdout).strip()[:500]}
+    return {"registered": True, "command": printable, "reason": ""}
+
+
+def plugin_mcp() -> dict[str, Any]:
+    """The plugin's ``.mcp.json``; a test holds the committed file to this."""
+    launcher = ('p="${CLAUDE_PLUGIN_ROOT}/.venv/bin/python"; [ -x "$p" ] || p=python3; '
+                'exec "$p" -m memspool mcp')
+    return {"mcpServers": {MCP_NAME: {"command": "sh", "args": ["-c", launcher]}}}

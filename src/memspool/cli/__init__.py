@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         demo,
         drainer,
         install,
+        mcp,
         memories,
         recall,
         redact,
@@ -56,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="memspool home folder for any command "
                              "(default: MEMSPOOL_HOME, else the user data folder)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (demo, install, drainer, status, recall, slices, memories, redact, capture):
+    for module in (demo, install, drainer, status, recall, slices, memories, redact, capture,
+                   mcp):
         module.register(sub)
     return parser
 

@@ -12,6 +12,7 @@ from memspool.install import (
     default_settings_path,
     install_hooks,
     install_systemd_unit,
+    register_mcp,
     uninstall_hooks,
 )
 
@@ -52,6 +53,8 @@ def _install(args: argparse.Namespace) -> int:
         settings.resolve().parent / "projects"]
     result: dict[str, Any] = install_hooks(settings, config, transcript_roots=roots,
                                            recall_on_prompt=args.recall_on_prompt)
+    if args.mcp:
+        result["mcp"] = register_mcp(config)
     if args.systemd:
         result["systemd_units"] = [str(path) for path in install_systemd_unit(config)]
     if args.json:
@@ -64,6 +67,12 @@ def _install(args: argparse.Namespace) -> int:
         for warning in result["warnings"]:
             print(f"warning: {warning}")
         print(f"home: {result['home']}")
+        if args.mcp:
+            mcp = result["mcp"]
+            if mcp["registered"]:
+                print(f"MCP server registered: {mcp['command']}")
+            else:
+                print(f"MCP server not registered ({mcp['reason']}); run:\n  {mcp['command']}")
         if args.systemd:
             print("systemd units: " + ", ".join(result["systemd_units"]) + "\n"
                   "  enable them: systemctl --user daemon-reload && "
@@ -95,6 +104,9 @@ def register(sub: Subparsers) -> None:
             parser.add_argument("--systemd", action="store_true",
                                 help="also write the systemd user units (drainer, hourly "
                                      "maintenance)")
+            parser.add_argument("--mcp", action="store_true",
+                                help="also register the MCP server with Claude Code (claude mcp "
+                                     "add --scope user), or print the command to do it")
             parser.add_argument("--recall-on-prompt", action="store_true",
                                 help="also add a UserPromptSubmit hook that injects up to 3 "
                                      "memories matching each prompt (installing without this "

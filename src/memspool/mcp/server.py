@@ -1,0 +1,156 @@
+"""memspool's tools for agents, over the Model Context Protocol (stdio).
+
+Every tool is one call of :class:`memspool.service.Service`, so an agent gets
+the answers the CLI gives. Results stay far below what a client accepts
+(25,000 tokens by default): ``search`` returns compact rows an agent can
+scan (id, type, summary, score) and pages with ``offset``; ``get`` returns
+at most ``MAX_GET`` memories in full. Tools are coroutines on purpose: they
+then run on the server's one thread, where the store connection lives.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, Final
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from memspool import __version__
+from memspool.errors import MemspoolError
+from memspool.project import project_name
+from memspool.service import Service
+
+__all__ = ["MAX_GET", "MAX_SEARCH", "build_server", "main"]
+
+#: Rows one search returns at most, and memories one get returns at most.
+MAX_SEARCH: Final = 50
+MAX_GET: Final = 10
+#: A row's summary in search results is cut here; `get` has the full text.
+SUMMARY_CHARS: Final = 200
+
+INSTRUCTIONS: Final = (
+    "memspool keeps durable memories of coding sessions: root causes, pitfalls, decisions, "
+    "conventions and takeaways, per project. Search before re-investigating something; "
+    "save what will still be true next week."
+)
+
+
+def build_server(home: Path | None = None) -> MCPServer:
+    """The MCP server for the store in ``home`` (default: as the CLI resolves it)."""
+    service = Service(home)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(server: MCPServer) -> AsyncIterator[None]:
+        try:
+            yield None
+        finally:
+            service.close()
+
+    server = MCPServer(name="memspool", version=__version__, instructions=INSTRUCTIONS,
+                       lifespan=lifespan)
+
+    def call(operation: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return operation(*args, **kwargs)
+        except MemspoolError as exc:
+            raise ToolError(str(exc)) from None
+
+    @server.tool(description=(
+        "Distil text (notes, an answer, a markdown document, JSONL) into durable memories of a "
+        "project: it is split, classified, keyed, and each note updates, merges into or adds a "
+        "memory. Returns the report: counts of created/updated/merged/skipped notes and each "
+        "note's id, key, type and summary. At most 20 notes per call. Secrets are redacted."))
+    async def capture(text: str, project: str | None = None, session: str | None = None,
+                      source: str | None = None, dry_run: bool = False) -> dict[str, Any]:
+        report = call(service.capture, text, project=project or _project(),
+                      session=session, source=source or "mcp", dry_run=dry_run)
+        return dict(report.as_dict())
+
+    @server.tool(description=(
+        "Save only the items of learnings sections ('## Key Learnings:', '### Learnings') in "
+        "content, one passive memory per item. Returns {saved, skipped, total}."))
+    async def capture_passive(content: str, session_id: str | None = None,
+                              project: str | None = None,
+                              source: str | None = None) -> dict[str, int]:
+        result: dict[str, int] = call(service.capture_passive, content, session=session_id,
+                                      project=project or _project(), source=source or "mcp")
+        return result
+
+    @server.tool(description=(
+        "Save one explicit memory: a title (one line), its content, and a type (root-cause, "
+        "pitfall, decision, pattern, takeaway). With a topic key, saving again under the same "
+        "key replaces the text (the old text is kept in history). Returns {id, key, action}."))
+    async def save(title: str, content: str, type: str = "takeaway",
+                   key: str | None = None, project: str | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = call(service.save, title, content, type=type, key=key,
+                                      project=project or _project(), source="mcp")
+        return result
+
+    @server.tool(description=(
+        "Search memories (every project unless one is given). Returns compact rows: id, "
+        "project, type, summary (cut at 200 characters) and score; call get with the ids for "
+        "full text. Page with offset; limit is at most 50. include_all adds superseded and "
+        "archived memories."))
+    async def search(query: str, project: str | None = None, type: str | None = None,  # noqa: PLR0917 - the tool's arguments
+                     limit: int = 10, offset: int = 0,
+                     include_all: bool = False) -> dict[str, Any]:
+        limit = max(1, min(MAX_SEARCH, limit))
+        offset = max(0, offset)
+        found = call(service.search, query, project=project, type=type,
+                     limit=limit + offset + 1, include_all=include_all)
+        rows = [{"id": hit["id"], "project": hit["project"], "type": hit["type"],
+                 "summary": hit["summary"][:SUMMARY_CHARS], "score": hit["score"]}
+                for hit in found["results"][offset:offset + limit]]
+        return {"query": query, "offset": offset, "results": rows,
+                "more": len(found["results"]) > offset + limit}
+
+    @server.tool(description=(
+        "Full memories by id (at most 10): text, layer, confidence, sessions, provenance; "
+        "with history=true also the earlier texts."))
+    async def get(ids: list[int], history: bool = False) -> dict[str, Any]:
+        memories = []
+        for memory_id in ids[:MAX_GET]:
+            memory = call(service.get, memory_id)
+            if not history:
+                memory.pop("history", None)
+            memories.append(memory)
+        return {"memories": memories}
+
+    @server.tool(description=(
+        "The project's context block: its most useful memories as compact markdown, grouped "
+        "by type, each with its id (what a session is given at its start)."))
+    async def context(project: str | None = None, max_chars: int = 8000) -> dict[str, str]:
+        name = project or _project()
+        text = call(service.context, name, max_chars=max(200, min(max_chars, 20_000)))
+        return {"project": name, "text": text}
+
+    @server.tool(description=(
+        "Forget a memory by id: gone from the store, from search and from the context block; "
+        "digesting transcripts again does not bring it back."))
+    async def forget(id: int) -> dict[str, Any]:
+        result: dict[str, Any] = call(service.forget, id)
+        return result
+
+    @server.tool(description=(
+        "memspool's state: memories by layer, slices queued, the last drain and maintenance "
+        "pass, whether hooks are installed."))
+    async def stats() -> dict[str, Any]:
+        status: dict[str, Any] = call(service.status)
+        keep = ("home", "memories", "memories_by_layer", "slices_queued", "slices_total",
+                "sessions_tracked", "last_drain", "last_maintain", "hooks_installed", "store")
+        return {name: status.get(name) for name in keep}
+
+    return server
+
+
+def _project() -> str:
+    return project_name(Path.cwd())
+
+
+def main(home: Path | None = None) -> int:
+    """Serve over stdio until the client closes the connection."""
+    build_server(home).run("stdio")
+    return 0

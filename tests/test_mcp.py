@@ -1,0 +1,138 @@
+"""The MCP server through the SDK's own client, over a real stdio session."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+TOOLS = {"capture", "capture_passive", "save", "search", "get", "context", "forget", "stats"}
+
+
+def _session(home: Path, body: Callable[[ClientSession], Awaitable[None]]) -> None:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memspool", "mcp"],
+        env={"MEMSPOOL_HOME": str(home), "HOME": os.environ["HOME"],
+             "CLAUDE_CONFIG_DIR": os.environ["CLAUDE_CONFIG_DIR"]})
+
+    async def run() -> None:
+        with open(os.devnull, "w") as errlog:  # noqa: PTH123 - the SDK wants a text stream
+            async with stdio_client(params, errlog=errlog) as (read, write), \
+                    ClientSession(read, write) as session:
+                await session.initialize()
+                await body(session)
+
+    anyio.run(run)
+
+
+def _data(result: Any) -> dict[str, Any]:
+    assert not result.is_error, result
+    if result.structured_content is not None:
+        data = result.structured_content
+        return data.get("result", data) if set(data) == {"result"} else data
+    return json.loads(result.content[0].text)
+
+
+def test_every_tool_is_listed_with_a_short_description_and_a_schema(home: Path) -> None:
+    async def body(session: ClientSession) -> None:
+        tools = (await session.list_tools()).tools
+        assert {tool.name for tool in tools} == TOOLS
+        for tool in tools:
+            assert tool.description and len(tool.description) < 2048
+            assert tool.input_schema["type"] == "object"
+
+    _session(home, body)
+
+
+def test_save_search_get_context_forget_and_stats(home: Path) -> None:
+    async def body(session: ClientSession) -> None:
+        saved = _data(await session.call_tool("save", {
+            "title": "Deploy window", "content": "Deploys run Tuesdays 10-12 UTC.",
+            "type": "decision", "key": "deploy window", "project": "shop"}))
+        assert saved["action"] == "created"
+        again = _data(await session.call_tool("save", {
+            "title": "Deploy window", "content": "Deploys moved to Wednesdays 14-16 UTC.",
+            "type": "decision", "key": "deploy window", "project": "shop"}))
+        assert again == {**saved, "action": "updated"}
+        captured = _data(await session.call_tool("capture", {
+            "text": "Pitfall: the SparklineChart component re-renders on every tick.",
+            "project": "shop"}))
+        assert captured["created"] == 1
+        found = _data(await session.call_tool("search", {"query": "sparkline"}))
+        assert [r["type"] for r in found["results"]] == ["pitfall"]
+        assert set(found["results"][0]) == {"id", "project", "type", "summary", "score"}
+        full = _data(await session.call_tool("get", {"ids": [saved["id"]], "history": True}))
+        memory = full["memories"][0]
+        assert "Wednesdays" in memory["body"] and "Tuesdays" in memory["history"][0]["body"]
+        block = _data(await session.call_tool("context", {"project": "shop"}))
+        assert "Deploy window" in block["text"] and "SparklineChart" in block["text"]
+        passive = _data(await session.call_tool("capture_passive", {
+            "content": "## Key Learnings:\n1. WAL mode lets readers run beside the writer\n",
+            "session_id": "s9", "project": "shop"}))
+        assert passive == {"saved": 1, "skipped": 0, "total": 1}
+        _data(await session.call_tool("forget", {"id": saved["id"]}))
+        missing = await session.call_tool("get", {"ids": [saved["id"]]})
+        assert missing.is_error and "No memory with id" in missing.content[0].text
+        stats = _data(await session.call_tool("stats", {}))
+        assert stats["memories"] == 2 and stats["store"] == "ok"
+
+    _session(home, body)
+
+
+@pytest.mark.parametrize("query", ['"', "NOT (", "x" * 10_000])
+def test_search_pages_and_takes_any_text(home: Path, query: str) -> None:
+    async def body(session: ClientSession) -> None:
+        for n in range(12):
+            _data(await session.call_tool("save", {
+                "title": f"Pool {n} drains", "content": f"Worker pool {n} drains under load.",
+                "project": "p"}))
+        first = _data(await session.call_tool("search", {"query": "worker pool drains",
+                                                         "limit": 5}))
+        second = _data(await session.call_tool("search", {"query": "worker pool drains",
+                                                          "limit": 5, "offset": 5}))
+        assert len(first["results"]) == 5 and first["more"]
+        assert not {r["id"] for r in first["results"]} & {r["id"] for r in second["results"]}
+        odd = await session.call_tool("search", {"query": query})
+        assert not odd.is_error
+
+    _session(home, body)
+
+
+def test_install_mcp_registers_with_claude_or_prints_the_command(
+        tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from conftest import run_cli
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    printed = json.loads(run_cli("install", "--settings", str(tmp_path / "s.json"), "--mcp",
+                                 "--json").stdout)["mcp"]
+    assert not printed["registered"] and printed["command"].startswith(
+        "claude mcp add --scope user memspool -- ")
+    assert printed["command"].endswith(f"-m memspool mcp --home {home}")
+    # A `claude` that records what it was asked: the real argv, no shell.
+    calls = tmp_path / "calls"
+    claude = bin_dir / "claude"
+    claude.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {calls}\n')
+    claude.chmod(0o755)
+    done = json.loads(run_cli("install", "--settings", str(tmp_path / "s.json"), "--mcp",
+                              "--json").stdout)["mcp"]
+    assert done["registered"]
+    argv = calls.read_text().splitlines()
+    assert argv[:6] == ["mcp", "add", "--scope", "user", "memspool", "--"]
+    assert argv[-4:] == ["memspool", "mcp", "--home", str(home)]
+
+
+def test_the_plugin_ships_the_mcp_server() -> None:
+    from memspool.install import plugin_mcp
+
+    root = Path(__file__).resolve().parent.parent
+    assert json.loads((root / ".mcp.json").read_text()) == plugin_mcp()
