@@ -50,3 +50,13 @@ def test_command_has_help_with_an_example(name: str, parser: argparse.ArgumentPa
 def test_command_is_in_readme(name: str) -> None:
     pattern = rf"memspool {re.escape(name)}(?![\w-])"
     assert re.search(pattern, README), f"README does not mention `memspool {name}`"
+
+
+def test_the_cli_reference_is_generated_from_the_cli() -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, str(root / "scripts" / "cli_reference.py"), "--check"],
+                          capture_output=True, timeout=120, check=False)
+    assert proc.returncode == 0, "docs/cli.md is out of date: run python scripts/cli_reference.py"
