@@ -38,7 +38,7 @@ from memspool.redact import redact
 from memspool.spool import Position, Spool
 from memspool.store import connect, set_state
 
-__all__ = ["Drainer", "PassResult", "install_signal_handlers", "setup_logging"]
+__all__ = ["Drainer", "PassResult", "agent_id_of", "install_signal_handlers", "setup_logging"]
 
 #: Frames handled per pass; the rest wait for the next pass (bounded work).
 MAX_FRAMES_PER_PASS: Final = 2000
@@ -108,7 +108,7 @@ def setup_logging(config: Config) -> None:
     log.setLevel(logging.INFO)
 
 
-def _agent_id(path: Path) -> str:
+def agent_id_of(path: Path) -> str:
     stem = path.stem
     return stem[len("agent-") :] if stem.startswith("agent-") else stem
 
@@ -226,7 +226,7 @@ class Drainer:
             except TranscriptError as exc:
                 self._error(str(exc))
         for path in sorted(agents):
-            yield Target(path, request.session_id, _agent_id(path), project)
+            yield Target(path, request.session_id, agent_id_of(path), project)
 
     def _drain_request(self, request: Request, now: float) -> PassResult:
         result = PassResult()

@@ -28,7 +28,9 @@ from memspool.errors import DrainerBusy, MemspoolError
 from memspool.spool import ACTIVE_NAME
 from memspool.spool.home import DRAINER_ARGS
 
-__all__ = ["main", "run_detached", "run_once", "run_resume", "run_watch"]
+__all__ = [
+    "drain_until_empty", "hand_off", "main", "run_detached", "run_once", "run_resume", "run_watch",
+]
 
 #: A freshly spawned drainer waits this long for the lock: the hook that
 #: spawned it holds the lock for a moment, and a drainer that is winding down
@@ -45,7 +47,7 @@ MAX_FAILED_PASSES: Final = 5
 FOREGROUND_LOCK_WAIT: Final = 60.0
 
 
-def _drain_until_empty(drainer: Drainer) -> PassResult:
+def drain_until_empty(drainer: Drainer) -> PassResult:
     total = PassResult()
     while not drainer.stopping:
         result = drainer.loop()
@@ -56,7 +58,7 @@ def _drain_until_empty(drainer: Drainer) -> PassResult:
     return total
 
 
-def _hand_off(config: Config, lock: DrainerLock, drainer: Drainer,
+def hand_off(config: Config, lock: DrainerLock, drainer: Drainer,
               work: Callable[[Drainer], object]) -> None:
     """Let go of the lock without stranding a frame.
 
@@ -121,8 +123,8 @@ def run_once(config: Config, *, recover: bool = False) -> tuple[list[str], PassR
         lock.release()
         raise
     try:
-        total = _drain_until_empty(drainer)
-        _hand_off(config, lock, drainer, lambda d: total.add(_drain_until_empty(d)))
+        total = drain_until_empty(drainer)
+        hand_off(config, lock, drainer, lambda d: total.add(drain_until_empty(d)))
         return notes, total
     except BaseException:
         lock.release()  # a no-op if the hand-off already let go
@@ -148,7 +150,7 @@ def run_detached(config: Config) -> int:
         drainer, _ = _start(config, lock, recover=False)
         install_signal_handlers(drainer)
         _linger(drainer)
-        _hand_off(config, lock, drainer, _linger)
+        hand_off(config, lock, drainer, _linger)
         return 0
     except Exception:
         log.exception("detached drainer failed; frames stay in the spool for the next one")
@@ -212,7 +214,7 @@ def run_watch(config: Config) -> int:
         observer.stop()
         observer.join()
         try:
-            _hand_off(config, lock, drainer, _drain_until_empty)
+            hand_off(config, lock, drainer, drain_until_empty)
         finally:
             drainer.shutdown()
     return code

@@ -19,7 +19,7 @@ from memspool.redact import redact
 from memspool.spool.home import HOOK_EVENTS
 from memspool.untrusted import parse_json
 
-__all__ = ["FORCING_EVENTS", "Request", "check_transcript_path", "parse_payload"]
+__all__ = ["FORCING_EVENTS", "ID_SHAPE", "Request", "check_transcript_path", "parse_payload"]
 
 #: Events after which a held-back slice must ship now: the context is about
 #: to be compacted, or the session is over.
@@ -29,7 +29,7 @@ KNOWN_EVENTS: Final = frozenset(HOOK_EVENTS)
 #: of its start (enough for any secret that crosses the quoted part).
 EXCERPT_CHARS: Final = 80
 EXCERPT_SOURCE_BYTES: Final = 4096
-_ID_SHAPE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+ID_SHAPE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 @dataclass
@@ -96,7 +96,7 @@ def parse_payload(payload: bytes, time_ns: int, roots: tuple[Path, ...]) -> Requ
     if not isinstance(data, dict):
         raise PayloadError(f"hook payload is not a JSON object: {_excerpt(payload)}")
     session_id = data.get("session_id")
-    if not isinstance(session_id, str) or not _ID_SHAPE.fullmatch(session_id):
+    if not isinstance(session_id, str) or not ID_SHAPE.fullmatch(session_id):
         raise PayloadError(f"hook payload has no usable session_id: {session_id!r}")
     event = data.get("hook_event_name")
     if not isinstance(event, str) or event not in KNOWN_EVENTS:

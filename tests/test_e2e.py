@@ -185,7 +185,7 @@ def test_a_frame_appended_while_a_drainer_lets_go_is_not_stranded(home: Path,
     """The hand-off: a hook that found the lock held spawned nobody; the holder re-checks."""
     from memspool.config import load_config
     from memspool.drainer.lock import acquire_lock
-    from memspool.drainer.modes import _drain_until_empty, _hand_off, _start
+    from memspool.drainer.modes import _start, drain_until_empty, hand_off
     from memspool.spool import append
 
     config = load_config()
@@ -197,7 +197,7 @@ def test_a_frame_appended_while_a_drainer_lets_go_is_not_stranded(home: Path,
         transcript.write_bytes(SPOTTER.read_bytes())
         # the hook's side while the lock is held: append, find the lock taken, leave
         append(str(config.spool_dir), payload("Stop", SESSION, transcript))
-        _hand_off(config, lock, drainer, _drain_until_empty)
+        hand_off(config, lock, drainer, drain_until_empty)
         assert not drainer.spool.has_pending()
         assert drainer.conn.execute("SELECT count(*) FROM slices").fetchone()[0] == 1
     finally:

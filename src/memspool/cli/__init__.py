@@ -36,6 +36,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     # Imported here so `memspool --version` stays quick.
     from memspool.cli import (
+        backfill,
         capture,
         demo,
         drainer,
@@ -57,8 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="memspool home folder for any command "
                              "(default: MEMSPOOL_HOME, else the user data folder)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (demo, install, drainer, status, recall, slices, memories, redact, capture,
-                   mcp):
+    for module in (demo, install, drainer, backfill, status, recall, slices, memories, redact,
+                   capture, mcp):
         module.register(sub)
     return parser
 
