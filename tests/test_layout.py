@@ -27,7 +27,7 @@ RANKS = {
     "memspool.recall": 4.6,
     # The drainer digests queued slices when the spool is idle.
     "memspool.drainer": 4.7,
-    "memspool.service": 5, "memspool.demo": 5.5,
+    "memspool.service": 5, "memspool.demo": 5.5, "memspool.doctor": 5,
     "memspool.mcp": 6, "memspool.http": 6,
     "memspool.cli": 6.5, "memspool.__main__": 7,
 }

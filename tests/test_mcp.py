@@ -24,7 +24,7 @@ def _session(home: Path, body: Callable[[ClientSession], Awaitable[None]]) -> No
              "CLAUDE_CONFIG_DIR": os.environ["CLAUDE_CONFIG_DIR"]})
 
     async def run() -> None:
-        with open(os.devnull, "w") as errlog:  # noqa: PTH123 - the SDK wants a text stream
+        with open(os.devnull, "w") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write), \
                     ClientSession(read, write) as session:
                 await session.initialize()

@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         backfill,
         capture,
         demo,
+        doctor,
         drainer,
         install,
         mcp,
@@ -58,8 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="memspool home folder for any command "
                              "(default: MEMSPOOL_HOME, else the user data folder)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (demo, install, drainer, backfill, status, recall, slices, memories, redact,
-                   capture, mcp):
+    for module in (demo, install, drainer, backfill, status, doctor, recall, slices, memories,
+                   redact, capture, mcp):
         module.register(sub)
     return parser
 
