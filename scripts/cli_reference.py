@@ -20,9 +20,9 @@ OUT = ROOT / "docs" / "cli.md"
 def listed(parser: argparse.ArgumentParser, prefix: str = "") -> list[tuple[str, str]]:
     """(command, help text) for every listed command, depth first, in the CLI's order."""
     found = []
-    for action in parser._actions:  # noqa: SLF001 - argparse has no public walk
-        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
-            names = {choice.dest for choice in action._choices_actions}  # noqa: SLF001
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            names = {choice.dest for choice in action._choices_actions}
             for name, sub in action.choices.items():
                 if name in names:
                     command = f"{prefix} {name}".strip()

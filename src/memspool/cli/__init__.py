@@ -46,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         memories,
         recall,
         redact,
+        serve,
         slices,
         status,
     )
@@ -60,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "(default: MEMSPOOL_HOME, else the user data folder)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in (demo, install, drainer, backfill, status, doctor, recall, slices, memories,
-                   redact, capture, mcp):
+                   redact, capture, mcp, serve):
         module.register(sub)
     return parser
 

@@ -1,0 +1,70 @@
+"""Every failure as ``{"ok": false, "error": "<one sentence>"}``; never a traceback.
+
+    PayloadError, other MemspoolError 400   the input cannot be used; the message says why
+    NotFound                          404   no memory with that id
+    StoreError, sqlite3.Error         503   the store is busy, damaged or full; try again
+    HTTPException                     its status (401, 404 no route, 405, 413, 421)
+    anything else                     500   the traceback goes to the server's log only
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Final
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from memspool.errors import MemspoolError, NotFound, StoreError
+from memspool.http.responses import error_response
+
+__all__ = ["HANDLERS"]
+
+Handler = Callable[[Request, Exception], Awaitable[Response]]
+
+#: What a 500 says: the details stay in the server's log, out of reach of a client.
+INTERNAL: Final = ("The server failed on this request (an internal error). Its log says "
+                   "why; try again, and report it if it keeps failing.")
+
+
+async def _memspool(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, NotFound):
+        return error_response(404, str(exc))
+    if isinstance(exc, StoreError):
+        return error_response(503, str(exc))
+    return error_response(400, str(exc))
+
+
+async def _sqlite(request: Request, exc: Exception) -> Response:
+    return error_response(503, f"The store refused the operation ({exc}). If another memspool "
+                               f"process holds it, try again; GET /status says whether the "
+                               f"store is damaged.")
+
+
+async def _http(request: Request, exc: Exception) -> Response:
+    if not isinstance(exc, HTTPException):
+        return await _internal(request, exc)
+    headers = exc.headers or {}
+    if exc.status_code == 404:
+        message = (f"There is no route {request.method} {request.url.path}; "
+                   f"GET /openapi.json lists the routes.")
+    elif exc.status_code == 405:
+        message = (f"{request.url.path} does not take {request.method}; it takes "
+                   f"{headers.get('Allow', 'other methods')}.")
+    else:
+        message = str(exc.detail)
+    return error_response(exc.status_code, message, headers)
+
+
+async def _internal(request: Request, exc: Exception) -> Response:
+    return error_response(500, INTERNAL)
+
+
+HANDLERS: Final[Mapping[int | type[Exception], Handler]] = {
+    MemspoolError: _memspool,
+    sqlite3.Error: _sqlite,
+    HTTPException: _http,
+    Exception: _internal,
+}

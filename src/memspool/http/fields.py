@@ -1,0 +1,98 @@
+"""Reading a request's JSON body or query string into checked values.
+
+Every failure is a :class:`~memspool.errors.PayloadError` whose message is
+one sentence naming the field and what it should be; the app answers 400.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any, Final
+
+from memspool.errors import PayloadError
+from memspool.untrusted import no_surrogates, parse_json
+
+__all__ = ["Fields", "parse_body", "parse_query"]
+
+_TRUE: Final = frozenset({"1", "true", "yes", "on"})
+_FALSE: Final = frozenset({"0", "false", "no", "off", ""})
+
+
+def parse_body(raw: bytes, allowed: Collection[str]) -> Fields:
+    """The JSON object in ``raw``; any field not in ``allowed`` is refused (a typo)."""
+    if not raw.strip():
+        raise PayloadError("The request has no body; send a JSON object.")
+    try:
+        data = parse_json(raw)
+    except ValueError as exc:
+        raise PayloadError(f"The body is not valid JSON ({exc}); send a JSON object.") from None
+    if not isinstance(data, dict):
+        raise PayloadError(f"The body must be a JSON object, got a JSON {_kind(data)}.")
+    unknown = sorted(set(data) - set(allowed))
+    if unknown:
+        raise PayloadError(f"Unknown field(s) {', '.join(unknown)}; this route takes "
+                         f"{', '.join(sorted(allowed))}.")
+    return Fields(data, query=False)
+
+
+def _kind(value: object) -> str:
+    names = {bool: "boolean", int: "number", float: "number", str: "string", list: "array",
+             dict: "object", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+class Fields:
+    """Typed access to a JSON object or a query string (where every value is text)."""
+
+    def __init__(self, data: Mapping[str, Any], *, query: bool) -> None:
+        self.data = data
+        self.query = query
+
+    def text(self, name: str, *, required: bool = False) -> str | None:
+        value = self.data.get(name)
+        if value is None or (self.query and value == ""):
+            if required:
+                raise PayloadError(f"{name} is required: a non-empty string.")
+            return None
+        if not isinstance(value, str):
+            raise PayloadError(f"{name} must be a string, got a JSON {_kind(value)}.")
+        if required and not value.strip():
+            raise PayloadError(f"{name} is required: a non-empty string.")
+        return no_surrogates(value)
+
+    def choice(self, name: str, choices: Collection[str]) -> str | None:
+        value = self.text(name)
+        if value is not None and value not in choices:
+            raise PayloadError(f"{name} must be one of {', '.join(choices)}, got {value!r}.")
+        return value
+
+    def flag(self, name: str) -> bool:
+        value = self.data.get(name)
+        if value is None:
+            return False
+        if self.query and isinstance(value, str) and value.lower() in _TRUE | _FALSE:
+            return value.lower() in _TRUE
+        if isinstance(value, bool):
+            return value
+        raise PayloadError(f"{name} must be true or false, got {value!r}.")
+
+    def count(self, name: str, *, most: int) -> int | None:
+        """A whole number from 1 to ``most``, or ``None`` when absent."""
+        value = self.data.get(name)
+        if value is None or (self.query and value == ""):
+            return None
+        number = value
+        if self.query and isinstance(value, str) and value.isascii() and value.isdigit():
+            number = int(value)
+        if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= most:
+            raise PayloadError(f"{name} must be a whole number from 1 to {most}, got {value!r}.")
+        return number
+
+
+def parse_query(params: Mapping[str, str], allowed: Collection[str]) -> Fields:
+    """A query string's parameters; any not in ``allowed`` is refused (a typo)."""
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        raise PayloadError(f"Unknown parameter(s) {', '.join(unknown)}; this route takes "
+                         f"{', '.join(sorted(allowed))}.")
+    return Fields(dict(params), query=True)
