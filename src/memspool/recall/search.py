@@ -39,6 +39,8 @@ LAYER_WEIGHTS: Final = {"canonical": 1.1, "buffer": 1.0, "archived": 0.6, "super
 RECENCY_HALF_LIFE_DAYS: Final = 90.0
 #: Candidates read from each FTS query before ranking.
 CANDIDATES: Final = 200
+#: Candidates re-ranked by standing, beyond the ``limit`` asked for.
+RERANK_WINDOW: Final = 60
 #: Hits checked for holding every query term, beyond the ``limit`` asked for.
 COVERAGE_CHECKED: Final = 20
 _DAY: Final = 86400.0
@@ -133,9 +135,14 @@ def search(conn: sqlite3.Connection, query: str, *, project: str | None = None,
     own = _ranked(conn, match_expression(terms), filters, params)
     concepts = _related(terms)[:MAX_CONCEPTS]
     related = _ranked(conn, match_expression(concepts), filters, params) if concepts else {}
-    ids = sorted(set(own) | set(related))
-    if not ids:
+    lexical = {i: own.get(i, 0.0) + SYNONYM_WEIGHT * related.get(i, 0.0)
+               for i in set(own) | set(related)}
+    if not lexical:
         return []
+    # Standing (layer, confidence, recency) moves a score by at most about 3x:
+    # only the lexically best few can still reach the top, so only they are read.
+    window = sorted(lexical, key=lambda i: (-lexical[i], i))[: RERANK_WINDOW + limit]
+    ids = sorted(window)
     marks = ", ".join("?" * len(ids))
     rows = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})",  # noqa: S608
                         ids).fetchall()
