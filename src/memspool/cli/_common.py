@@ -10,7 +10,9 @@ from typing import Any, TypeAlias
 
 import orjson
 
-__all__ = ["Handler", "Subparsers", "add_home", "add_json", "command", "print_json"]
+__all__ = [
+    "Handler", "Subparsers", "add_home", "add_json", "command", "positive_int", "print_json",
+]
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 Handler: TypeAlias = Callable[[argparse.Namespace], int]
@@ -27,6 +29,17 @@ def add_home(parser: argparse.ArgumentParser) -> None:
 def add_json(parser: argparse.ArgumentParser, what: str = "the result") -> None:
     parser.add_argument("--json", action="store_true",
                         help=f"print {what} as JSON (errors as {{\"ok\": false, \"error\": ...}})")
+
+
+def positive_int(value: str) -> int:
+    """An argparse ``type`` for counts and limits: a whole number of at least 1."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {value!r}")
+    return number
 
 
 def print_json(data: Any) -> None:

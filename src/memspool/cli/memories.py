@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from memspool.cli._common import Subparsers, add_home, add_json, command, print_json
+from memspool.cli._common import Subparsers, add_home, add_json, command, positive_int, print_json
 from memspool.distill import LlmOptions
 from memspool.errors import PayloadError
 from memspool.service import Service
@@ -34,15 +34,6 @@ Example:
     memspool maintain --json
 """
 
-
-def _positive(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {value!r}")
-    return number
 
 
 def _when(seconds: float | None) -> str:
@@ -166,7 +157,7 @@ def register(sub: Subparsers) -> None:
     listing.add_argument("--project", help="only this project's memories")
     listing.add_argument("--type", choices=NOTE_TYPES, help="only memories of this type")
     listing.add_argument("--layer", choices=LAYERS, help="only memories in this layer")
-    listing.add_argument("--limit", type=_positive, default=100,
+    listing.add_argument("--limit", type=positive_int, default=100,
                          help="at most this many (default 100)")
     add_json(listing, "the memories")
     show = command(inner, "show", "Show one memory with its history and provenance.\n\n"

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from memspool.cli._common import Subparsers, add_home, add_json, command, print_json
+from memspool.cli._common import Subparsers, add_home, add_json, command, positive_int, print_json
 from memspool.project import project_name
 from memspool.service import Service
 from memspool.store.kinds import NOTE_TYPES
@@ -34,15 +34,6 @@ Example:
     memspool context --project shop --max-chars 4000
 """
 
-
-def _positive(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {value!r}")
-    return number
 
 
 def _search(args: argparse.Namespace) -> int:
@@ -81,7 +72,7 @@ def register(sub: Subparsers) -> None:
     search.add_argument("query", help="what to look for")
     search.add_argument("--project", help="only this project's memories")
     search.add_argument("--type", choices=NOTE_TYPES, help="only memories of this type")
-    search.add_argument("--limit", type=_positive, default=10, help="at most N (default 10)")
+    search.add_argument("--limit", type=positive_int, default=10, help="at most N (default 10)")
     search.add_argument("--all", action="store_true",
                         help="also superseded and archived memories")
     add_json(search, "the results")
@@ -89,6 +80,6 @@ def register(sub: Subparsers) -> None:
     add_home(context)
     context.add_argument("--project",
                          help="the project (default: git root name, else the current folder's)")
-    context.add_argument("--max-chars", type=_positive, default=None,
+    context.add_argument("--max-chars", type=positive_int, default=None,
                          help="the block's limit (default: context_max_chars, 8000)")
     add_json(context, "the block")

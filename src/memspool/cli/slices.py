@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from memspool.cli._common import Handler, Subparsers, add_home, add_json, command, print_json
+from memspool.cli._common import (
+    Handler,
+    Subparsers,
+    add_home,
+    add_json,
+    command,
+    positive_int,
+    print_json,
+)
 from memspool.service import Service
 
 DOC = """Inspect the queue of slices (redacted, zstd-compressed pieces of transcripts).
@@ -18,15 +26,6 @@ Example:
 #: Said on stderr when the old command name is used.
 RENAMED_NOTE = "memspool: `captures` was renamed `slices`; use `memspool slices ...`."
 
-
-def _limit(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {value!r}")
-    return number
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -86,7 +85,8 @@ def _register(sub: Subparsers, name: str, *, renamed: bool) -> None:
     )
     add_home(listing)
     listing.add_argument("--session", help="only this session's slices")
-    listing.add_argument("--limit", type=_limit, default=50, help="at most this many (default 50)")
+    listing.add_argument("--limit", type=positive_int, default=50,
+                         help="at most this many (default 50)")
     listing.add_argument("--queued", action="store_true", help="only slices not yet digested")
     add_json(listing, "the slices")
     show = command(
