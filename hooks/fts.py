@@ -20,7 +20,9 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Final
 
-__all__ = ["STOP_WORDS", "identifiers", "match_expression", "query_terms", "terms_of"]
+__all__ = [
+    "STOP_WORDS", "held", "identifiers", "match_expression", "query_terms", "stem", "terms_of",
+]
 
 _TOKEN: Final = re.compile(r"[A-Za-z0-9]+(?:[._/:-][A-Za-z0-9]+)*")
 _CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|\d+|[A-Z]+")
@@ -37,6 +39,8 @@ STOP_WORDS: Final = frozenset({
     "we", "were", "what", "when", "where", "which", "while", "who", "why", "will", "with",
     "would", "you", "your",
 })
+#: Endings :func:`stem` removes, longest first.
+_ENDINGS: Final = ("ing", "ed", "es", "s")
 #: Above this many terms a query is cut (longest first): a pasted paragraph
 #: must not make an expression FTS5 takes seconds over.
 MAX_TERMS: Final = 24
@@ -93,6 +97,23 @@ def query_terms(text: str) -> list[str]:
         keep = set(sorted(terms, key=len, reverse=True)[:MAX_TERMS])
         terms = [t for t in terms if t in keep]
     return terms
+
+
+def stem(word: str) -> str:
+    """``word`` without a plural or tense ending, leaving at least three letters."""
+    for suffix in _ENDINGS:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def held(terms: list[str], text: str) -> int:
+    """How many of ``terms`` ``text`` holds: by stem among its words and identifier parts,
+    or, for a long identifier, inside its words run together."""
+    stems = {stem(term) for term in terms_of(text)}
+    joined = "".join(_WORD.findall(text.lower()))
+    return sum(1 for term in terms
+               if stem(term) in stems or (len(term) > 6 and term in joined))
 
 
 def quoted(term: str) -> str:

@@ -38,7 +38,6 @@ MIN_SHARED_SHARE: Final = 0.3
 #: Sessions remembered; the oldest record is dropped past this many.
 MAX_SESSIONS: Final = 200
 _SESSION: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-_WORD: Final = re.compile(r"[a-z0-9]+")
 
 
 def _package() -> ModuleType:
@@ -55,19 +54,6 @@ def _package() -> ModuleType:
 
 def _give_up(signum: int, frame: FrameType | None) -> None:
     os._exit(0)
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
-
-
-def _shared(terms: list[str], text: str) -> int:
-    words = {_stem(w) for w in _WORD.findall(text.lower())}
-    joined = "".join(_WORD.findall(text.lower()))
-    return sum(1 for t in terms if _stem(t) in words or (len(t) > 6 and t in joined))
 
 
 def _seen_path(home: str, session: str) -> str:
@@ -116,7 +102,7 @@ def recall(conn: object, project: str, prompt: str, given: set[int], fts: Module
     for memory_id, kind, summary, body in rows:
         if memory_id in given:
             continue
-        shared = _shared(terms, f"{summary}\n{body}")
+        shared = fts.held(terms, f"{summary}\n{body}")
         if shared < MIN_SHARED_TERMS or shared < MIN_SHARED_SHARE * len(terms):
             continue
         text = body if len(body) <= 500 else body[:499] + "…"

@@ -20,13 +20,11 @@ Superseded and archived memories are found only with ``include_all``.
 from __future__ import annotations
 
 import dataclasses
-import re
 import sqlite3
 import time
 from typing import Any, Final
 
-from memspool.hooks.fts import match_expression, query_terms
-from memspool.hooks.fts import terms_of as query_terms_all
+from memspool.hooks.fts import held, match_expression, query_terms, stem
 from memspool.recall.concepts import GROUPS
 
 __all__ = ["Hit", "search"]
@@ -44,7 +42,6 @@ RERANK_WINDOW: Final = 60
 #: Hits checked for holding every query term, beyond the ``limit`` asked for.
 COVERAGE_CHECKED: Final = 20
 _DAY: Final = 86400.0
-_SUFFIX: Final = re.compile(r"(?:ing|ed|es|s)$")
 
 
 @dataclasses.dataclass
@@ -81,7 +78,7 @@ def _related(terms: list[str]) -> list[str]:
     own = set(terms)
     found: dict[str, None] = {}
     for term in terms:
-        for key in (term, _SUFFIX.sub("", term)):
+        for key in (term, stem(term)):
             for word in sorted(_CONCEPTS.get(key, ())):
                 if word not in own:
                     found[word] = None
@@ -153,23 +150,13 @@ def search(conn: sqlite3.Connection, query: str, *, project: str | None = None,
     if len(terms) > 1:
         # The bonus for holding every term can only reorder the front of the
         # list: look at the few that could still reach the top.
-        wanted = {_stem(term) for term in terms}
         for hit in hits[: COVERAGE_CHECKED + limit]:
-            if wanted <= _stems(f"{hit.summary} {hit.body}"):
+            if held(terms, f"{hit.summary} {hit.body}") == len(terms):
                 hit.score = round(hit.score * ALL_TERMS_BONUS, 6)
         hits.sort(key=lambda h: (-h.score, h.id))
     if include_all:
         hits = _successors_first(conn, hits)
     return hits[:limit]
-
-
-def _stem(word: str) -> str:
-    return _SUFFIX.sub("", word) if len(word) > 4 else word
-
-
-def _stems(text: str) -> set[str]:
-    """The stems of every word and identifier part of ``text`` (as query_terms splits them)."""
-    return {_stem(term) for term in query_terms_all(text)}
 
 
 def _hit(row: tuple[Any, ...], own: float, related: float, every: bool, now: float) -> Hit:
