@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator
 from typing import Final, Literal
 
 __all__ = ["Message", "Role", "messages"]
@@ -64,12 +63,3 @@ def _close(found: list[Message], role: Role, lines: list[str]) -> None:
     if body:
         found.append(Message(role, body))
 
-
-def assistant_turns(text: str) -> Iterator[tuple[str, str]]:
-    """``(assistant text, the user prompt before it)`` for each assistant message."""
-    prompt = ""
-    for message in messages(text):
-        if message.role == "user":
-            prompt = message.text
-        elif message.role == "assistant":
-            yield message.text, prompt
