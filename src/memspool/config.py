@@ -94,6 +94,10 @@ class Config:
     #: output over 10,000 characters with a short preview).
     context_max_chars: int = 8000
     llm_timeout_secs: float = DEFAULT_LLM_TIMEOUT_SECS
+    #: Semantic recall: "auto" (on when the semantic extra is installed), "on" or "off".
+    semantic: str = "auto"
+    #: A model2vec model folder to embed with instead of the one memspool ships.
+    semantic_model: str = ""
     llm_endpoint: str = ""
     llm_model: str = ""
 
@@ -136,8 +140,8 @@ _KINDS: Final = {f.name: str(f.type) for f in dataclasses.fields(Config) if f.na
 
 
 def _coerce(key: str, value: Any, origin: str) -> Any:
-    if key == "llm_timeout_secs":
-        return llm_timeout_from(value)  # junk means the default, by contract
+    if key in _SPECIAL:
+        return _SPECIAL[key](value, origin)
     kind = _KINDS.get(key)
     lowest = _INT_MINIMUM.get(key, 0)
     try:
@@ -169,6 +173,28 @@ def _coerce(key: str, value: Any, origin: str) -> Any:
             raise ConfigError(f"{origin}: transcript_roots must be a list of folder paths.")
         return tuple(Path(v).expanduser().absolute() for v in value)
     raise ConfigError(f"{origin}: unknown setting {key!r}.")
+
+
+#: The words a three-way switch accepts, and what each means.
+_SWITCH: Final = {"auto": "auto", "on": "on", "1": "on", "true": "on", "yes": "on",
+                  "off": "off", "0": "off", "false": "off", "no": "off"}
+
+
+def _switch(value: Any, origin: str) -> str:
+    word = str(value).strip().lower()
+    if isinstance(value, bool):
+        word = "on" if value else "off"
+    if word not in _SWITCH:
+        raise ConfigError(f"{origin}: semantic must be auto, on (1) or off (0), got {value!r}.")
+    return _SWITCH[word]
+
+
+def _llm_timeout(value: Any, origin: str) -> float:
+    return llm_timeout_from(value)  # junk means the default, by contract
+
+
+#: Settings with a coercion of their own.
+_SPECIAL: Final = {"llm_timeout_secs": _llm_timeout, "semantic": _switch}
 
 
 def llm_timeout_from(raw: object) -> float:

@@ -27,15 +27,18 @@ from memspool.distill.keys import SUMMARY_CHARS, note_key
 from memspool.distill.note import Note
 from memspool.distill.similarity import Profiles, index_terms
 from memspool.drainer.lock import drainer_running
-from memspool.errors import HomeError, NotFound, PayloadError, StoreError
+from memspool.errors import ConfigError, HomeError, NotFound, PayloadError, StoreError
 from memspool.install import default_settings_path, installed_events
 from memspool.project import project_name
 from memspool.recall import render, render_dirty, search
+from memspool.recall.embed import SemanticState, semantic_state
+from memspool.recall.vectors import VectorIndex, embed_pending
 from memspool.redact import redact
 from memspool.spool import Spool
 from memspool.spool.segments import QUARANTINE_DIR
 from memspool.store import connect, connect_readonly, diagnose, get_state, transaction
 from memspool.store import memories as memory_rows
+from memspool.store import vectors as vector_rows
 from memspool.store.kinds import NOTE_TYPES
 from memspool.store.slices import list_slices, slice_text
 
@@ -64,6 +67,8 @@ class Service:
         self._conn: sqlite3.Connection | None = None
         #: Near-duplicate profiles of this store's texts, bounded (see Profiles).
         self.profiles = Profiles()
+        self._semantic: SemanticState | None = None
+        self._index: VectorIndex | None = None
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -165,16 +170,38 @@ class Service:
         outcome = report.notes[0]
         return {"ok": True, "id": outcome.id, "key": outcome.key, "action": outcome.action}
 
-    def _render(self) -> None:
-        """Re-render the context block of every project whose memory changed."""
+    def _render(self, *, rewrite_vectors: bool = False) -> None:
+        """After a write: re-render the context block of every project whose memory
+        changed and, with semantic recall on, embed the memories waiting for a vector."""
         render_dirty(self.conn, self.config.context_max_chars)
+        try:
+            index = self.vectors()
+        except ConfigError:
+            return  # the memories wait for a vector; status and search say why
+        if index is not None:
+            embed_pending(self.conn, index.encoder)
+            index.refresh(self.conn, force=rewrite_vectors)
+
+    @property
+    def semantic(self) -> SemanticState:
+        """Whether semantic recall is on here (the model loads on first use)."""
+        if self._semantic is None:
+            self._semantic = semantic_state(self.config)
+        return self._semantic
+
+    def vectors(self) -> VectorIndex | None:
+        """The vector index when semantic recall is on, else ``None``."""
+        if self._index is None and self.semantic.encoder is not None:
+            self._index = VectorIndex(self.config.home, self.semantic.encoder)
+        return self._index
 
     def search(self, query: str, *, project: str | None = None, type: str | None = None,
                limit: int = 10, include_all: bool = False) -> dict[str, Any]:
         """Memories that answer ``query``, best first (never slices)."""
+        index = self.vectors()
         with self._reading() as conn:
             hits = search(conn, query, project=project, type=type, limit=limit,
-                          include_all=include_all)
+                          include_all=include_all, vectors=index)
         note_recalled(self.config.home, [hit.id for hit in hits])
         return {"query": query, "results": [hit.as_dict() for hit in hits]}
 
@@ -217,7 +244,8 @@ class Service:
                 raise NotFound(f"No memory with id {memory_id}; `memspool memories list` "
                                f"shows the ids.")
             memory_rows.forget(conn, found, at=time.time())
-        self._render()
+        # The matrix file is rewritten at once: a forgotten memory's vector must not linger.
+        self._render(rewrite_vectors=True)
         return {"ok": True, "forgotten": memory_id, "project": found.project,
                 "summary": found.summary}
 
@@ -229,12 +257,38 @@ class Service:
         self._render()
         return report
 
-    def maintain(self, *, llm: LlmOptions | None = None) -> dict[str, Any]:
-        """Digest the whole queue, then run the major pass over what changed."""
+    def maintain(self, *, llm: LlmOptions | None = None,
+                 reindex: bool = False) -> dict[str, Any]:
+        """Digest the whole queue, then run the major pass over what changed.
+
+        ``reindex``: also give every memory without a vector from the current
+        model one (memories written before the semantic extra was installed,
+        or before the model changed).
+        """
+        # Reindexing first: the memories waiting are counted in its report.
+        reindexed = self.reindex() if reindex else None
         digested = self.digest(llm=llm)
         report = maintain(self.conn, self.config, profiles=self.profiles)
+        result: dict[str, Any] = {"ok": True, "digest": digested.as_dict(),
+                                  "maintain": report.as_dict()}
+        if reindexed is not None:
+            result["reindex"] = reindexed
         self._render()
-        return {"ok": True, "digest": digested.as_dict(), "maintain": report.as_dict()}
+        return result
+
+    def reindex(self) -> dict[str, Any]:
+        """Embed every memory that has no vector from the current model."""
+        index = self.vectors()
+        if index is None:
+            raise ConfigError(f"Semantic recall is off: {self.semantic.reason}.")
+        started = time.monotonic()
+        with transaction(self.conn):
+            vector_rows.enqueue_stale(self.conn, index.encoder.hash)
+            queued = vector_rows.pending_count(self.conn)
+        embedded = embed_pending(self.conn, index.encoder)
+        index.refresh(self.conn, force=True)
+        return {"queued": queued, "embedded": embedded, "model": index.encoder.hash,
+                "secs": round(time.monotonic() - started, 3)}
 
     def export(self, project: str | None = None) -> Iterator[bytes]:
         """Every memory (of ``project``) as one JSON line."""
@@ -289,6 +343,7 @@ class Service:
         status["hooks_installed"] = installed_events(settings, config.home)
         status.update(self._store_status())
         status.update(self._memory_status())
+        status["semantic"] = self._semantic_status()
         hook_log = config.hook_log_path
         status["hook_errors"] = 0
         if hook_log.is_file():
@@ -305,6 +360,27 @@ class Service:
                         "last_maintain": last_report(conn)}
         except StoreError:
             return {"memories_by_layer": None, "last_maintain": None}
+
+    def _semantic_status(self) -> dict[str, Any]:
+        """On or off and why; with it on, how many memories have a vector of the
+        current model and how many wait for one."""
+        try:
+            state = self.semantic
+        except ConfigError as exc:
+            return {"on": False, "reason": str(exc), "model": self.config.semantic_model,
+                    "model_hash": None}
+        found: dict[str, Any] = state.as_dict()
+        if state.encoder is None or not self.config.db_path.exists():
+            return found
+        try:
+            with self._reading() as conn:
+                by_model = vector_rows.count_by_model(conn)
+                found["vectors"] = by_model.pop(state.encoder.hash, 0)
+                found["vectors_other_models"] = sum(by_model.values())
+                found["waiting"] = vector_rows.pending_count(conn)
+        except StoreError:
+            pass
+        return found
 
     def _store_status(self) -> dict[str, Any]:
         counts: dict[str, Any] = dict.fromkeys(STORE_COUNTS)

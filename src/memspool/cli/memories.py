@@ -29,9 +29,11 @@ pass: merges near-duplicates, reconciles same-headline siblings, raises
 confidence when distinct sessions agree, supersedes the older side of a
 contradiction, promotes buffer memories to canonical, and archives what
 decayed. The systemd timer memspool-maintain.timer runs it hourly.
+--reindex gives every memory a vector of the current model (semantic recall).
 
 Example:
     memspool maintain --json
+    memspool maintain --reindex
 """
 
 
@@ -127,7 +129,7 @@ def _maintain(args: argparse.Namespace) -> int:
     if args.llm or args.llm_endpoint or args.llm_model:
         llm = LlmOptions(endpoint=args.llm_endpoint or "", model=args.llm_model or "")
     with Service(args.home) as service:
-        result = service.maintain(llm=llm)
+        result = service.maintain(llm=llm, reindex=args.reindex)
     if args.json:
         print_json(result)
         return 0
@@ -139,6 +141,10 @@ def _maintain(args: argparse.Namespace) -> int:
           f"and {m['merged']} duplicate(s) folded, {m['superseded']} superseded, "
           f"{m['corroborated']} corroborated, {m['promoted']} promoted, {m['archived']} "
           f"archived ({m['seconds']:.3f} s)")
+    if "reindex" in result:
+        r = result["reindex"]
+        print(f"reindexed: {r['embedded']} memories embedded with model {r['model']} "
+              f"({r['secs']:.1f} s)")
     return 0
 
 
@@ -190,3 +196,6 @@ def register(sub: Subparsers) -> None:
                                "transcript rules run")
     maintain.add_argument("--llm-endpoint", metavar="URL", help="implies --llm")
     maintain.add_argument("--llm-model", metavar="M", help="implies --llm")
+    maintain.add_argument("--reindex", action="store_true",
+                          help="embed every memory that has no vector from the current model "
+                               "(after installing the semantic extra or changing the model)")

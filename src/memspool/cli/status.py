@@ -48,6 +48,7 @@ def _status(args: argparse.Namespace) -> int:
           f"{last['examined']} examined, {last['merged'] + last['siblings']} folded, "
           f"{last['superseded']} superseded, {last['promoted']} promoted, "
           f"{last['archived']} archived"))
+    print(f"semantic recall:   {_semantic_line(status['semantic'])}")
     print(f"sessions tracked:  {status['sessions_tracked']}")
     print(f"held back:         {status['slices_held_back']} slice(s) below the size floor")
     print(f"missing:           {status['transcripts_missing']} transcript(s) being retried")
@@ -56,6 +57,18 @@ def _status(args: argparse.Namespace) -> int:
     print(f"last drain:        {when}")
     print(f"last error:        {status['last_error'] or 'none'}")
     return 0
+
+
+def _semantic_line(semantic: dict[str, object]) -> str:
+    if not semantic["on"]:
+        return f"off: {semantic['reason']}"
+    line = f"on (model {semantic['model_hash']})"
+    if "vectors" in semantic:
+        line += f", {semantic['vectors']} memories embedded, {semantic['waiting']} waiting"
+        if semantic.get("vectors_other_models"):
+            line += (f", {semantic['vectors_other_models']} from another model "
+                     f"(`memspool maintain --reindex`)")
+    return line
 
 
 def register(sub: Subparsers) -> None:

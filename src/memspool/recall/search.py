@@ -10,7 +10,18 @@ Ranking, documented:
 2. Standing: times the layer's weight (canonical 1.1, buffer 1.0, archived
    0.6, superseded 0.5), ``0.8 + 0.2 * confidence``, and recency
    ``0.9 + 0.1 * 0.5 ** (days since last change / 90)``.
-3. A superseded memory never ranks above the memory that superseded it:
+3. Semantic recall (when on, ``vectors.py``) replaces 1.: the memories that
+   hold every query word (``every_expression``: an identifier by its whole
+   form or all its parts), ranked by the same bm25, and the memories whose
+   vectors are nearest the query's are fused by reciprocal rank,
+   ``LEXICAL_WEIGHT / (RRF_K + rank)`` plus ``SEMANTIC_WEIGHT / (RRF_K +
+   rank)`` (ranks from 1), times 100; a memory found by meaning alone
+   needs a cosine similarity of ``SEMANTIC_FLOOR`` at least. Standing (2.)
+   then applies to the fused score. Hits holding only some words, and the concept map, stay
+   out: fused with them the word matches of a paraphrase drown its meaning
+   matches, and on queries written apart from the map's tuning neither
+   raised recall (docs/recall.md).
+4. A superseded memory never ranks above the memory that superseded it:
    when both are in the results the successor is lifted above it, and with
    ``--all`` a superseded hit brings its successor along.
 
@@ -24,8 +35,9 @@ import sqlite3
 import time
 from typing import Any, Final
 
-from memspool.hooks.fts import held, match_expression, query_terms, stem
+from memspool.hooks.fts import every_expression, held, match_expression, query_terms, stem
 from memspool.recall.concepts import GROUPS
+from memspool.recall.vectors import Nearest, VectorIndex
 
 __all__ = ["Hit", "search"]
 
@@ -42,6 +54,15 @@ RERANK_WINDOW: Final = 60
 #: Hits checked for holding every query term, beyond the ``limit`` asked for.
 COVERAGE_CHECKED: Final = 20
 _DAY: Final = 86400.0
+#: Reciprocal rank fusion: the rank offset and each side's weight.
+RRF_K: Final = 60
+LEXICAL_WEIGHT: Final = 1.0
+SEMANTIC_WEIGHT: Final = 1.0
+#: Nearest memories read from the vectors, beyond the ``limit`` asked for.
+SEMANTIC_WINDOW: Final = 40
+#: Cosine similarity below which a memory the words did not find is left out
+#: (unrelated engineering notes score 0.0-0.3 with the shipped model).
+SEMANTIC_FLOOR: Final = 0.3
 
 
 @dataclasses.dataclass
@@ -56,7 +77,9 @@ class Hit:
     sessions: int
     superseded_by: int | None
     score: float
-    #: "words" (the user's own), "concepts" (the concept map only), or both.
+    #: Which side found it, joined by "+": "words" (the user's own),
+    #: "concepts" (the concept map's), "meaning" (the vectors); "successor"
+    #: for a memory brought in because it superseded a hit.
     found_by: str = "words"
 
     def as_dict(self) -> dict[str, object]:
@@ -115,8 +138,8 @@ def _ranked(conn: sqlite3.Connection, expression: str, filters: str,
 
 def search(conn: sqlite3.Connection, query: str, *, project: str | None = None,
            type: str | None = None, limit: int = 10, include_all: bool = False,
-           now: float | None = None) -> list[Hit]:
-    """The memories that best answer ``query``, best first."""
+           now: float | None = None, vectors: VectorIndex | None = None) -> list[Hit]:
+    """The memories that best answer ``query``, best first; hybrid with ``vectors``."""
     now = time.time() if now is None else now
     terms = query_terms(query)
     if not terms:
@@ -129,6 +152,13 @@ def search(conn: sqlite3.Connection, query: str, *, project: str | None = None,
     if type is not None:
         filters += " AND m.type = ?"
         params.append(type)
+    if vectors is not None:
+        every = every_expression(query)
+        whole = _ranked(conn, every, filters, params) if every else {}
+        nearest = vectors.nearest(conn, query, limit=SEMANTIC_WINDOW + limit, project=project)
+        hits = _fused(conn, whole, nearest, type=type, limit=limit, include_all=include_all,
+                      now=now)
+        return _successors_first(conn, hits)[:limit] if include_all else hits[:limit]
     own = _ranked(conn, match_expression(terms), filters, params)
     concepts = _related(terms)[:MAX_CONCEPTS]
     related = _ranked(conn, match_expression(concepts), filters, params) if concepts else {}
@@ -159,6 +189,42 @@ def search(conn: sqlite3.Connection, query: str, *, project: str | None = None,
     return hits[:limit]
 
 
+def _rows(conn: sqlite3.Connection, ids: list[int]) -> list[Any]:
+    marks = ", ".join("?" * len(ids))
+    return conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})",  # noqa: S608
+                        sorted(ids)).fetchall()
+
+
+def _fused(conn: sqlite3.Connection, whole: dict[int, float], nearest: list[Nearest], *,
+           type: str | None, limit: int, include_all: bool, now: float) -> list[Hit]:
+    """The memories holding every query word, fused with the nearest vectors by rank."""
+    lexical = sorted(whole, key=lambda i: (-whole[i], i))[: RERANK_WINDOW + limit]
+    lexical_rank = {memory_id: rank for rank, memory_id in enumerate(lexical, start=1)}
+    # A memory found by meaning alone must be near enough to mean something.
+    kept = [n for n in nearest if n.similarity >= SEMANTIC_FLOOR or n.memory_id in lexical_rank]
+    similar = {n.memory_id: rank for rank, n in enumerate(kept, start=1)}
+    ids = set(lexical_rank) | set(similar)
+    if not ids:
+        return []
+    hits = []
+    for row in _rows(conn, list(ids)):
+        memory_id = row[0]
+        if not (include_all or row[5] in ("buffer", "canonical")) or (
+                type is not None and row[2] != type):
+            continue
+        fused = 0.0
+        if memory_id in lexical_rank:
+            fused += LEXICAL_WEIGHT / (RRF_K + lexical_rank[memory_id])
+        if memory_id in similar:
+            fused += SEMANTIC_WEIGHT / (RRF_K + similar[memory_id])
+        hit = _hit(row, 100.0 * fused, 0.0, False, now)
+        hit.found_by = "+".join(side for side, found in (
+            ("words", memory_id in lexical_rank), ("meaning", memory_id in similar)) if found)
+        hits.append(hit)
+    hits.sort(key=lambda h: (-h.score, h.id))
+    return hits
+
+
 def _hit(row: tuple[Any, ...], own: float, related: float, every: bool, now: float) -> Hit:
     (memory_id, project, kind, summary, body, layer, confidence, sessions, superseded_by,
      updated_at) = row
@@ -169,7 +235,7 @@ def _hit(row: tuple[Any, ...], own: float, related: float, every: bool, now: flo
     recency = 0.9 + 0.1 * 0.5 ** (days / RECENCY_HALF_LIFE_DAYS)
     score = (lexical * LAYER_WEIGHTS.get(layer, 1.0) * (0.8 + 0.2 * float(confidence))
              * recency)
-    found_by = "both" if own and related else ("words" if own else "concepts")
+    found_by = "+".join(side for side, found in (("words", own), ("concepts", related)) if found)
     return Hit(id=memory_id, project=project, type=kind, summary=summary, body=body,
                layer=layer, confidence=confidence, sessions=sessions,
                superseded_by=superseded_by, score=round(score, 6), found_by=found_by)

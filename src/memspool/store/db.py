@@ -246,6 +246,34 @@ MIGRATIONS: Final[list[str]] = [
     END;
     INSERT OR IGNORE INTO context_dirty (project) SELECT DISTINCT project FROM memories;
     """,
+    # 6: semantic recall. Each memory's embedding, with the hash of the model
+    # that made it. Triggers keep vectors_pending: a memory written, or whose
+    # text changed, waits there (its old vector gone) until a process with the
+    # model embeds it, so no writer needs the model and a crash loses nothing.
+    # seq only grows (AUTOINCREMENT): a reader's cached matrix covers the rows
+    # up to some seq and reads only the rows after it.
+    """
+    CREATE TABLE memory_vectors (
+        seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+        memory_id INTEGER NOT NULL UNIQUE REFERENCES memories (id) ON DELETE CASCADE,
+        project   TEXT    NOT NULL,
+        model     TEXT    NOT NULL,
+        vector    BLOB    NOT NULL
+    );
+    CREATE TABLE vectors_pending (memory_id INTEGER PRIMARY KEY);
+    CREATE TRIGGER vectors_pending_insert AFTER INSERT ON memories BEGIN
+        INSERT OR IGNORE INTO vectors_pending (memory_id) VALUES (new.id);
+    END;
+    CREATE TRIGGER vectors_pending_update AFTER UPDATE OF summary, body ON memories BEGIN
+        DELETE FROM memory_vectors WHERE memory_id = new.id;
+        INSERT OR IGNORE INTO vectors_pending (memory_id) VALUES (new.id);
+    END;
+    CREATE TRIGGER vectors_pending_delete AFTER DELETE ON memories BEGIN
+        DELETE FROM memory_vectors WHERE memory_id = old.id;
+        DELETE FROM vectors_pending WHERE memory_id = old.id;
+    END;
+    INSERT INTO vectors_pending (memory_id) SELECT id FROM memories;
+    """,
 ]
 
 

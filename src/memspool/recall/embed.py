@@ -1,0 +1,157 @@
+"""The static embedding model of semantic recall: which one, whether it is on, and encoding.
+
+A model2vec model is a folder: ``tokenizer.json``, ``model.safetensors`` (one
+vector per token) and ``config.json``. A text's vector is the mean of its
+tokens' vectors, made unit length. memspool ships one, distilled from
+all-MiniLM-L6-v2 (``model/``, rebuilt by ``scripts/build_model.py``); the
+``semantic_model`` setting points at another folder.
+
+Plain models (a single ``embeddings`` tensor, mean pooling) are encoded
+here with numpy, the tokenizer and safetensors, the libraries model2vec is
+built on: loading that way takes about a tenth of the time of
+``StaticModel.from_pretrained``, which matters to a CLI search. Any other
+model2vec model is handed to model2vec itself. A test holds the two equal.
+
+Semantic recall is on when the ``semantic`` setting is ``on``, or ``auto``
+(the default) and the ``semantic`` extra is installed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib.util
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from memspool.config import Config
+from memspool.errors import ConfigError
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+__all__ = ["SHIPPED_MODEL", "Encoder", "SemanticState", "semantic_state"]
+
+SHIPPED_MODEL: Final = Path(__file__).resolve().parent / "model"
+#: The files that make a model; their bytes make its hash.
+MODEL_FILES: Final = ("config.json", "tokenizer.json", "model.safetensors")
+INSTALL_HINT: Final = "pip install 'memspool[semantic]'"
+#: Texts tokenized per call while embedding many.
+ENCODE_BATCH: Final = 1024
+
+
+class Encoder:
+    """One loaded model: ``encode(texts)`` gives unit-length float32 rows."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        missing = [name for name in MODEL_FILES if not (folder / name).is_file()]
+        if missing:
+            raise ConfigError(f"{folder} is not a model2vec model folder: it has no "
+                              f"{', '.join(missing)}. Point semantic_model at one, or remove "
+                              f"the setting to use the model memspool ships.")
+        digest = hashlib.sha256()
+        for name in MODEL_FILES:
+            digest.update(name.encode())
+            digest.update((folder / name).read_bytes())
+        #: Stored with every vector: a vector from another model is never compared.
+        self.hash = digest.hexdigest()[:16]
+        try:
+            config: dict[str, Any] = json.loads((folder / "config.json").read_text())
+            self._plain = self._load_plain(config)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ConfigError(f"Cannot load the model in {folder}: {exc}.") from None
+        if not self._plain:
+            from model2vec import StaticModel
+
+            self._model = StaticModel.from_pretrained(folder, normalize=True)
+        self.dims = int(self.encode(["memspool"]).shape[1])
+
+    def _load_plain(self, config: dict[str, Any]) -> bool:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        tensors = load_file(str(self.folder / "model.safetensors"))
+        if set(tensors) != {"embeddings"} or config.get("pooling", "mean") != "mean":
+            return False
+        self._vectors = tensors["embeddings"]
+        tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
+        self._max_length = int(config.get("max_length") or 512)
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(self._max_length)
+        self._tokenizer = tokenizer
+        vocab = tokenizer.get_vocab()
+        if len(vocab) != len(self._vectors):
+            raise ValueError(f"the tokenizer has {len(vocab)} tokens and the model "
+                             f"{len(self._vectors)} vectors")
+        lengths = sorted(len(token) for token in vocab)
+        # model2vec cuts a text to max_length * the median token length, in characters.
+        self._max_chars = self._max_length * int(lengths[len(lengths) // 2])
+        unk = getattr(tokenizer.model, "unk_token", None)
+        self._unk = tokenizer.token_to_id(unk) if isinstance(unk, str) else None
+        return True
+
+    def encode(self, texts: list[str]) -> NDArray[np.float32]:
+        import numpy as np
+
+        if not self._plain:
+            out = np.asarray(self._model.encode(texts), dtype=np.float32).reshape(len(texts), -1)
+        else:
+            out = np.zeros((len(texts), self._vectors.shape[1]), dtype=np.float32)
+            for start in range(0, len(texts), ENCODE_BATCH):
+                batch = [text[: self._max_chars] for text in texts[start:start + ENCODE_BATCH]]
+                encodings = self._tokenizer.encode_batch_fast(batch, add_special_tokens=False)
+                for offset, encoding in enumerate(encodings):
+                    ids = [i for i in encoding.ids if i != self._unk]
+                    if ids:
+                        out[start + offset] = self._vectors[ids].mean(axis=0)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norms, out=out, where=norms > 0)
+        return out
+
+
+@dataclasses.dataclass
+class SemanticState:
+    """Whether semantic recall is on and, if not, why and how to turn it on."""
+
+    on: bool
+    reason: str
+    model: str
+    encoder: Encoder | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return {"on": self.on, "reason": self.reason, "model": self.model,
+                "model_hash": self.encoder.hash if self.encoder else None}
+
+
+def semantic_state(config: Config, *, load: bool = True) -> SemanticState:
+    """Is semantic recall on for ``config``; with ``load``, the loaded encoder too.
+
+    Never raises for a missing extra (recall stays lexical); a model folder
+    that cannot be loaded while the setting asks for semantic recall is a
+    :class:`~memspool.errors.ConfigError` that says which folder and why.
+    """
+    folder = Path(config.semantic_model).expanduser() if config.semantic_model else SHIPPED_MODEL
+    model = str(folder)
+    if config.semantic == "off":
+        return SemanticState(False, "turned off (semantic = off); MEMSPOOL_SEMANTIC=1 or "
+                                    "semantic = \"on\" in config.toml turns it on", model)
+    if importlib.util.find_spec("model2vec") is None:
+        return SemanticState(False, f"the semantic extra is not installed: {INSTALL_HINT}",
+                             model)
+    if not load:
+        return SemanticState(True, "on", model)
+    return SemanticState(True, "on", model, _load(folder))
+
+
+_LOADED: dict[Path, Encoder] = {}
+
+
+def _load(folder: Path) -> Encoder:
+    """The encoder of ``folder``, loaded once per process."""
+    found = _LOADED.get(folder)
+    if found is None:
+        found = _LOADED[folder] = Encoder(folder)
+    return found

@@ -1,0 +1,109 @@
+"""Memory embeddings: the rows of ``memory_vectors`` and the queue of memories waiting for one.
+
+A vector is raw little-endian float32 bytes, unit length, made by the model
+whose hash is in ``model``. Triggers (migration 6) queue every memory written
+or changed in ``vectors_pending`` and drop its old vector, so the writers of
+memory never need the model; whoever has it calls :func:`pending` and
+:func:`put`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Final, NamedTuple
+
+__all__ = [
+    "Pending", "VectorRow", "count_by_model", "delta", "enqueue_stale", "pending", "pending_count",
+    "put", "seqs", "top_seq",
+]
+
+#: Rows read per query of the queue.
+BATCH: Final = 512
+
+
+class Pending(NamedTuple):
+    memory_id: int
+    project: str
+    text: str
+
+
+class VectorRow(NamedTuple):
+    seq: int
+    memory_id: int
+    project: str
+    vector: bytes
+
+
+def pending(conn: sqlite3.Connection, limit: int = BATCH) -> list[Pending]:
+    """Up to ``limit`` queued memories with the text their vector is made of."""
+    rows = conn.execute(
+        "SELECT m.id, m.project, m.summary, m.body FROM vectors_pending p"
+        " JOIN memories m ON m.id = p.memory_id ORDER BY p.memory_id LIMIT ?", (limit,))
+    return [Pending(int(r[0]), str(r[1]), f"{r[2]}\n{r[3]}") for r in rows]
+
+
+def pending_count(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM vectors_pending").fetchone()[0])
+
+
+def put(conn: sqlite3.Connection, model: str,
+        vectors: list[tuple[Pending, bytes]]) -> int:
+    """Store each memory's vector (a new seq each) and take it off the queue; how many.
+
+    A vector is stored only if its memory still has the text it was made
+    from: a memory changed meanwhile stays queued, and one deleted is skipped.
+    """
+    stored = 0
+    for item, blob in vectors:
+        row = conn.execute(
+            "SELECT project FROM memories WHERE id = ? AND summary || char(10) || body = ?",
+            (item.memory_id, item.text)).fetchone()
+        if row is None:
+            continue
+        conn.execute("DELETE FROM memory_vectors WHERE memory_id = ?", (item.memory_id,))
+        conn.execute("INSERT INTO memory_vectors (memory_id, project, model, vector)"
+                     " VALUES (?, ?, ?, ?)", (item.memory_id, row[0], model, blob))
+        conn.execute("DELETE FROM vectors_pending WHERE memory_id = ?", (item.memory_id,))
+        stored += 1
+    return stored
+
+
+def enqueue_stale(conn: sqlite3.Connection, model: str) -> int:
+    """Queue every memory with no vector from ``model``; how many were queued."""
+    before = pending_count(conn)
+    conn.execute(
+        "INSERT OR IGNORE INTO vectors_pending (memory_id) SELECT m.id FROM memories m"
+        " WHERE NOT EXISTS (SELECT 1 FROM memory_vectors v"
+        "                   WHERE v.memory_id = m.id AND v.model = ?)", (model,))
+    return pending_count(conn) - before
+
+
+def top_seq(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT max(seq) FROM memory_vectors").fetchone()
+    return int(row[0] or 0)
+
+
+def delta(conn: sqlite3.Connection, model: str, after_seq: int) -> list[VectorRow]:
+    """The vectors of ``model`` stored after ``after_seq``, oldest first."""
+    rows = conn.execute(
+        "SELECT seq, memory_id, project, vector FROM memory_vectors"
+        " WHERE seq > ? AND model = ? ORDER BY seq", (after_seq, model))
+    return [VectorRow(int(r[0]), int(r[1]), str(r[2]), bytes(r[3])) for r in rows]
+
+
+def seqs(conn: sqlite3.Connection, memory_ids: list[int]) -> dict[int, int]:
+    """memory id -> the seq of its current vector, for those that have one."""
+    found: dict[int, int] = {}
+    for start in range(0, len(memory_ids), 500):
+        chunk = memory_ids[start:start + 500]
+        marks = ", ".join("?" * len(chunk))
+        for row in conn.execute(
+                f"SELECT memory_id, seq FROM memory_vectors WHERE memory_id IN ({marks})",  # noqa: S608
+                chunk):
+            found[int(row[0])] = int(row[1])
+    return found
+
+
+def count_by_model(conn: sqlite3.Connection) -> dict[str, int]:
+    return {str(r[0]): int(r[1]) for r in conn.execute(
+        "SELECT model, count(*) FROM memory_vectors GROUP BY model")}

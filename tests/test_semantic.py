@@ -1,0 +1,317 @@
+"""Semantic recall with a tiny static model made here: storage, reindex, isolation, fusion, forget.
+
+The model is a real model2vec folder (a word-level tokenizer built in
+memory, seeded random vectors): words of one cluster ("refund", "payment",
+"money") get nearby vectors, so a query can find a note by meaning alone.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import run_cli
+from model2vec import StaticModel
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+from memspool.recall.embed import SHIPPED_MODEL, Encoder
+from memspool.recall.vectors import VECTORS_DIR, embed_pending
+from memspool.service import Service
+
+CLUSTERS = {
+    "money": ["refund", "refunds", "payment", "payments", "money", "charge", "billing"],
+    "twice": ["twice", "double", "duplicate", "duplicated", "again", "repeated"],
+    "slow": ["slow", "latency", "sluggish", "timeout", "lag"],
+    "disk": ["disk", "storage", "full", "space", "volume"],
+    "deploy": ["deploy", "release", "rollout", "ship", "shipping"],
+}
+PLAIN = ["the", "a", "were", "was", "is", "why", "webhook", "rows", "handler", "node", "images",
+         "kubelet", "cache", "tests", "api", "our", "after", "on", "and", "of", "pitfall",
+         "decision", "root", "cause", "takeaway", "friday", "never"]
+
+#: Five notes the capture verb keeps apart (no two are near-duplicates).
+DISTINCT = ["Refund payment rows were inserted twice.", "The kubelet node disk is full.",
+            "Api latency after the friday deploy.", "Cache tests never run on release.",
+            "Billing handler charge timeout."]
+
+
+def make_model(folder: Path, seed: int = 7, dims: int = 16) -> Path:
+    """A model2vec model: clusters of words with nearby vectors, other words random."""
+    rng = np.random.default_rng(seed)
+    words = ["[UNK]", *PLAIN, *(w for group in CLUSTERS.values() for w in group)]
+    vectors = np.zeros((len(words), dims), dtype=np.float32)
+    index = {w: i for i, w in enumerate(words)}
+    for w in PLAIN:
+        vectors[index[w]] = rng.normal(size=dims) * 0.3
+    for group in CLUSTERS.values():
+        centre = rng.normal(size=dims) * 3
+        for w in group:
+            vectors[index[w]] = centre + rng.normal(size=dims) * 0.2
+    tokenizer = Tokenizer(models.WordLevel(vocab=index, unk_token="[UNK]"))  # noqa: S106
+    tokenizer.normalizer = normalizers.Lowercase()
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    StaticModel(vectors=vectors, tokenizer=tokenizer, normalize=True).save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> Path:
+    return make_model(tmp_path / "tiny-model")
+
+
+@pytest.fixture
+def service(home: Path, model: Path) -> Any:
+    with Service(home, env={"MEMSPOOL_SEMANTIC_MODEL": str(model)}) as found:
+        yield found
+
+
+def _json(*args: str, env: dict[str, str]) -> Any:
+    return json.loads(run_cli(*args, "--json", env=env).stdout.decode())
+
+
+def _vectors(conn: sqlite3.Connection) -> dict[int, tuple[str, bytes, int]]:
+    return {r[0]: (r[1], bytes(r[2]), r[3]) for r in conn.execute(
+        "SELECT memory_id, model, vector, seq FROM memory_vectors")}
+
+
+def test_the_fast_encoder_equals_model2vec_on_the_shipped_model() -> None:
+    texts = [json.loads(line)["body"] for line in
+             (Path(__file__).parent / "data" / "recall_notes.jsonl").read_text().splitlines()]
+    texts += ["", "🙂", "x" * 20_000, "SparklineChart imageGCHighThresholdPercent=70"]
+    ours = Encoder(SHIPPED_MODEL).encode(texts)
+    theirs = StaticModel.from_pretrained(SHIPPED_MODEL, normalize=True).encode(texts)
+    assert ours.shape == (len(texts), 256)
+    assert np.allclose(ours, theirs, atol=1e-5)
+
+
+def test_the_shipped_model_is_the_one_recorded() -> None:
+    import hashlib
+
+    record = json.loads((SHIPPED_MODEL / "SOURCE.json").read_text())
+    for name, digest in record["sha256"].items():
+        assert hashlib.sha256((SHIPPED_MODEL / name).read_bytes()).hexdigest() == digest, name
+    assert (SHIPPED_MODEL / "LICENSE").read_text().startswith(" " * 32 + "Apache License")
+
+
+def test_every_memory_written_gets_a_vector_of_the_model(service: Any) -> None:
+    service.save("Refunds counted twice", "The webhook handler inserted rows twice.",
+                 project="shop")
+    service.capture("Pitfall: the kubelet node filled its disk with old images.",
+                     project="infra")
+    vectors = _vectors(service.conn)
+    assert len(vectors) == 2
+    assert {m for m, _, _ in vectors.values()} == {service.vectors().encoder.hash}
+    for _, blob, _ in vectors.values():
+        row = np.frombuffer(blob, dtype=np.float32)
+        assert row.shape == (16,) and abs(float(np.linalg.norm(row)) - 1) < 1e-5
+    status = service.status()["semantic"]
+    assert status["on"] and status["vectors"] == 2 and status["waiting"] == 0
+
+
+def test_a_text_change_makes_a_new_vector(service: Any) -> None:
+    first = service.save("Deploy rule", "Never deploy on friday.", key="deploy-rule",
+                         project="shop")
+    before = _vectors(service.conn)[first["id"]]
+    service.save("Deploy rule", "Slow payment rollout after cache tests.", key="deploy-rule",
+                 project="shop")
+    after = _vectors(service.conn)[first["id"]]
+    assert after[2] > before[2] and after[1] != before[1]
+
+
+def test_meaning_finds_what_words_miss_and_says_so(service: Any) -> None:
+    target = service.save("Refunds counted twice", "The webhook handler inserted refund rows "
+                          "twice.", project="shop")["id"]
+    service.save("Kubelet disk", "The node filled its disk with old images.", project="shop")
+    query = "money again"
+    assert service.search(query, project="shop")["results"][0]["id"] == target
+    hit = service.search(query, project="shop")["results"][0]
+    assert hit["found_by"] == "meaning"
+    both = service.search("refunds twice", project="shop")["results"][0]
+    assert both["id"] == target
+    assert both["found_by"].startswith("words") and both["found_by"].endswith("+meaning")
+    # Without the vectors the same query finds nothing by its words.
+    from memspool.recall import search
+
+    assert [h.id for h in search(service.conn, query, project="shop")] == []
+
+
+def test_projects_stay_apart(service: Any) -> None:
+    shop = service.save("Refunds counted twice", "Refund rows inserted twice.",
+                        project="shop")["id"]
+    infra = service.save("Payments duplicated", "Payment rows repeated again.",
+                         project="infra")["id"]
+    index = service.vectors()
+    index.refresh(service.conn, force=True)  # from the matrix file as well as the store
+    for project, own in (("shop", shop), ("infra", infra)):
+        found = [n.memory_id for n in index.nearest(service.conn, "money twice", limit=10,
+                                                   project=project)]
+        assert found == [own]
+        results = service.search("money twice", project=project)["results"]
+        assert {r["project"] for r in results} == {project}
+    assert {n.memory_id for n in index.nearest(service.conn, "money twice", limit=10)} == {
+        shop, infra}
+
+
+def test_forget_removes_the_vector_from_the_store_and_the_file(service: Any,
+                                                              home: Path) -> None:
+    gone = service.save("Refunds counted twice", "Refund rows inserted twice.",
+                        project="shop")["id"]
+    kept = service.save("Slow api", "The api latency after deploy.", project="shop")["id"]
+    service.vectors().refresh(service.conn, force=True)
+    service.forget(gone)
+    assert gone not in _vectors(service.conn)
+    files = list((home / VECTORS_DIR).glob("*.ids.npy"))
+    assert len(files) == 1
+    assert gone not in np.load(files[0])[:, 0] and kept in np.load(files[0])[:, 0]
+    assert all(r["id"] != gone for r in service.search("payment duplicated")["results"])
+
+
+def test_the_matrix_file_never_answers_for_a_changed_or_deleted_memory(service: Any) -> None:
+    ids = [service.save(f"Note {i}", text, project="shop")["id"] for i, text in enumerate(
+        ["Refund rows inserted twice.", "The node disk is full.", "Slow api latency."])]
+    index = service.vectors()
+    assert index.refresh(service.conn, force=True)
+    # After the file: one memory changes meaning, one is new; neither rewrites the file.
+    service.save("Note 0", "Release rollout on friday.", key="note-0", project="shop")
+    service.conn.execute("UPDATE memories SET body = 'Storage volume space.', summary = 'x'"
+                         " WHERE id = ?", (ids[0],))
+    embed_pending(service.conn, index.encoder)
+    assert not index.refresh(service.conn)
+    near = index.nearest(service.conn, "refund payment money twice", limit=1)
+    assert near[0].memory_id != ids[0]  # its old vector, still in the file, is not used
+    near = index.nearest(service.conn, "storage volume space", limit=1)
+    assert near[0].memory_id in (ids[0], ids[1])
+    assert ids[0] in [n.memory_id for n in index.nearest(service.conn, "disk storage", limit=2)]
+    service.conn.execute("DELETE FROM memories WHERE id = ?", (ids[1],))
+    assert ids[1] not in [n.memory_id for n in index.nearest(service.conn, "disk", limit=5)]
+
+
+def test_a_memory_changed_while_embedded_keeps_its_place_in_the_queue(
+        service: Any) -> None:
+    from memspool.store import transaction
+    from memspool.store import vectors as vector_rows
+
+    memory = service.save("Refunds", "Refund rows inserted twice.", project="shop")["id"]
+    service.conn.execute("DELETE FROM memory_vectors")
+    service.conn.execute("INSERT INTO vectors_pending VALUES (?)", (memory,))
+    batch = vector_rows.pending(service.conn)
+    service.conn.execute("UPDATE memories SET body = 'The node disk is full.' WHERE id = ?",
+                         (memory,))
+    encoder = service.vectors().encoder
+    with transaction(service.conn):
+        stored = vector_rows.put(service.conn, encoder.hash,
+                                 [(batch[0], encoder.encode([batch[0].text])[0].tobytes())])
+    assert stored == 0 and vector_rows.pending_count(service.conn) == 1
+    assert embed_pending(service.conn, encoder) == 1
+
+
+def test_superseded_never_outranks_its_successor_after_fusion(service: Any) -> None:
+    old = service.save("Refund rule", "Refund payments twice daily.", project="shop")["id"]
+    new = service.save("Refund rule now", "Charge billing once.", project="shop")["id"]
+    service.conn.execute("UPDATE memories SET layer = 'superseded', superseded_by = ?"
+                         " WHERE id = ?", (new, old))
+    results = service.search("refund payments twice", include_all=True)["results"]
+    ranks = {r["id"]: i for i, r in enumerate(results)}
+    assert ranks[new] < ranks[old]
+    assert [r["id"] for r in service.search("refund payments twice")["results"]] == [new]
+
+
+def test_reindex_fills_in_and_follows_a_model_change(home: Path, tmp_path: Path,
+                                                     model: Path) -> None:
+    with Service(home, env={"MEMSPOOL_SEMANTIC": "0"}) as plain:
+        for i, text in enumerate(DISTINCT):
+            plain.save(f"Note {i}", text, project="shop")
+        assert plain.vectors() is None
+        assert plain.status()["semantic"]["on"] is False
+    env = {"MEMSPOOL_SEMANTIC_MODEL": str(model)}
+    proc = run_cli("status", "--json", env=env)
+    semantic = json.loads(proc.stdout)["semantic"]
+    assert semantic["on"] and semantic["vectors"] == 0 and semantic["waiting"] == 5
+    report = _json("maintain", "--reindex", env=env)["reindex"]
+    assert report["embedded"] == 5
+    other = make_model(tmp_path / "other-model", seed=99)
+    env = {"MEMSPOOL_SEMANTIC_MODEL": str(other)}
+    semantic = _json("status", env=env)["semantic"]
+    assert semantic["vectors"] == 0 and semantic["vectors_other_models"] == 5
+    assert "--reindex" in run_cli("status", env=env).stdout.decode()
+    report = _json("maintain", "--reindex", env=env)["reindex"]
+    assert report["queued"] == 5 and report["embedded"] == 5
+    hits = _json("search", "money again", env=env)["results"]
+    assert hits and "meaning" in hits[0]["found_by"]
+
+
+def test_without_the_extra_everything_works_and_status_says_how(home: Path) -> None:
+    script = ("import sys; sys.modules['model2vec'] = None\n"
+              "from memspool.cli import main\n"
+              "sys.exit(main(sys.argv[1:]))\n")
+
+    def cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", script, *args], capture_output=True,
+                              text=True, check=True, input=stdin)
+
+    cli("capture", "--project", "shop", stdin="Root cause: refunds were counted twice "
+        "because the webhook double-inserts rows.")
+    found = json.loads(cli("search", "--json", "refunds twice").stdout)["results"]
+    assert found and "meaning" not in found[0]["found_by"]
+    status = cli("status").stdout
+    assert "semantic recall:   off: the semantic extra is not installed: pip install " \
+           "'memspool[semantic]'" in status
+    assert not (home / VECTORS_DIR).exists()
+
+
+def test_a_bad_setting_or_model_folder_is_a_clear_error(home: Path, tmp_path: Path) -> None:
+    proc = run_cli("status", check=False, env={"MEMSPOOL_SEMANTIC": "maybe"})
+    assert proc.returncode == 1
+    assert "semantic must be auto, on (1) or off (0)" in proc.stderr.decode()
+    empty = tmp_path / "not-a-model"
+    empty.mkdir()
+    run_cli("capture", "--project", "shop", input=b"Pitfall: the disk fills up on friday.",
+            env={"MEMSPOOL_SEMANTIC": "0"})
+    proc = run_cli("search", "disk", check=False, env={"MEMSPOOL_SEMANTIC_MODEL": str(empty)})
+    assert proc.returncode == 1 and "is not a model2vec model folder" in proc.stderr.decode()
+    assert b"Traceback" not in proc.stderr
+    status = run_cli("status", env={"MEMSPOOL_SEMANTIC_MODEL": str(empty)}).stdout.decode()
+    assert "semantic recall:   off:" in status and "not a model2vec model folder" in status
+
+
+def test_vector_files_are_private(service: Any, home: Path) -> None:
+    service.save("Refunds counted twice", "Refund rows inserted twice.", project="shop")
+    service.vectors().refresh(service.conn, force=True)
+    folder = home / VECTORS_DIR
+    assert folder.stat().st_mode & 0o777 == 0o700
+    for path in folder.iterdir():
+        assert path.stat().st_mode & 0o777 == 0o600, path
+
+
+def test_the_drainer_embeds_what_waits(home: Path, model: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from memspool.config import load_config
+    from memspool.drainer import Drainer
+
+    with Service(home, env={"MEMSPOOL_SEMANTIC": "off"}) as plain:
+        for i, text in enumerate(DISTINCT[:3]):
+            plain.save(f"Note {i}", text, project="shop")
+    monkeypatch.setenv("MEMSPOOL_SEMANTIC_MODEL", str(model))
+    drainer = Drainer(load_config())
+    drainer.initialize()
+    try:
+        assert drainer.embed_queue(5.0) == 3
+        assert drainer.embed_queue(5.0) == 0
+    finally:
+        drainer.shutdown()
+    with Service(home, env={"MEMSPOOL_SEMANTIC_MODEL": str(model)}) as service:
+        assert service.status()["semantic"]["vectors"] == 3
+
+
+def test_meaning_alone_must_be_near_enough(service: Any) -> None:
+    refund = service.save("Refunds counted twice", "Refund rows inserted twice.",
+                          project="shop")["id"]
+    assert service.search("disk storage volume")["results"] == []
+    assert service.search("xyzzy plugh")["results"] == []  # no word the model knows
+    assert [r["id"] for r in service.search("money")["results"]] == [refund]
