@@ -1,6 +1,6 @@
 """HTTP API latency: GET /search on a warm `memspool serve` over 100,000 memories.
 
-    python bench/api_latency.py [--memories 100000] [--runs 500] [--home H]
+    python bench/api_latency.py [--memories 100000] [--runs 500] [--home H] [--store zipf]
 
 Imports generated memories (bench/import_speed.py's lines) into a new home
 (or reuses the store in --home), starts a real server process on 127.0.0.1,
@@ -11,6 +11,11 @@ for queries made of the words every generated memory shares (the worst case)
 and for selective ones. Prints p50 and p95 in milliseconds and the ratio to
 the in-process search. Target: GET /search p50 under 10 ms. Nothing is
 asserted.
+
+``--store zipf`` builds recall_latency.py's store instead (words drawn from
+the labelled data with a Zipf law, as in real notes): its "shared" queries
+are that bench's six, its selective ones two words of middling frequency.
+With the semantic extra installed the server's search is hybrid.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlencode
 
+import recall_latency
 from import_speed import lines
 
 from memspool.service import Service
@@ -147,16 +153,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=500)
     parser.add_argument("--home", type=Path,
                         help="build the store here, or reuse the one built by an earlier run")
+    parser.add_argument("--store", choices=("template", "zipf"), default="template")
     args = parser.parse_args(argv)
+    make = lines
     queries = _queries(args.memories, args.runs, shared=True)
     selective = _queries(args.memories, args.runs, shared=False)
+    if args.store == "zipf":
+        make = recall_latency.lines
+        rng = random.Random(3)
+        middling = recall_latency.vocabulary()[200:3000]
+        queries = [recall_latency.QUERIES[i % len(recall_latency.QUERIES)]
+                   for i in range(args.runs)]
+        selective = [" ".join(rng.sample(middling, 2)) for _ in range(args.runs)]
     with tempfile.TemporaryDirectory(prefix="memspool-bench-") as folder:
         home = args.home or Path(folder) / "home"
         started = time.perf_counter()
         with Service(home, env={}) as service:
             built = service.status()["memories"] < args.memories
             if built:
-                service.import_lines(iter(lines(args.memories)))
+                service.import_lines(iter(make(args.memories)))
             print(f"store: {args.memories} memories, "
                   + (f"built in {time.perf_counter() - started:.1f} s" if built else "reused"))
             _timed(lambda q: service.search(q, limit=10), queries[:50])

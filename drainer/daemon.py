@@ -415,12 +415,14 @@ class Drainer:
 
         Draining comes first: the pass stops as soon as a hook appends a
         frame or the drainer is told to stop, and only ever runs when the
-        spool is empty. A failure is logged, never fatal: the slices stay
-        queued for the next pass or ``memspool maintain``.
+        spool is empty. What is left of the budget embeds the memories waiting
+        for a vector (:meth:`embed_queue`). A failure is logged, never fatal:
+        the slices stay queued for the next pass or ``memspool maintain``.
         """
         budget = self.config.digest_budget_secs
         if budget <= 0 or self.spool.has_pending():
             return 0
+        started = time.monotonic()
         try:
             report = digest(self.conn, self.config, budget_secs=budget, profiles=self._profiles,
                             should_stop=lambda: self.stopping or self.spool.has_pending())
@@ -434,18 +436,19 @@ class Drainer:
                 render_dirty(self.conn, self.config.context_max_chars)
             except Exception:
                 log.exception("rendering the context blocks failed; the next write retries")
-        self.embed_queue(budget)
+        self.embed_queue(budget - (time.monotonic() - started))
         return report.slices
 
     def embed_queue(self, budget: float) -> int:
         """With semantic recall on, embed the memories waiting for a vector (within
-        ``budget`` seconds) and rewrite the vector file when it fell behind.
+        ``budget`` seconds, stopped by a new frame) and write a new vector set when
+        the last one fell behind and the spool is still empty.
 
         The model loads only when something waits. A failure is logged: the
         memories stay queued for the next pass or ``memspool maintain``.
         """
         try:
-            if (not semantic_state(self.config, load=False).on
+            if (budget <= 0 or not semantic_state(self.config, load=False).on
                     or vector_rows.pending_count(self.conn) == 0):
                 return 0
             encoder = semantic_state(self.config).encoder
@@ -453,8 +456,10 @@ class Drainer:
                 return 0
             if self._vectors is None or self._vectors.encoder is not encoder:
                 self._vectors = VectorIndex(self.config.home, encoder)
-            done = embed_pending(self.conn, encoder, budget_secs=budget)
-            self._vectors.refresh(self.conn)
+            done = embed_pending(self.conn, encoder, budget_secs=budget,
+                                 should_stop=lambda: self.stopping or self.spool.has_pending())
+            if not (self.stopping or self.spool.has_pending()):
+                self._vectors.refresh(self.conn)
         except Exception:
             log.exception("embedding memories failed; they wait for the next pass")
             return 0

@@ -20,6 +20,7 @@ from conftest import run_cli
 from model2vec import StaticModel
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
+from memspool.errors import HomeError
 from memspool.recall.embed import SHIPPED_MODEL, Encoder
 from memspool.recall.vectors import VECTORS_DIR, embed_pending
 from memspool.service import Service
@@ -158,38 +159,161 @@ def test_projects_stay_apart(service: Any) -> None:
         shop, infra}
 
 
-def test_forget_removes_the_vector_from_the_store_and_the_file(service: Any,
-                                                              home: Path) -> None:
-    gone = service.save("Refunds counted twice", "Refund rows inserted twice.",
-                        project="shop")["id"]
-    kept = service.save("Slow api", "The api latency after deploy.", project="shop")["id"]
+def _ids_on_disk(home: Path) -> set[int]:
+    return {int(i) for path in (home / VECTORS_DIR).glob("*/ids.npy") for i in np.load(path)[:, 0]}
+
+
+@pytest.mark.parametrize("which", ["oldest", "newest"])
+def test_forget_removes_the_vector_from_the_store_and_the_files(service: Any, home: Path,
+                                                               which: str) -> None:
+    first = service.save("Refunds counted twice", "Refund rows inserted twice.",
+                         project="shop")["id"]
+    second = service.save("Slow api", "The api latency after deploy.", project="shop")["id"]
     service.vectors().refresh(service.conn, force=True)
+    assert _ids_on_disk(home) == {first, second}
+    gone, kept = (first, second) if which == "oldest" else (second, first)
     service.forget(gone)
     assert gone not in _vectors(service.conn)
-    files = list((home / VECTORS_DIR).glob("*.ids.npy"))
-    assert len(files) == 1
-    assert gone not in np.load(files[0])[:, 0] and kept in np.load(files[0])[:, 0]
-    assert all(r["id"] != gone for r in service.search("payment duplicated")["results"])
+    assert _ids_on_disk(home) == {kept}
+    assert len(list((home / VECTORS_DIR).iterdir())) == 1
+    assert all(r["id"] != gone for r in service.search("payment twice latency")["results"])
 
 
-def test_the_matrix_file_never_answers_for_a_changed_or_deleted_memory(service: Any) -> None:
+def test_forget_removes_the_files_even_with_semantic_recall_off(service: Any,
+                                                                home: Path) -> None:
+    gone = service.save("Refunds counted twice", "Refund rows inserted twice.",
+                        project="shop")["id"]
+    service.vectors().refresh(service.conn, force=True)
+    assert _ids_on_disk(home) == {gone}
+    with Service(home, env={"MEMSPOOL_SEMANTIC": "off"}) as plain:
+        plain.forget(gone)
+    assert _ids_on_disk(home) == set() and not list((home / VECTORS_DIR).iterdir())
+
+
+def test_the_store_scores_every_candidate(service: Any) -> None:
+    """The files pick candidates; each is scored by the vector the store holds now."""
     ids = [service.save(f"Note {i}", text, project="shop")["id"] for i, text in enumerate(
         ["Refund rows inserted twice.", "The node disk is full.", "Slow api latency."])]
     index = service.vectors()
     assert index.refresh(service.conn, force=True)
-    # After the file: one memory changes meaning, one is new; neither rewrites the file.
-    service.save("Note 0", "Release rollout on friday.", key="note-0", project="shop")
-    service.conn.execute("UPDATE memories SET body = 'Storage volume space.', summary = 'x'"
-                         " WHERE id = ?", (ids[0],))
+    # The store's vector of the refund note changes without a new seq (as if the
+    # files came from another store): the files still hold the old one.
+    disk = service.conn.execute("SELECT vector FROM memory_vectors WHERE memory_id = ?",
+                                (ids[1],)).fetchone()[0]
+    service.conn.execute("UPDATE memory_vectors SET vector = ? WHERE memory_id = ?",
+                         (disk, ids[0]))
+    near = {n.memory_id: n.similarity
+            for n in index.nearest(service.conn, "refund payment money twice", limit=3)}
+    assert near[ids[0]] == pytest.approx(near[ids[1]], abs=1e-6)
+    # A memory changed after the files were written is found by its new text.
+    service.conn.execute("UPDATE memories SET body = 'Storage volume space.' WHERE id = ?",
+                         (ids[2],))
     embed_pending(service.conn, index.encoder)
     assert not index.refresh(service.conn)
-    near = index.nearest(service.conn, "refund payment money twice", limit=1)
-    assert near[0].memory_id != ids[0]  # its old vector, still in the file, is not used
-    near = index.nearest(service.conn, "storage volume space", limit=1)
-    assert near[0].memory_id in (ids[0], ids[1])
-    assert ids[0] in [n.memory_id for n in index.nearest(service.conn, "disk storage", limit=2)]
+    assert ids[2] in [n.memory_id for n in index.nearest(service.conn, "storage volume",
+                                                         limit=2)]
     service.conn.execute("DELETE FROM memories WHERE id = ?", (ids[1],))
     assert ids[1] not in [n.memory_id for n in index.nearest(service.conn, "disk", limit=5)]
+
+
+def test_files_from_another_store_are_never_used(service: Any, home: Path) -> None:
+    old = service.save("Refunds counted twice", "Refund rows inserted twice.",
+                       project="shop")["id"]
+    service.vectors().refresh(service.conn, force=True)
+    service.close()
+    for path in home.glob("memspool.db*"):
+        path.rename(path.with_name(path.name + ".aside"))  # the store moved aside
+    # A new store, whose first memory has the old one's id and another meaning.
+    fresh = service.save("Disk full", "The storage volume space is low.", project="shop")["id"]
+    service.conn.execute("DELETE FROM memory_vectors")
+    service.conn.execute("INSERT INTO vectors_pending VALUES (?)", (fresh,))
+    embed_pending(service.conn, service.vectors().encoder)
+    assert fresh == old
+    near = service.vectors().nearest(service.conn, "refund payment money", limit=5)
+    assert all(n.similarity < 0.5 for n in near), near
+
+
+def test_the_two_stage_search_finds_what_the_whole_search_finds(
+        service: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memspool.recall import vectors as vector_module
+
+    words = [w for group in CLUSTERS.values() for w in group] + PLAIN
+    rng = np.random.default_rng(3)
+    texts = sorted({" ".join(rng.choice(words, 4)) for _ in range(400)})
+    service.import_lines([json.dumps({"project": "shop", "key": f"k{i}", "type": "takeaway",
+                                      "summary": t, "body": t}).encode()
+                          for i, t in enumerate(texts)])
+    index = service.vectors()
+    index.refresh(service.conn, force=True)
+    whole = [n.memory_id for n in index.nearest(service.conn, "refund twice slow", limit=5)]
+    monkeypatch.setattr(vector_module, "TWO_STAGE_ROWS", 50)
+    monkeypatch.setattr(vector_module, "HEAD_POOL", 60)
+    monkeypatch.setattr(vector_module, "HEAD_DIMS", 8)
+    index.refresh(service.conn, force=True)
+    two = [n.memory_id for n in index.nearest(service.conn, "refund twice slow", limit=5)]
+    assert len(whole) == 5 and len(set(whole) & set(two)) >= 4
+
+
+def test_a_write_embeds_within_a_budget_and_leaves_the_rest_waiting(
+        service: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import memspool.service
+
+    monkeypatch.setattr(memspool.service, "EMBED_BUDGET_SECS", 0.0)
+    service.save("Refunds counted twice", "Refund rows inserted twice.", project="shop")
+    assert service.status()["semantic"]["waiting"] == 1
+    service.maintain(reindex=True)
+    assert service.status()["semantic"]["waiting"] == 0
+
+
+def test_a_symlinked_vectors_folder_is_neither_followed_nor_emptied(
+        service: Any, home: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    elsewhere.chmod(0o755)  # whatever the umask an earlier test left
+    (elsewhere / "notes").mkdir()
+    (elsewhere / "notes" / "mine.txt").write_text("mine")
+    home.mkdir(parents=True, exist_ok=True)
+    (home / VECTORS_DIR).symlink_to(elsewhere)
+    memory = service.save("Refunds counted twice", "Refund rows inserted twice.",
+                          project="shop")["id"]
+    with pytest.raises(HomeError, match="symlink"):
+        service.vectors().refresh(service.conn, force=True)
+    service.forget(memory)
+    assert (elsewhere / "notes" / "mine.txt").read_text() == "mine"
+    assert elsewhere.stat().st_mode & 0o777 == 0o755
+
+
+def test_writers_at_once_leave_one_whole_set(service: Any, home: Path, model: Path) -> None:
+    for i, text in enumerate(DISTINCT):
+        service.save(f"Note {i}", text, project="shop")
+    with Service(home, env={"MEMSPOOL_SEMANTIC_MODEL": str(model)}) as other:
+        for _ in range(3):
+            service.vectors().refresh(service.conn, force=True)
+            other.vectors().refresh(other.conn, force=True)
+    sets = list((home / VECTORS_DIR).iterdir())
+    assert len(sets) == 1 and {p.name for p in sets[0].iterdir()} == {
+        "matrix.npy", "head.npy", "ids.npy", "meta.json"}
+    assert len(_ids_on_disk(home)) == len(DISTINCT)
+
+
+def test_a_model_folder_of_junk_is_a_clear_error_and_the_write_stands(
+        home: Path, tmp_path: Path) -> None:
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    (junk / "config.json").write_text("{}")
+    (junk / "tokenizer.json").write_text("not a tokenizer")
+    (junk / "model.safetensors").write_bytes(b"\x00" * 64)
+    env = {"MEMSPOOL_SEMANTIC_MODEL": str(junk)}
+    proc = run_cli("capture", "--project", "shop", input=b"Pitfall: the disk fills up on "
+                   b"friday because logs are never rotated.", env=env)
+    assert b"Traceback" not in proc.stderr
+    proc = run_cli("search", "disk", check=False, env=env)
+    assert proc.returncode == 1 and b"Traceback" not in proc.stderr
+    assert "Cannot load the model" in proc.stderr.decode()
+    status = run_cli("status", env=env).stdout.decode()
+    assert "semantic recall:   off: Cannot load the model" in status
+    found = _json("search", "disk", env={"MEMSPOOL_SEMANTIC": "0"})["results"]
+    assert found and "friday" in found[0]["summary"]
 
 
 def test_a_memory_changed_while_embedded_keeps_its_place_in_the_queue(
@@ -285,8 +409,8 @@ def test_vector_files_are_private(service: Any, home: Path) -> None:
     service.vectors().refresh(service.conn, force=True)
     folder = home / VECTORS_DIR
     assert folder.stat().st_mode & 0o777 == 0o700
-    for path in folder.iterdir():
-        assert path.stat().st_mode & 0o777 == 0o600, path
+    for path in folder.rglob("*"):
+        assert path.stat().st_mode & 0o777 == (0o700 if path.is_dir() else 0o600), path
 
 
 def test_the_drainer_embeds_what_waits(home: Path, model: Path,

@@ -32,7 +32,7 @@ from memspool.install import default_settings_path, installed_events
 from memspool.project import project_name
 from memspool.recall import render, render_dirty, search
 from memspool.recall.embed import SemanticState, semantic_state
-from memspool.recall.vectors import VectorIndex, embed_pending
+from memspool.recall.vectors import VectorIndex, embed_pending, remove_sets
 from memspool.redact import redact
 from memspool.spool import Spool
 from memspool.spool.segments import QUARANTINE_DIR
@@ -53,6 +53,10 @@ STORE_COUNTS: Final = {
     "transcripts_missing": "SELECT count(*) FROM cursors WHERE missing_since IS NOT NULL",
     "memories": "SELECT count(*) FROM memories",
 }
+
+
+#: Seconds a write (capture, save, import, ...) spends embedding what waits.
+EMBED_BUDGET_SECS: Final = 2.0
 
 
 class Service:
@@ -170,17 +174,26 @@ class Service:
         outcome = report.notes[0]
         return {"ok": True, "id": outcome.id, "key": outcome.key, "action": outcome.action}
 
-    def _render(self, *, rewrite_vectors: bool = False) -> None:
+    def _render(self, *, forgot: bool = False) -> None:
         """After a write: re-render the context block of every project whose memory
-        changed and, with semantic recall on, embed the memories waiting for a vector."""
+        changed and, with semantic recall on, embed what waits for a vector (for at
+        most ``EMBED_BUDGET_SECS``; the drainer and ``maintain`` do the rest).
+
+        The write is committed by now: a model that cannot load, or vector files
+        that cannot be written, leave the memories waiting (``memspool status``
+        says so) and never fail the write. ``forgot``: a memory was forgotten, so
+        every vector file goes at once, model or not.
+        """
         render_dirty(self.conn, self.config.context_max_chars)
+        if forgot:
+            remove_sets(self.config.home)
         try:
             index = self.vectors()
-        except ConfigError:
-            return  # the memories wait for a vector; status and search say why
-        if index is not None:
-            embed_pending(self.conn, index.encoder)
-            index.refresh(self.conn, force=rewrite_vectors)
+            if index is not None:
+                embed_pending(self.conn, index.encoder, budget_secs=EMBED_BUDGET_SECS)
+                index.refresh(self.conn, force=forgot)
+        except (ConfigError, HomeError, OSError):
+            return
 
     @property
     def semantic(self) -> SemanticState:
@@ -244,8 +257,8 @@ class Service:
                 raise NotFound(f"No memory with id {memory_id}; `memspool memories list` "
                                f"shows the ids.")
             memory_rows.forget(conn, found, at=time.time())
-        # The matrix file is rewritten at once: a forgotten memory's vector must not linger.
-        self._render(rewrite_vectors=True)
+        # The vector files go at once: a forgotten memory's vector must not linger.
+        self._render(forgot=True)
         return {"ok": True, "forgotten": memory_id, "project": found.project,
                 "summary": found.summary}
 

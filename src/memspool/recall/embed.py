@@ -12,8 +12,9 @@ built on: loading that way takes about a tenth of the time of
 ``StaticModel.from_pretrained``, which matters to a CLI search. Any other
 model2vec model is handed to model2vec itself. A test holds the two equal.
 
-Semantic recall is on when the ``semantic`` setting is ``on``, or ``auto``
-(the default) and the ``semantic`` extra is installed.
+Semantic recall is on when the ``semantic`` extra is installed and the
+``semantic`` setting is not ``off``; ``auto`` (the default) and ``on`` differ
+only in what ``memspool status`` says when the extra is missing.
 """
 
 from __future__ import annotations
@@ -52,22 +53,24 @@ class Encoder:
             raise ConfigError(f"{folder} is not a model2vec model folder: it has no "
                               f"{', '.join(missing)}. Point semantic_model at one, or remove "
                               f"the setting to use the model memspool ships.")
-        digest = hashlib.sha256()
-        for name in MODEL_FILES:
-            digest.update(name.encode())
-            digest.update((folder / name).read_bytes())
-        #: Stored with every vector: a vector from another model is never compared.
-        self.hash = digest.hexdigest()[:16]
         try:
+            digest = hashlib.sha256()
+            for name in MODEL_FILES:
+                digest.update(name.encode())
+                digest.update((folder / name).read_bytes())
             config: dict[str, Any] = json.loads((folder / "config.json").read_text())
             self._plain = self._load_plain(config)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ConfigError(f"Cannot load the model in {folder}: {exc}.") from None
-        if not self._plain:
-            from model2vec import StaticModel
+            if not self._plain:
+                from model2vec import StaticModel
 
-            self._model = StaticModel.from_pretrained(folder, normalize=True)
-        self.dims = int(self.encode(["memspool"]).shape[1])
+                self._model = StaticModel.from_pretrained(folder, normalize=True)
+            self.dims = int(self.encode(["memspool"]).shape[1])
+        except Exception as exc:  # noqa: BLE001 - any library's failure means "not a model"
+            raise ConfigError(f"Cannot load the model in {folder}: {exc!s:.300}. Point "
+                              f"semantic_model at a model2vec model folder, or remove the "
+                              f"setting to use the model memspool ships.") from None
+        #: Stored with every vector: a vector from another model is never compared.
+        self.hash = digest.hexdigest()[:16]
 
     def _load_plain(self, config: dict[str, Any]) -> bool:
         from safetensors.numpy import load_file
@@ -133,14 +136,18 @@ def semantic_state(config: Config, *, load: bool = True) -> SemanticState:
     that cannot be loaded while the setting asks for semantic recall is a
     :class:`~memspool.errors.ConfigError` that says which folder and why.
     """
-    folder = Path(config.semantic_model).expanduser() if config.semantic_model else SHIPPED_MODEL
+    folder = SHIPPED_MODEL
+    if config.semantic_model:
+        # A relative folder is the home's, so the drainer and the CLI read the same one.
+        folder = config.home / Path(config.semantic_model).expanduser()
     model = str(folder)
     if config.semantic == "off":
         return SemanticState(False, "turned off (semantic = off); MEMSPOOL_SEMANTIC=1 or "
                                     "semantic = \"on\" in config.toml turns it on", model)
     if importlib.util.find_spec("model2vec") is None:
-        return SemanticState(False, f"the semantic extra is not installed: {INSTALL_HINT}",
-                             model)
+        asked = " (semantic = on)" if config.semantic == "on" else ""
+        return SemanticState(False, f"the semantic extra is not installed{asked}: "
+                                    f"{INSTALL_HINT}", model)
     if not load:
         return SemanticState(True, "on", model)
     return SemanticState(True, "on", model, _load(folder))

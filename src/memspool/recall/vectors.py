@@ -1,57 +1,70 @@
 """Memory vectors: embedding the queued memories, and the nearest ones to a query.
 
 The store holds every vector (``memory_vectors``, the truth). Reading 100 MB
-of rows per query would make a CLI search slow, so a reader uses a matrix
-file set, immutable, named for the model and the highest vector seq it
-covers: ``vectors/<model>-<seq>.npy`` (float32, one row per memory, rows
-grouped by project), ``.ids.npy`` (memory id and seq per row), ``.head.npy``
-(the first ``HEAD_DIMS`` columns alone) and ``.json`` (the projects' row
-ranges; written last, so a set without it is incomplete and ignored).
+of rows per query would make a CLI search slow, so a reader first looks in a
+matrix set: a folder ``vectors/<model>-<generation>/`` holding
+``matrix.npy`` (float32, one row per memory, rows grouped by project),
+``head.npy`` (its first ``HEAD_DIMS`` columns alone), ``ids.npy`` (memory
+id and seq per row) and ``meta.json`` (the store it came from, the highest
+seq it covers, the projects' row ranges). A set is built in a hidden folder
+and published by renaming that folder, so it is complete and never changes;
+the newest generation wins and older ones are removed.
 
-A query scores the matrix (memory-mapped, so a warm process keeps it in
-memory and a cold one reads only pages), adds the few rows stored after
-``<seq>``, and drops any matrix row whose memory has since lost or changed
-its vector: the answer is always the store's, the file only makes it fast.
-Past ``TWO_STAGE_ROWS`` rows it scores the head first and the whole rows of
+A query scores the set (memory-mapped: a warm process keeps it in memory,
+a new one reads only the pages it touches) to pick candidates, adds the rows
+stored after the set, and scores every candidate again with the vector the
+store holds now: a memory gone since drops out, one changed since is scored
+by its new vector. The set only makes the answer fast; the store makes it.
+A set from another store (one moved aside, or restored from a backup) is
+never used: ``meta.json`` names the store's ``vectors_store`` id, and a set
+covering seqs the store has not reached is ignored.
+
+Past ``TWO_STAGE_ROWS`` rows the head is scored first and the whole rows of
 the best ``HEAD_POOL`` only: the model's dimensions come out of a PCA,
 largest variance first, so the head ranks almost as the whole does at a
-quarter of the memory read (``bench/recall_latency.py`` prints how often
-the two agree).
+quarter of the memory read (``bench/recall_latency.py`` prints how often the
+two agree).
 
-Whoever embeds rewrites the files when more than ``REWRITE_AFTER_ROWS``
-rows came after them; a forget rewrites them at once, so a forgotten
-memory's vector does not linger on disk.
+Whoever embeds writes a new set once more than ``REWRITE_AFTER_ROWS`` rows
+came after the last one. A forget removes every set at once (and writes a
+new one when the model is at hand), so a forgotten memory's vector does not
+stay on disk.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
+import secrets
+import shutil
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, NamedTuple
 
-from memspool.config import FILE_MODE, ensure_private_dir
+from memspool.config import DIR_MODE, FILE_MODE, ensure_private_dir
+from memspool.errors import HomeError
 from memspool.recall.embed import Encoder
-from memspool.store import transaction
+from memspool.store import get_state, set_state, transaction
 from memspool.store import vectors as vector_rows
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["VECTORS_DIR", "Nearest", "VectorIndex", "embed_pending"]
+__all__ = ["VECTORS_DIR", "Nearest", "VectorIndex", "embed_pending", "remove_sets"]
 
 VECTORS_DIR: Final = "vectors"
-#: Rows stored after the matrix file past which whoever embeds rewrites it: a query
-#: reads those rows from the store, and a few hundred take well under a millisecond.
+#: Rows stored after the newest set past which whoever embeds writes a new one: a
+#: query reads those rows from the store, and a few hundred take well under a millisecond.
 REWRITE_AFTER_ROWS: Final = 256
 #: Leading dimensions scored first, past this many rows; candidates kept for the full score.
 HEAD_DIMS: Final = 64
 TWO_STAGE_ROWS: Final = 20_000
 HEAD_POOL: Final = 1000
+#: The state key naming this store in every set made from it.
+STORE_KEY: Final = "vectors_store"
 
 
 class Nearest(NamedTuple):
@@ -60,15 +73,19 @@ class Nearest(NamedTuple):
 
 
 def embed_pending(conn: sqlite3.Connection, encoder: Encoder, *,
-                  budget_secs: float | None = None) -> int:
+                  budget_secs: float | None = None,
+                  should_stop: Callable[[], bool] | None = None) -> int:
     """Embed queued memories, a batch per transaction; how many were embedded.
 
-    A memory whose text changes while its batch is being embedded keeps its
-    place in the queue (its vector is made again from the new text).
+    Stops after ``budget_secs`` or when ``should_stop()`` says so, between
+    batches. A memory whose text changes while its batch is being embedded
+    keeps its place in the queue (its vector is made again from the new text).
     """
     deadline = None if budget_secs is None else time.monotonic() + budget_secs
     done = 0
     while deadline is None or time.monotonic() < deadline:
+        if should_stop is not None and should_stop():
+            break
         batch = vector_rows.pending(conn)
         if not batch:
             break
@@ -84,12 +101,36 @@ def embed_pending(conn: sqlite3.Connection, encoder: Encoder, *,
 
 
 class _Matrix(NamedTuple):
+    name: str
     seq: int
+    store: str
     vectors: NDArray[np.float32]
     head: NDArray[np.float32]
     ids: NDArray[np.int64]
-    seqs: NDArray[np.int64]
     projects: dict[str, tuple[int, int]]
+
+
+def _sets(folder: Path, prefix: str = "") -> list[str]:
+    """The published sets in ``folder`` (of the model ``prefix``), oldest first."""
+    if folder.is_symlink():
+        return []  # never followed: a planted link must not steer reads or deletes
+    try:
+        names = [e.name for e in os.scandir(folder)
+                 if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")]
+    except OSError:
+        return []
+    return sorted((n for n in names if n.startswith(prefix)),
+                  key=lambda n: n.rpartition("-")[2])
+
+
+def remove_sets(home: Path) -> int:
+    """Remove every matrix set under ``home`` (any model); how many. Needs no model."""
+    folder = home / VECTORS_DIR
+    removed = 0
+    for name in _sets(folder):
+        shutil.rmtree(folder / name, ignore_errors=True)
+        removed += 1
+    return removed
 
 
 class VectorIndex:
@@ -102,32 +143,34 @@ class VectorIndex:
 
     # -- reading ----------------------------------------------------------------
 
-    def _latest(self) -> _Matrix | None:
+    def _latest(self, conn: sqlite3.Connection) -> _Matrix | None:
+        """The newest set of this model made from this store, or ``None``."""
         import numpy as np
 
-        prefix = f"{self.encoder.hash}-"
-        best = -1
-        with contextlib.suppress(OSError):
-            for entry in os.scandir(self.folder):
-                name = entry.name
-                if name.startswith(prefix) and name.endswith(".json"):
-                    with contextlib.suppress(ValueError):
-                        best = max(best, int(name[len(prefix):-5]))
-        if best < 0:
+        names = _sets(self.folder, f"{self.encoder.hash}-")
+        if not names:
             return None
-        if self._matrix is not None and self._matrix.seq == best:
-            return self._matrix
-        stem = self.folder / f"{prefix}{best}"
-        try:
-            meta = json.loads(stem.with_suffix(".json").read_text())
-            vectors = np.load(f"{stem}.npy", mmap_mode="r")
-            head = np.load(f"{stem}.head.npy", mmap_mode="r")
-            ids = np.load(f"{stem}.ids.npy")
-        except (OSError, ValueError):
-            return None  # being replaced, or damaged: the store answers alone
-        projects = {str(k): (int(v[0]), int(v[1])) for k, v in meta["projects"].items()}
-        self._matrix = _Matrix(best, vectors, head, ids[:, 0], ids[:, 1], projects)
-        return self._matrix
+        name = names[-1]
+        found = self._matrix
+        if found is None or found.name != name:
+            where = self.folder / name
+            try:
+                meta = json.loads((where / "meta.json").read_text())
+                ids = np.load(where / "ids.npy")
+                found = _Matrix(
+                    name, int(meta["seq"]), str(meta["store"]),
+                    np.load(where / "matrix.npy", mmap_mode="r"),
+                    np.load(where / "head.npy", mmap_mode="r"), ids[:, 0],
+                    {str(k): (int(v[0]), int(v[1])) for k, v in meta["projects"].items()})
+            except (OSError, ValueError, KeyError, TypeError, IndexError):
+                return None  # removed meanwhile, or damaged: the store answers alone
+            self._matrix = found
+        reached = conn.execute(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'memory_vectors'").fetchone()
+        if found.store != get_state(conn, STORE_KEY) or found.seq > int(reached[0] if reached
+                                                                           else 0):
+            return None
+        return found
 
     def nearest(self, conn: sqlite3.Connection, query: str, *, limit: int,
                 project: str | None = None) -> list[Nearest]:
@@ -137,40 +180,39 @@ class VectorIndex:
         q = self.encoder.encode([query])[0]
         if not q.any():
             return []
-        matrix = self._latest()
-        covered = matrix.seq if matrix is not None else 0
-        fresh = vector_rows.delta(conn, self.encoder.hash, covered)
+        conn.execute("BEGIN")  # one snapshot of the store for the whole query
+        try:
+            matrix = self._latest(conn)
+            candidates: set[int] = set()
+            if matrix is not None:
+                start, end = ((0, len(matrix.ids)) if project is None
+                              else matrix.projects.get(project, (0, 0)))
+                if end > start:
+                    rows = _best_rows(matrix, start, end, q, 2 * limit + 20)
+                    candidates.update(int(matrix.ids[i]) for i in rows)
+            current = vector_rows.delta(conn, self.encoder.hash,
+                                        matrix.seq if matrix is not None else 0)
+            current += vector_rows.current(conn, self.encoder.hash, sorted(candidates))
+        finally:
+            conn.execute("COMMIT")
         if project is not None:
-            fresh = [row for row in fresh if row.project == project]
-        scored: dict[int, float] = {}
-        if fresh:
-            block = np.frombuffer(b"".join(row.vector for row in fresh), dtype=np.float32)
-            sims = block.reshape(len(fresh), -1) @ q
-            scored.update({row.memory_id: float(s) for row, s in zip(fresh, sims, strict=True)})
-        if matrix is not None:
-            start, end = ((0, len(matrix.ids)) if project is None
-                          else matrix.projects.get(project, (0, 0)))
-            if end > start:
-                want = 2 * limit + 20
-                rows, near = _scores(matrix, start, end, q, want)
-                found = {int(matrix.ids[i]): (int(matrix.seqs[i]), float(s))
-                         for i, s in zip(rows, near, strict=True)}
-                current = vector_rows.seqs(conn, list(found))
-                for memory_id, (seq, sim) in found.items():
-                    # A row whose memory is gone, or has a newer vector, is not the store's.
-                    if current.get(memory_id) == seq and memory_id not in scored:
-                        scored[memory_id] = sim
+            current = [row for row in current if row.project == project]
+        if not current:
+            return []
+        block = np.frombuffer(b"".join(row.vector for row in current), dtype=np.float32)
+        sims = block.reshape(len(current), -1) @ q
+        scored = {row.memory_id: float(s) for row, s in zip(current, sims, strict=True)}
         best = sorted(scored.items(), key=lambda item: (-item[1], item[0]))[:limit]
         return [Nearest(memory_id, round(sim, 6)) for memory_id, sim in best]
 
     # -- writing ----------------------------------------------------------------
 
     def refresh(self, conn: sqlite3.Connection, *, force: bool = False) -> bool:
-        """Rewrite the matrix file when enough rows came after it (or ``force``).
+        """Write a new set when enough rows came after the newest (or ``force``).
 
-        True when it was rewritten.
+        True when one was written.
         """
-        matrix = self._latest()
+        matrix = self._latest(conn)
         covered = matrix.seq if matrix is not None else 0
         after = int(conn.execute("SELECT count(*) FROM memory_vectors WHERE seq > ? AND model = ?",
                                  (covered, self.encoder.hash)).fetchone()[0])
@@ -182,42 +224,50 @@ class VectorIndex:
     def _write(self, conn: sqlite3.Connection) -> None:
         import numpy as np
 
-        dims = self.encoder.dims
+        if self.folder.is_symlink():
+            raise HomeError(f"{self.folder} is a symlink; memspool keeps its vector files only "
+                            f"in a plain folder of its home. Remove the link.", str(self.folder))
         with transaction(conn):  # one consistent view of the rows
+            store = get_state(conn, STORE_KEY)
+            if store is None:
+                store = secrets.token_hex(8)
+                set_state(conn, STORE_KEY, store)
             top = vector_rows.top_seq(conn)
             rows = conn.execute(
-                "SELECT memory_id, seq, project, vector FROM memory_vectors WHERE model = ?"
+                "SELECT memory_id, project, vector FROM memory_vectors WHERE model = ?"
                 " ORDER BY project, memory_id", (self.encoder.hash,)).fetchall()
-        vectors = np.empty((len(rows), dims), dtype=np.float32)
-        ids = np.empty((len(rows), 2), dtype=np.int64)
+        vectors = np.empty((len(rows), self.encoder.dims), dtype=np.float32)
+        ids = np.empty((len(rows), 1), dtype=np.int64)
         projects: dict[str, list[int]] = {}
-        for i, (memory_id, seq, project, blob) in enumerate(rows):
+        for i, (memory_id, project, blob) in enumerate(rows):
             vectors[i] = np.frombuffer(blob, dtype=np.float32)
-            ids[i] = (memory_id, seq)
+            ids[i, 0] = memory_id
             projects.setdefault(project, [i, i])[1] = i + 1
         ensure_private_dir(self.folder)
-        stem = self.folder / f"{self.encoder.hash}-{top}"
-        _save(Path(f"{stem}.npy"), vectors)
-        _save(Path(f"{stem}.head.npy"), np.ascontiguousarray(vectors[:, :HEAD_DIMS]))
-        _save(Path(f"{stem}.ids.npy"), ids)
-        _write_private(stem.with_suffix(".json"),
-                       json.dumps({"seq": top, "rows": len(rows), "dims": dims,
-                                   "projects": projects}).encode())
+        generation = f"{time.time_ns():020d}{secrets.token_hex(4)}"
+        scratch = self.folder / f".{self.encoder.hash}-{generation}"
+        scratch.mkdir(mode=DIR_MODE)
+        try:
+            _save(scratch / "matrix.npy", vectors)
+            _save(scratch / "head.npy", np.ascontiguousarray(vectors[:, :HEAD_DIMS]))
+            _save(scratch / "ids.npy", ids)
+            _write_private(scratch / "meta.json", json.dumps({
+                "store": store, "seq": top, "rows": len(rows), "dims": self.encoder.dims,
+                "projects": projects}).encode())
+            scratch.rename(self.folder / scratch.name[1:])
+        except BaseException:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
         self._matrix = None
-        for old in self.folder.iterdir():
-            # Older sets and other models' go; what another writer is making
-            # (".tmp"), or has made newer, stays.
-            model, _, seq = old.name.partition(".")[0].rpartition("-")
-            if old.name.startswith(".") or (model == self.encoder.hash and seq.isdigit()
-                                             and int(seq) >= top):
-                continue
-            with contextlib.suppress(OSError):
-                old.unlink()
+        # The new set is the newest: every older one, of any model, goes.
+        for name in _sets(self.folder):
+            if name != scratch.name[1:] and name.rpartition("-")[2] < generation:
+                shutil.rmtree(self.folder / name, ignore_errors=True)
 
 
-def _scores(matrix: _Matrix, start: int, end: int, q: NDArray[np.float32],
-            want: int) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
-    """The best ``want`` rows of ``matrix[start:end]`` for ``q``, and their similarities."""
+def _best_rows(matrix: _Matrix, start: int, end: int, q: NDArray[np.float32],
+               want: int) -> NDArray[np.intp]:
+    """The indexes of (up to) the ``want`` rows of ``matrix[start:end]`` nearest ``q``."""
     import numpy as np
 
     if end - start > TWO_STAGE_ROWS and matrix.head.shape[1] < matrix.vectors.shape[1]:
@@ -230,9 +280,8 @@ def _scores(matrix: _Matrix, start: int, end: int, q: NDArray[np.float32],
         sims = matrix.vectors[start:end] @ q
         rows = np.arange(start, end)
     if want < len(sims):
-        best = np.argpartition(-sims, want - 1)[:want]
-        return rows[best], sims[best]
-    return rows, sims
+        return rows[np.argpartition(-sims, want - 1)[:want]]
+    return rows
 
 
 def _save(path: Path, array: NDArray[np.generic]) -> None:
@@ -246,12 +295,10 @@ def _save(path: Path, array: NDArray[np.generic]) -> None:
 
 
 def _write_private(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically, owner-only."""
-    scratch = path.with_name(f".{path.name}.tmp")
-    fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
+    """Write ``data`` to a new file ``path``, owner-only."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                  FILE_MODE)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())
-    scratch.replace(path)

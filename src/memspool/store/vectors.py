@@ -13,8 +13,8 @@ import sqlite3
 from typing import Final, NamedTuple
 
 __all__ = [
-    "Pending", "VectorRow", "count_by_model", "delta", "enqueue_stale", "pending", "pending_count",
-    "put", "seqs", "top_seq",
+    "Pending", "VectorRow", "count_by_model", "current", "delta", "enqueue_stale", "pending",
+    "pending_count", "put", "top_seq",
 ]
 
 #: Rows read per query of the queue.
@@ -91,16 +91,15 @@ def delta(conn: sqlite3.Connection, model: str, after_seq: int) -> list[VectorRo
     return [VectorRow(int(r[0]), int(r[1]), str(r[2]), bytes(r[3])) for r in rows]
 
 
-def seqs(conn: sqlite3.Connection, memory_ids: list[int]) -> dict[int, int]:
-    """memory id -> the seq of its current vector, for those that have one."""
-    found: dict[int, int] = {}
+def current(conn: sqlite3.Connection, model: str, memory_ids: list[int]) -> list[VectorRow]:
+    """The vectors of ``model`` the store holds now for ``memory_ids`` (those that have one)."""
+    found: list[VectorRow] = []
     for start in range(0, len(memory_ids), 500):
         chunk = memory_ids[start:start + 500]
         marks = ", ".join("?" * len(chunk))
-        for row in conn.execute(
-                f"SELECT memory_id, seq FROM memory_vectors WHERE memory_id IN ({marks})",  # noqa: S608
-                chunk):
-            found[int(row[0])] = int(row[1])
+        found += [VectorRow(int(r[0]), int(r[1]), str(r[2]), bytes(r[3])) for r in conn.execute(
+            "SELECT seq, memory_id, project, vector FROM memory_vectors"  # noqa: S608
+            f" WHERE model = ? AND memory_id IN ({marks})", (model, *chunk))]
     return found
 
 
