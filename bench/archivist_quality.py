@@ -11,8 +11,10 @@ afterwards. A message is *kept* when a memory's text comes from it.
 
 Printed per split: durable messages kept and ephemeral messages kept, beside
 the naive baseline (every assistant text of 16 or more characters becomes a
-note). "tuned" and "tuned2" are what the rules were written against;
-"heldout" was written apart and never used to change them.
+note). "tuned", "tuned2" and "tuned3" are what the rules (and the word
+model) were written against; "heldout" and "heldout2" were written apart
+and never used to change them ("heldout2" by another hand, never looked at
+message by message).
 """
 
 from __future__ import annotations
@@ -117,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     _, splits = load_splits(args.messages)
     print(f"{'split':<8} {'label':<10} {'messages':>8} {'kept':>6} {'rate':>6} "
           f"{'naive kept':>10} {'naive rate':>10}")
-    for split in [name for name in ("tuned", "tuned2", "heldout") if name in splits]:
+    for split in sorted(name for name in splits if name != "all"):
         rows = splits[split]
         # A drainer that just let go of its lock may still be closing its log.
         with tempfile.TemporaryDirectory(prefix="memspool-bench-",

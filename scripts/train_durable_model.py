@@ -4,8 +4,9 @@
 
 A naive Bayes count table over the words of labelled assistant messages:
 the opening words, every word pair, and the first three words. Only the
-splits written to tune the rules ("tuned", "tuned2") are read; "heldout" is
-never used, so its figures in bench/archivist_quality.py stay honest. A
+splits written to tune the rules ("tuned", "tuned2", "tuned3") are read;
+"heldout" and "heldout2" are never used, so their figures in
+bench/archivist_quality.py stay honest. A
 feature seen once is left out (it says more about one message than about a
 kind of message), which also keeps the file small. The output is sorted, so
 the same data always gives the same file.
@@ -25,7 +26,7 @@ from memspool.distill.durable_words import features  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "archivist_messages.jsonl"
 OUT = ROOT / "src" / "memspool" / "distill" / "durable_model.json"
-TRAINING_SPLITS = ("tuned", "tuned2")
+TRAINING_SPLITS = ("tuned", "tuned2", "tuned3")
 MIN_COUNT = 2
 
 

@@ -46,7 +46,9 @@ _COMMENTARY: Final = re.compile(
     r"|then,? (?:i|we)\b|after that|once that|approach for|plan(?: for|:)|here's (?:the|my) plan"
     r"|next steps?\b|going to|gonna|(?:\w+ )?(?:first )?step:"
     r"|(?:hunting|chasing|digging|looking|checking|reading|grepping|running|starting|re-?checking|double-checking|trying|investigating"
-    r"|waiting|retrying|rerunning|re-running)\b"
+    r"|waiting|retrying|rerunning|re-running|opening|searching|scanning|pulling|fetching)\b"
+    # an interjection, then what the agent is doing: "Okay, opening the handler"
+    r"|(?:okay|ok|alright|all right|right|now|next|so),? [a-z]+ing\b"
     r"|(?:ah,? |oh,? )?(?:you're right|you are right|fair point|good catch|good point"
     r"|understood|noted)\b"
     r"|i decided to (?:tackle|look|check|start|try|run|read|investigate|dig|go|focus|begin"
@@ -93,8 +95,11 @@ _SPECULATION: Final = re.compile(
     r"|ready for (?:use|production)|production[- ]ready"
     r"|exited (?:with|code)"
     r"|\d+ (?:examples|failures|failed|passed|warnings|errors|tests|specs)\b"
-    r"|finished with \d+|next up|nothing changed yet|(?:that|this) did it|still need to"
+    r"|finished with \d+|next up|nothing changed yet|(?:that|this) did it|still need(?:s)?\b"
+    r"|(?:is|are) (?:about |nearly |almost |mostly )?(?:half|partly|mostly|nearly|almost) "
+    r"(?:done|written|finished|through|there)|should be (?:ready|done|up|back) (?:in|by)"
     r"|for this session|my job is|in this pr\b|for this pr\b|so i have it right"
+    r"|for this (?:change|task|ticket|fix|branch|one|round|run)\b"
     r"|if i have it right|ticking off|closed the \S+ ticket"
     r"|[:;,\u2014-]\s*you(?:'d)? (?:want|like|need|asked)"
     # the agent's own next step, mid-sentence
@@ -112,6 +117,10 @@ _TOOL_OUTPUT: Final = re.compile(
     r"[^.\n]{0,60}?\b(?:shows?|found|returned|returns|contains|lists?|says|has|have|gives?"
     r"|prints?|reports?)\b"
     r"|^\W{0,3}(?:[\w-]+ ){0,2}(?:reports|found|returned|lists|printed) \d"
+    r"|^\W{0,3}(?:the |this )?(?:[\w-]+ ){0,3}(?:is|are|has|have|was) (?:~|about |over |under )?"
+    r"[\d,]+ (?:lines|files|matches|rows|entries|errors|warnings|results|hits|commits"
+    r"|packages|items|records)\b"
+    r"|^\W{0,3}(?:the )?first (?:error|failure|warning|exception) (?:is|was|shows)"
     r"|^\W{0,3}(?:here(?:'s| is| are) (?:the|what)|it says|output:|events:)",
     _FLAGS,
 )
@@ -135,6 +144,9 @@ _KNOWLEDGE: Final = re.compile(
     r"|til\b|lesson|learned|learning|takeaway|for future reference|next time"
     r"|the trick|the key (?:is|was)|workaround|solution|the fix\b|deciding factor"
     r"|worth (?:keeping|remembering|knowing)|without (?:it|this|that)\b|bypass"
+    r"|refuses?|refused|(?:has|have|needs?) to be\b|safe to\b|keep (?:that|this|it) in mind"
+    r"|what (?:got|made|fixed|finally did) .{0,60}? was\b|is what (?:showed|fixed|made|did|caused)"
+    r"|on its own\b"
     r")",
     _FLAGS,
 )
@@ -156,13 +168,20 @@ _STRONG: Final = re.compile(
     _FLAGS,
 )
 _QUOTED: Final = re.compile(r"^\s*>", re.MULTILINE)
+#: A line that opens a list of steps for the task at hand.
+_PLAN_HEADER: Final = re.compile(
+    r"^\W{0,3}(?:(?:the |my )?plan\b[^:\n]{0,40}|here's (?:the|my) plan|(?:next )?steps?"
+    r"|to-?do|todo)\s*:\s*$", _FLAGS)
 #: A list item that reports a change made ("- Replaced the homepage", "- Added tests").
 _CHANGE_ITEM: Final = re.compile(
     r"^\s*(?:[-*+•]|\d+[.)])\s+(?:\*\*)?(?:[A-Z][a-z]+ed|Made|Kept|Wrote|Built|Set|Put|Ran"
     r"|Split|Moved|Added|Removed|Fixed|Updated|Created|Implemented|Cleaned|Wired|Hooked)\b")
 _LIST_LINE: Final = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 _DONE_MARK: Final = "\u2705"
-_SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\[])|\n(?=\s*(?:[-*+•]|\d+[.)])\s)")
+_SENTENCE_END: Final = re.compile(
+    r"(?<=[.!?])\s+(?=[A-Z`*(\[])|\n(?=\s*(?:[-*+•]|\d+[.)])\s)"
+    # lowercase chat ("nice. heads-up though: ..."), but not after "e.g." or "vs."
+    r"|(?<=[a-z)`][.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<!\betc\.)(?<!\bcf\.)\s+(?=[a-z])")
 
 _HEADING: Final = re.compile(r"^#{1,6}\s")
 _LIST_ITEM: Final = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
@@ -228,6 +247,8 @@ def verdict(block: str) -> str | None:  # noqa: PLR0911 - one return per reason
     if (items and 2 * len(changes) >= len(items) and not _STRONG.search(body)) \
             or _DONE_MARK in block:
         return "a list of changes made (progress)"
+    if _PLAN_HEADER.match(body) and items and len(items) >= len(body.splitlines()) - 1:
+        return "a plan for the current task"
     labelled = _LABELLED.match(_LIST_ITEM.sub("", body, count=1))
     if labelled and not _commentary(body[labelled.end():].strip()):
         return None
