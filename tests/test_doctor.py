@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -309,3 +310,41 @@ def test_cli_json(healthy: bool) -> None:
     report = json.loads(proc.stdout)
     assert report["ok"] is healthy and proc.returncode == (0 if healthy else 1)
     assert {"check", "level", "message", "fix"} == set(report["findings"][0])
+
+
+def _semantic(findings: list[Finding]) -> list[Finding]:
+    return [f for f in findings if f.check == "semantic"]
+
+
+def test_memories_without_a_vector_are_a_note_fixed_by_reindex(config: Config) -> None:
+    run_cli("capture", "--project", "shop", input=b"Pitfall: the disk fills up on friday "
+            b"because logs are never rotated.", env={"MEMSPOOL_SEMANTIC": "0"})
+    waiting = _semantic(diagnose(config))
+    assert [f.level for f in waiting] == ["note"] and "1 memories wait" in waiting[0].message
+    assert "memspool maintain --reindex" in (waiting[0].fix or "")
+    run_cli("maintain", "--reindex")
+    done = _semantic(diagnose(config))
+    assert [f.level for f in done] == ["ok"] and "1 memories have a vector" in done[0].message
+
+
+def test_semantic_recall_without_the_extra_is_a_note_with_the_install_command(
+        home: Path) -> None:
+    script = ("import sys; sys.modules['model2vec'] = None\n"
+              "from memspool.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+    proc = subprocess.run([sys.executable, "-c", script, "doctor", "--json"],
+                          capture_output=True, text=True, check=False)
+    found = [f for f in json.loads(proc.stdout)["findings"] if f["check"] == "semantic"]
+    assert [f["level"] for f in found] == ["note"]
+    assert "pip install 'memspool[semantic]'" in found[0]["fix"]
+
+
+def test_a_broken_model_or_a_symlinked_vectors_folder_is_a_problem(config: Config,
+                                                                  tmp_path: Path) -> None:
+    ensure_private_dir(config.home)
+    (config.home / "vectors").symlink_to(tmp_path)
+    problem = _one_problem(diagnose(config), "semantic")
+    assert "symlink" in problem.message and "rm " in (problem.fix or "")
+    (config.home / "vectors").unlink()
+    broken = load_config(env={**os.environ, "MEMSPOOL_SEMANTIC_MODEL": str(tmp_path)})
+    problem = _one_problem(diagnose(broken), "semantic")
+    assert "not a model2vec model folder" in problem.message

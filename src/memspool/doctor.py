@@ -2,7 +2,7 @@
 
 Each check reads and never writes: the hooks in settings.json, the home's
 permissions, the spool, the drainer and its backlog, the store, the logs,
-the systemd units and the MCP registration. Every finding is ``ok``, a
+the systemd units, the MCP registration and semantic recall. Every finding is ``ok``, a
 ``note`` (something optional that is simply not set up, or worth knowing)
 or a ``problem``, and a problem carries the command that fixes it.
 """
@@ -14,6 +14,7 @@ import os
 import re
 import shlex
 import shutil
+import sqlite3
 import stat
 import time
 from collections.abc import Callable, Iterator
@@ -24,6 +25,8 @@ from memspool import install
 from memspool.config import Config, default_home, load_config
 from memspool.drainer.lock import drainer_pid
 from memspool.errors import ConfigError, MemspoolError
+from memspool.recall.embed import INSTALL_HINT, semantic_state
+from memspool.recall.vectors import VECTORS_DIR
 from memspool.spool import ACTIVE_NAME, Spool
 from memspool.spool import home as layout
 from memspool.store import damaged
@@ -343,10 +346,58 @@ def check_mcp(config: Config, now: float) -> Report:
         yield "ok", f"The memspool MCP server is registered in {path}.", None
 
 
+def _vector_counts(config: Config, model: str) -> tuple[int, int, int] | None:
+    """(vectors of ``model``, of other models, memories waiting), read-only; ``None``
+    when the store has none of that yet."""
+    try:
+        conn = sqlite3.connect(f"{config.db_path.as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            by_model = dict(conn.execute(
+                "SELECT model, count(*) FROM memory_vectors GROUP BY model").fetchall())
+            waiting = conn.execute("SELECT count(*) FROM vectors_pending").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None  # no store yet, or one from before semantic recall: nothing to say
+    ours = int(by_model.pop(model, 0))
+    return ours, int(sum(by_model.values())), int(waiting)
+
+
+def check_semantic(config: Config, now: float) -> Report:
+    folder = config.home / VECTORS_DIR
+    if folder.is_symlink():
+        yield ("problem", f"{folder} is a symlink; memspool writes its vector files only in a "
+               f"plain folder of its home.", f"remove the link: `rm {_q(folder)}`")
+    try:
+        state = semantic_state(config)
+    except ConfigError as exc:
+        yield "problem", str(exc), "fix or remove the semantic_model setting"
+        return
+    if not state.on or state.encoder is None:
+        fix = INSTALL_HINT if "not installed" in state.reason else None
+        yield "note", f"Semantic recall is off: {state.reason}.", fix and f"`{fix}`"
+        return
+    counts = _vector_counts(config, state.encoder.hash) if config.db_path.exists() else None
+    if counts is None:
+        yield "ok", "Semantic recall is on; no memory has a vector yet.", None
+        return
+    ours, others, waiting = counts
+    reindex = "run `memspool maintain --reindex`"
+    if others:
+        yield ("note", f"{others} memories have vectors of another model: search finds them by "
+               f"their words only.", reindex)
+    if waiting:
+        yield ("note", f"{waiting} memories wait for a vector (the drainer and `memspool "
+               f"maintain` embed them).", reindex)
+    if not (others or waiting):
+        yield "ok", f"Semantic recall is on: {ours} memories have a vector.", None
+
+
 #: Each check by the name its findings carry, in the order they are shown.
 CHECKS: Final[dict[str, Callable[[Config, float], Report]]] = {
     "hooks": check_hooks, "home": check_home, "spool": check_spool, "drainer": check_drainer,
     "store": check_store, "logs": check_logs, "systemd": check_systemd, "mcp": check_mcp,
+    "semantic": check_semantic,
 }
 
 
