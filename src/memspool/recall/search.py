@@ -136,6 +136,19 @@ def _ranked(conn: sqlite3.Connection, expression: str, filters: str,
     return {int(row[0]): -float(row[1]) for row in rows}
 
 
+def _holding_every(conn: sqlite3.Connection, query: str, filters: str, params: list[object],
+                   enough: int) -> bool:
+    """Whether at least ``enough`` memories (passing ``filters``) hold every word of ``query``."""
+    every = every_expression(query)
+    if not every:
+        return False
+    source = ("memory_search JOIN memories m ON m.id = memory_search.rowid" if filters
+              else "memory_search")
+    sql = (f"SELECT count(*) FROM (SELECT 1 FROM {source}"  # noqa: S608 - fixed fragments
+           f" WHERE memory_search MATCH ?{filters} LIMIT ?)")
+    return int(conn.execute(sql, (every, *params, enough)).fetchone()[0]) >= enough
+
+
 def search(conn: sqlite3.Connection, query: str, *, project: str | None = None,
            type: str | None = None, limit: int = 10, include_all: bool = False,
            now: float | None = None, vectors: VectorIndex | None = None) -> list[Hit]:
@@ -160,7 +173,10 @@ def search(conn: sqlite3.Connection, query: str, *, project: str | None = None,
                       now=now)
         return _successors_first(conn, hits)[:limit] if include_all else hits[:limit]
     own = _ranked(conn, match_expression(terms), filters, params)
-    concepts = _related(terms)[:MAX_CONCEPTS]
+    # The concept map is for words that differ: when enough memories hold every
+    # word of the query already, its second (and costlier) query is skipped.
+    concepts = [] if _holding_every(conn, query, filters, params, limit) else \
+        _related(terms)[:MAX_CONCEPTS]
     related = _ranked(conn, match_expression(concepts), filters, params) if concepts else {}
     lexical = {i: own.get(i, 0.0) + SYNONYM_WEIGHT * related.get(i, 0.0)
                for i in set(own) | set(related)}
