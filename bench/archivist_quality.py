@@ -11,8 +11,8 @@ afterwards. A message is *kept* when a memory's text comes from it.
 
 Printed per split: durable messages kept and ephemeral messages kept, beside
 the naive baseline (every assistant text of 16 or more characters becomes a
-note). "tuned", "tuned2" and "tuned3" are what the rules (and the word
-model) were written against; "heldout" and "heldout2" were written apart
+note). "tuned" to "tuned4" are what the rules (and the word model) were
+written against; "heldout" and "heldout2" were written apart
 and never used to change them ("heldout2" by another hand, never looked at
 message by message).
 """

@@ -4,7 +4,7 @@
 
 A naive Bayes count table over the words of labelled assistant messages:
 the opening words, every word pair, and the first three words. Only the
-splits written to tune the rules ("tuned", "tuned2", "tuned3") are read;
+splits written to tune the rules ("tuned" to "tuned4") are read;
 "heldout" and "heldout2" are never used, so their figures in
 bench/archivist_quality.py stay honest. A
 feature seen once is left out (it says more about one message than about a
@@ -26,7 +26,7 @@ from memspool.distill.durable_words import features  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "archivist_messages.jsonl"
 OUT = ROOT / "src" / "memspool" / "distill" / "durable_model.json"
-TRAINING_SPLITS = ("tuned", "tuned2", "tuned3")
+TRAINING_SPLITS = ("tuned", "tuned2", "tuned3", "tuned4")
 MIN_COUNT = 2
 
 

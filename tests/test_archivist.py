@@ -135,8 +135,8 @@ def test_the_minor_pass_keeps_provenance_and_explicit_requests_to_remember(
         "[assistant] I'll note that.\n\n"
         "[user] why did CI fail?\n\n"
         "[thinking] maybe the cache\n\n"
-        "[assistant] The build failed because the runner image dropped Python 3.10; "
-        "pinning `python-version: 3.11` in the workflow fixed it.\n"
+        "[assistant] CI broke because the runner image dropped Python 3.10. "
+        "Pinning `python-version: 3.11` in the workflow fixes it.\n"
         "[tool Bash] pytest -x"))
     report = digest(conn, config, now=lambda: 1234.0)
     assert report.slices == 1 and report.created == 2

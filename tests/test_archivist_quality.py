@@ -20,7 +20,7 @@ ROWS = [json.loads(line) for line in
 
 #: split -> (least share of durable messages kept, most share of ephemeral kept)
 FLOORS = {"tuned": (0.95, 0.03), "tuned2": (0.95, 0.03), "tuned3": (0.95, 0.03),
-          "heldout": (0.75, 0.10), "heldout2": (0.85, 0.08)}
+          "tuned4": (0.90, 0.03), "heldout": (0.85, 0.05), "heldout2": (0.85, 0.05)}
 
 
 def _rates(split: str) -> tuple[float, float]:

@@ -68,6 +68,8 @@ _COMMENTARY: Final = re.compile(
     r"|(?:root cause|issue|bug|problem) (?:addressed|fixed|resolved|solved)"
     # restating the request
     r"|you want|you'd like|you would like|you're asking|you are asking|so you\b|to confirm"
+    r"|restating|to restate|(?:ok,? |okay,? )?so (?:the|your) (?:request|ask|task|goal|idea)\b"
+    r"|so to make sure|to make sure i(?:'ve| have)? (?:got|understand)"
     r"|if i understand|just to (?:make sure|confirm|check)|so the (?:ask|request|task|goal)"
     r"|the (?:ask|task|goal) (?:is|here)|you(?:'re| are) after|you asked"
     # the agent speaking of its own state or next move: "I'm", "I'll", "I think",
@@ -88,6 +90,10 @@ _SPECULATION: Final = re.compile(
     r"|could you|let me know|which (?:one|option) do"
     # hedging
     r"|likely|probably|seems? to|seems? like|appears? to|looks like|my hunch|theory|unclear"
+    r"|i bet|almost certainly|(?:fairly|pretty|quite) (?:confident|sure)|would explain"
+    r"|haven't (?:checked|verified|confirmed|looked)|to be sure\b|my bet|i assume"
+    r"|before i (?:change|start|go|do|make|continue|proceed|merge|ship)"
+    r"|(?:decision|answer|input|go-ahead) (?:i need )?from you|need from you"
     r"|unsure|not certain|tbd|to be confirmed"
     # progress
     r"|now pass(?:es)?|(?:is|are) (?:now )?green|all green|ready for review|lgtm|wrapped up"
@@ -96,6 +102,11 @@ _SPECULATION: Final = re.compile(
     r"|exited (?:with|code)"
     r"|\d+ (?:examples|failures|failed|passed|warnings|errors|tests|specs)\b"
     r"|finished with \d+|next up|nothing changed yet|(?:that|this) did it|still need(?:s)?\b"
+    r"|(?:changes|progress|status) so far|so far\b|\bprogress:|\b\d+ of (?:the |my )?\d+\b"
+    r"|(?:first|second|initial) (?:pass|draft|cut|round) (?:is )?(?:done|ready|up|in)"
+    r"|finished with \**\d|(?:is|are) (?:running|re-?running) now"
+    r"|(?:running|doing) (?:it|that|those|this) next"
+    r"|\bnow\.$|\bnext\.$|still open|remaining:|before this merges|before merging"
     r"|(?:is|are) (?:about |nearly |almost |mostly )?(?:half|partly|mostly|nearly|almost) "
     r"(?:done|written|finished|through|there)|should be (?:ready|done|up|back) (?:in|by)"
     r"|for this session|my job is|in this pr\b|for this pr\b|so i have it right"
@@ -121,7 +132,11 @@ _TOOL_OUTPUT: Final = re.compile(
     r"[\d,]+ (?:lines|files|matches|rows|entries|errors|warnings|results|hits|commits"
     r"|packages|items|records)\b"
     r"|^\W{0,3}(?:the )?first (?:error|failure|warning|exception) (?:is|was|shows)"
-    r"|^\W{0,3}(?:here(?:'s| is| are) (?:the|what)|it says|output:|events:)",
+    r"|^\W{0,3}(?:here(?:'s| is| are) (?:the|what)|it says|output:|events:)"
+    # a command in backticks, then what it gave: "`terraform plan` for `prod`: ..."
+    r"|^\W{0,3}`[^`\n]{0,80}\s[^`\n]{0,80}`(?:\s+(?:for|on|in)\s+`[^`\n]{1,80}`)?"
+    r"\s*(?::|finished|failed|passed|returned|printed|exited|completed|reports?\b|shows?\b"
+    r"|says\b)",
     _FLAGS,
 )
 #: What knowledge sounds like: a cause, a warning, a rule, a choice with its
@@ -147,6 +162,14 @@ _KNOWLEDGE: Final = re.compile(
     r"|refuses?|refused|(?:has|have|needs?) to be\b|safe to\b|keep (?:that|this|it) in mind"
     r"|what (?:got|made|fixed|finally did) .{0,60}? was\b|is what (?:showed|fixed|made|did|caused)"
     r"|on its own\b"
+    r"|fix(?:es)? it\b|skips?\b|blocks?\b|leaves\b|ignores?\b|overrides?\b|matches\b"
+    r"|measures\b|returns\b|treats\b|hands? back|applies\b|regardless|whenever|if you ever"
+    r"|isn't (?:reentrant|thread-safe|safe|supported|available)|not supported|no longer"
+    r"|, not `|`, not\b|not [\w`]+, (?:but )?`|\bnot\b[^.\n]{0,30}\b(?:but|instead)\b"
+    r"|^\W{0,3}(?:use|add|set|cast|run|pass|keep|put|prefer|pin) (?:a |an |the )?`"
+    r"|(?:^|\. )(?:i |we )?(?:found|traced) (?:it|the|that)\b|rule in this|from now on"
+    r"|keep an eye on|worth doing|the trick|what it took"
+    r"|fails? (?:on|the|if|when)\b|in place\b"
     r")",
     _FLAGS,
 )
@@ -168,6 +191,18 @@ _STRONG: Final = re.compile(
     _FLAGS,
 )
 _QUOTED: Final = re.compile(r"^\s*>", re.MULTILINE)
+#: Work under way, anywhere in a message.
+_IN_FLIGHT: Final = re.compile(
+    r"\b(?:(?:is|are) (?:running|re-?running) now|running now|rerunning|re-running"
+    r"|i'm (?:on|doing|rewriting|converting|working on|fixing|adding|starting)\b|so far\b"
+    r"|still open|remaining\b|is pushed|pushed as|in progress|halfway|about to)"
+    r"|\b(?:now|next)\.(?:\s|$)", _FLAGS)
+#: A sentence telling what the agent did in this session ("I changed ...", "Updated ...").
+_DID: Final = re.compile(
+    r"^\W{0,3}(?:(?:i|we)(?:'ve| have)? )?(?:changed|replaced|reverted|updated|added|moved"
+    r"|removed|renamed|rewrote|rewired|threaded|wired|bumped|fixed|gave|combined|wrapped"
+    r"|converted|cherry-picked|checked out|compiled|ran|finished|extracted|mapped|deleted"
+    r"|created|made|went through|tried)\b", _FLAGS)
 #: A line that opens a list of steps for the task at hand.
 _PLAN_HEADER: Final = re.compile(
     r"^\W{0,3}(?:(?:the |my )?plan\b[^:\n]{0,40}|here's (?:the|my) plan|(?:next )?steps?"
@@ -223,13 +258,24 @@ def _body(block: str) -> str:
     return "\n".join(lines).strip()
 
 
-def _commentary(sentence: str) -> bool:
+def _commentary(sentence: str, in_flight: bool = False) -> bool:
     first = _LIST_ITEM.sub("", sentence, count=1)
     return bool(_COMMENTARY.match(first) or _SPECULATION.search(sentence)
-                or _TOOL_OUTPUT.match(first) or _QUESTION_END.search(sentence))
+                or _TOOL_OUTPUT.match(first) or _QUESTION_END.search(sentence)
+                or (in_flight and _DID.match(first)))
 
 
-def verdict(block: str) -> str | None:  # noqa: PLR0911 - one return per reason
+def _introduced_by_commentary(body: str, in_flight: bool) -> bool:
+    """A list whose introducing line ("Changes so far:", "Plan for X:", "I'll do it in
+    three steps:") is commentary: the list is a report or a plan of the task at hand."""
+    first, _, rest = body.partition("\n")
+    if not first.rstrip().endswith(":") or not _LIST_LINE.search(rest):
+        return False
+    last = [s for s in _SENTENCE_END.split(first) if s.strip()][-1]
+    return bool(_PLAN_HEADER.match(last) or _commentary(last, in_flight))
+
+
+def verdict(block: str, *, in_flight: bool = False) -> str | None:  # noqa: PLR0911
     """Why ``block`` is not kept, or ``None`` when it is durable knowledge.
 
     Each sentence is commentary (narration, progress, a question, a guess,
@@ -247,13 +293,13 @@ def verdict(block: str) -> str | None:  # noqa: PLR0911 - one return per reason
     if (items and 2 * len(changes) >= len(items) and not _STRONG.search(body)) \
             or _DONE_MARK in block:
         return "a list of changes made (progress)"
-    if _PLAN_HEADER.match(body) and items and len(items) >= len(body.splitlines()) - 1:
-        return "a plan for the current task"
+    if items and _introduced_by_commentary(body, in_flight):
+        return "a plan or a report of the task at hand"
     labelled = _LABELLED.match(_LIST_ITEM.sub("", body, count=1))
     if labelled and not _commentary(body[labelled.end():].strip()):
         return None
     sentences = [s for s in _SENTENCE_END.split(body) if s.strip()]
-    commentary = [s for s in sentences if _commentary(s)]
+    commentary = [s for s in sentences if _commentary(s, in_flight)]
     knowledge = [s for s in sentences if s not in commentary and _KNOWLEDGE.search(s)]
     if not knowledge:
         return "commentary" if commentary else "no knowledge marker"
@@ -275,8 +321,12 @@ def durable_blocks(text: str) -> list[str]:
     if durable_probability(text) < THRESHOLD:
         return []  # reads as commentary as a whole (see durable_words.py)
     blocks = _blocks(text)
-    kept = [block for block in blocks if verdict(block) is None]
-    if blocks and verdict(blocks[0]) is not None and _opens_with_commentary(blocks[0]):
+    # A message that reports work under way ("rerunning now", "so far") tells of
+    # this session's changes: its "I changed X because Y" is progress.
+    in_flight = bool(_IN_FLIGHT.search(text))
+    kept = [block for block in blocks if verdict(block, in_flight=in_flight) is None]
+    if blocks and verdict(blocks[0], in_flight=in_flight) is not None \
+            and _opens_with_commentary(blocks[0], in_flight):
         # "Good, I have what I need. Let me write the plan": what follows is the
         # deliverable of the current task (a plan, a report, a draft). Only what
         # states a cause, a rule or a warning outright is kept from it.
@@ -284,9 +334,12 @@ def durable_blocks(text: str) -> list[str]:
     return kept
 
 
-def _opens_with_commentary(block: str) -> bool:
-    sentences = [s for s in _SENTENCE_END.split(_body(block)) if s.strip()]
-    return bool(sentences) and all(_commentary(s) for s in sentences)
+def _opens_with_commentary(block: str, in_flight: bool = False) -> bool:
+    body = _body(block)
+    if _introduced_by_commentary(body, in_flight):
+        return True
+    sentences = [s for s in _SENTENCE_END.split(body) if s.strip()]
+    return bool(sentences) and all(_commentary(s, in_flight) for s in sentences)
 
 
 def remembered(prompt: str) -> str | None:
