@@ -84,7 +84,7 @@ def _two_stage_agreement(conn: Any, vectors: Any) -> float:
     returns, over the bench queries and as many generated ones."""
     import numpy as np
 
-    matrix = vectors._latest()
+    matrix = vectors._latest(conn)
     queries = [*QUERIES, *(" ".join(random.Random(i).sample(vocabulary()[:3000], 4))
                            for i in range(50))]
     kept = total = 0
