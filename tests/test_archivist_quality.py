@@ -8,6 +8,7 @@ as when they were frozen (docs/benchmarks.md has the figures and the goal).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import REPO
@@ -66,3 +67,26 @@ def test_a_learnings_section_gives_one_note_per_item() -> None:
             "2. `PRAGMA quick_check` is the cheap way to tell a damaged store\n")
     assert durable_blocks(text) == ["WAL mode lets readers run beside the one writer",
                                     "`PRAGMA quick_check` is the cheap way to tell a damaged store"]
+
+
+def _assistant_texts(path: Path) -> list[str]:
+    texts = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if record.get("type") != "assistant":
+            continue
+        content = record.get("message", {}).get("content") or []
+        texts += [c["text"] for c in content if isinstance(c, dict) and c.get("type") == "text"]
+    return texts
+
+
+def test_real_transcripts_give_only_their_learnings() -> None:
+    """On the bundled Claude Code transcripts: a completion summary, a compaction
+    summary's narrative, its files, pending tasks and next step are all dropped;
+    its "Errors and Fixes" section is what is kept."""
+    folder = REPO / "tests" / "fixtures" / "transcripts"
+    kept = [block for path in sorted(folder.rglob("*.jsonl"))
+            for text in _assistant_texts(path) for block in durable_blocks(text)]
+    assert len(kept) == 1, kept
+    assert kept[0].startswith("4. Errors and Fixes:")
+    assert "set_text_map_propagators" in kept[0] and "Pending" not in kept[0]

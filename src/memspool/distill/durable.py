@@ -154,10 +154,12 @@ _KNOWLEDGE: Final = re.compile(
     r"|only\b|works\b|worked|doesn't work|does not work|breaks?|silently|by default|default\b"
     r"|defaults? to|otherwise|so that|which means|means that"
     r"|convention|in this (?:repo|codebase|project|code ?base)|here:|we use|we're using"
-    r"|the pattern|pattern|follows?|(?:is|are) kept in|lives? in|goes? in|gets? \S+ from"
+    r"|the pattern\b|pattern(?: is|:| here| we use)|follows?|(?:is|are) kept in|lives? in"
+    r"|goes? in|gets? \S+ from"
     r"|uses\b|reads\b|caches|expects|accepts|rejects|prints|shows where|freed|saves"
     r"|til\b|lesson|learned|learning|takeaway|for future reference|next time"
-    r"|the trick|the key (?:is|was)|workaround|solution|the fix\b|deciding factor"
+    r"|the trick|the key (?:is|was)|workaround|(?:the )?solution (?:is|was)|solution:|the fix\b"
+    r"|deciding factor"
     r"|worth (?:keeping|remembering|knowing)|without (?:it|this|that)\b|bypass"
     r"|refuses?|refused|(?:has|have|needs?) to be\b|safe to\b|keep (?:that|this|it) in mind"
     r"|what (?:got|made|fixed|finally did) .{0,60}? was\b|is what (?:showed|fixed|made|did|caused)"
@@ -185,12 +187,24 @@ _LABELLED: Final = re.compile(
 _STRONG: Final = re.compile(
     r"\b(?:root[ -]cause|the reason|reason:|because|caused by|turned out|turns out|came from"
     r"|the fix (?:was|is)|pitfall|gotcha|heads[ -]up|never|always|must|don't|do not|avoid"
-    r"|unless|instead of|rather than|convention|pattern|what was going on|what happened"
+    r"|unless|instead of|rather than|convention|the pattern\b|pattern(?: is|:| here| we use)"
+    r"|what was going on|what happened"
     r"|the (?:problem|issue|bug|culprit) was|lesson|learned|deciding factor"
     r"|worth (?:keeping|remembering|knowing)|without (?:it|this|that)\b)",
     _FLAGS,
 )
 _QUOTED: Final = re.compile(r"^\s*>", re.MULTILINE)
+#: The sections of a session summary (Claude Code's compaction summary and the
+#: like) that tell of this session only: its request, files, progress and plans.
+_SESSION_SECTION: Final = re.compile(
+    r"^\W{0,3}(?:\d+[.)]\s*)?(?:\*\*)?(?:primary request|(?:the )?user'?s? (?:request|intent)"
+    r"|key technical concepts|files and code sections|(?:all )?user messages|pending tasks"
+    r"|current (?:work|state|status)|(?:optional )?next steps?|summary of (?:the )?(?:work|changes"
+    r"|conversation|session)|what (?:i|we) did|work done)\b", _FLAGS)
+#: The scratchpad of a session summary (Claude Code's compaction prompt asks for one).
+_ANALYSIS: Final = re.compile(r"<analysis>.*?(?:</analysis>|\Z)", re.IGNORECASE | re.DOTALL)
+#: A line that titles a section: a markdown heading, or "3. Files and Code Sections:".
+_SECTION_TITLE: Final = re.compile(r"^(?:#{1,6}\s+\S|\d+[.)]\s+[^\n]{1,60}:$)")
 #: Work under way, anywhere in a message.
 _IN_FLIGHT: Final = re.compile(
     r"\b(?:(?:is|are) (?:running|re-?running) now|running now|rerunning|re-running"
@@ -320,11 +334,13 @@ def durable_blocks(text: str) -> list[str]:
         return items
     if durable_probability(text) < THRESHOLD:
         return []  # reads as commentary as a whole (see durable_words.py)
-    blocks = _blocks(text)
+    # A summary's <analysis> part retells the session in order: a narrative.
+    blocks = _blocks(_ANALYSIS.sub("", text))
     # A message that reports work under way ("rerunning now", "so far") tells of
     # this session's changes: its "I changed X because Y" is progress.
     in_flight = bool(_IN_FLIGHT.search(text))
-    kept = [block for block in blocks if verdict(block, in_flight=in_flight) is None]
+    kept = [block for block in _outside_session_sections(blocks)
+            if verdict(block, in_flight=in_flight) is None]
     if blocks and verdict(blocks[0], in_flight=in_flight) is not None \
             and _opens_with_commentary(blocks[0], in_flight):
         # "Good, I have what I need. Let me write the plan": what follows is the
@@ -332,6 +348,20 @@ def durable_blocks(text: str) -> list[str]:
         # states a cause, a rule or a warning outright is kept from it.
         kept = [block for block in kept if _STRONG.search(_body(block))]
     return kept
+
+
+def _outside_session_sections(blocks: list[str]) -> list[str]:
+    """The blocks not under a heading of a session summary ("7. Pending Tasks:",
+    "## Current work"): a section runs until the next heading of its kind."""
+    found: list[str] = []
+    inside = False
+    for block in blocks:
+        first = block.split("\n", 1)[0].strip()
+        if _SECTION_TITLE.match(first):
+            inside = bool(_SESSION_SECTION.match(first.lstrip("#").strip()))
+        if not inside:
+            found.append(block)
+    return found
 
 
 def _opens_with_commentary(block: str, in_flight: bool = False) -> bool:
