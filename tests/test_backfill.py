@@ -81,8 +81,21 @@ def line(text: str, uuid: str, kind: str = "user", **extra: object) -> bytes:
 # -- exactly once -------------------------------------------------------------------------
 
 
+#: An answer the transcript rules keep (the bundled transcripts hold no such answer
+#: outside a session summary).
+LEARNED = ("Root cause: the nightly export failed because the reporting replica rejects "
+           "connections from outside 10.8.0.0/16; run it from the VPN host.")
+
+
+def with_a_learning(path: Path) -> None:
+    with path.open("ab") as handle:
+        handle.write(line("why did the export fail?", "u-learned-1"))
+        handle.write(line(LEARNED, "a-learned-1", kind="assistant"))
+
+
 def test_backfill_twice_stores_nothing_the_second_time(config: Config, projects: Path) -> None:
     main, agent, other = place(projects)
+    with_a_learning(other)
     first = backfill(config)
     assert first.files == 3 and first.skipped == []
     assert first.slices >= 3
@@ -296,6 +309,7 @@ def test_a_failed_digest_keeps_the_slices_queued_and_lets_go_of_the_lock(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("the word model is missing")
 
+    with_a_learning(projects / "-path-to-Demo" / f"{OTHER}.jsonl")
     monkeypatch.setattr(module, "digest", broken)
     with pytest.raises(MemspoolError, match="stay queued; `memspool maintain` digests them"):
         backfill(config)
