@@ -31,7 +31,7 @@ from memspool.distill.similarity import Profiles
 from memspool.drainer.payload import Request, check_transcript_path, parse_payload
 from memspool.drainer.ship import Cursor, Target, hold, load_cursor, mark_missing, ship
 from memspool.drainer.transcript import slice_transcript
-from memspool.errors import TranscriptError
+from memspool.errors import ConfigError, TranscriptError
 from memspool.project import project_name
 from memspool.recall import render_dirty
 from memspool.recall.embed import semantic_state
@@ -127,6 +127,7 @@ class Drainer:
         self._compressor = zstandard.ZstdCompressor(level=config.zstd_level)
         self._profiles = Profiles()
         self._vectors: VectorIndex | None = None
+        self._semantic_broken = False
         #: Transcripts drained by this process, so a lingering drainer (or the
         #: watch daemon) picks up lines Claude Code writes after the hook.
         self.touched: dict[Path, Touched] = {}
@@ -451,7 +452,15 @@ class Drainer:
             if (budget <= 0 or not semantic_state(self.config, load=False).on
                     or vector_rows.pending_count(self.conn) == 0):
                 return 0
-            encoder = semantic_state(self.config).encoder
+            if self._semantic_broken:
+                return 0
+            try:
+                encoder = semantic_state(self.config).encoder
+            except ConfigError as exc:
+                # Said once per drainer: `memspool status` and `doctor` say it too.
+                self._semantic_broken = True
+                log.warning("semantic recall is off for this drainer: %s", exc)
+                return 0
             if encoder is None:
                 return 0
             if self._vectors is None or self._vectors.encoder is not encoder:

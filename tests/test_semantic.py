@@ -21,6 +21,7 @@ from model2vec import StaticModel
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
 from memspool.errors import HomeError
+from memspool.recall import vectors as vectors_module
 from memspool.recall.embed import SHIPPED_MODEL, Encoder
 from memspool.recall.vectors import VECTORS_DIR, embed_pending
 from memspool.service import Service
@@ -439,3 +440,151 @@ def test_meaning_alone_must_be_near_enough(service: Any) -> None:
     assert service.search("disk storage volume")["results"] == []
     assert service.search("xyzzy plugh")["results"] == []  # no word the model knows
     assert [r["id"] for r in service.search("money")["results"]] == [refund]
+
+
+def test_rows_stored_after_the_set_are_found(service: Any) -> None:
+    for i, text in enumerate(DISTINCT):
+        service.save(f"Note {i}", text, project="shop")
+    index = service.vectors()
+    index.refresh(service.conn, force=True)
+    new = service.save("Storage", "Volume space storage.", project="shop")["id"]
+    assert not index.refresh(service.conn)  # one row after the set: no new set
+    assert new in [n.memory_id for n in index.nearest(service.conn, "storage volume space",
+                                                       limit=2)]
+
+
+def test_a_set_from_another_store_is_not_read(service: Any, home: Path) -> None:
+    """The old store's set covers seqs 1-3 but holds only memory 3 (1 and 2 were
+    forgotten); the new store has memories 1-3 at seqs 1-3. Read as the new
+    store's, the set would hide memories 1 and 2."""
+    for i, text in enumerate(DISTINCT[:3]):
+        service.save(f"Note {i}", text, project="shop")
+    service.forget(1)
+    service.forget(2)
+    service.vectors().refresh(service.conn, force=True)
+    service.close()
+    for path in home.glob("memspool.db*"):
+        path.rename(path.with_name(path.name + ".aside"))
+    with Service(home, env={"MEMSPOOL_SEMANTIC_MODEL": str(service.config.semantic_model),
+                            "MEMSPOOL_SEMANTIC": "off"}) as plain:
+        for i, text in enumerate(DISTINCT[:3]):
+            plain.save(f"Note {i}", text, project="shop")
+    service.conn.execute("INSERT OR IGNORE INTO vectors_pending SELECT id FROM memories")
+    embed_pending(service.conn, service.vectors().encoder)
+    found = {n.memory_id for n in service.vectors().nearest(service.conn, DISTINCT[0], limit=3)}
+    assert found == {1, 2, 3}
+
+
+def test_a_set_written_from_before_a_forget_is_never_read(
+        service: Any, home: Path, model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer takes its snapshot, a forget runs, then the writer publishes."""
+    gone = service.save("Refunds counted twice", "Refund rows inserted twice.",
+                        project="shop")["id"]
+    kept = service.save("Slow api", "The api latency after deploy.", project="shop")["id"]
+    late = Service(home, env={"MEMSPOOL_SEMANTIC_MODEL": str(model)})
+    index = late.vectors()
+    real_ensure = vectors_module.ensure_private_dir
+    calls: list[Path] = []
+
+    def forget_first(path: Path) -> Path:
+        if not calls:  # after the snapshot, before the set is made and published
+            calls.append(path)
+            service.forget(gone)
+        return real_ensure(path)
+
+    monkeypatch.setattr(vectors_module, "ensure_private_dir", forget_first)
+    index.refresh(late.conn, force=True)
+    monkeypatch.setattr(vectors_module, "ensure_private_dir", real_ensure)
+    late.close()
+    # The late set (with the forgotten vector) is what is on disk, but no reader uses it.
+    assert gone in _ids_on_disk(home)
+    near = service.vectors().nearest(service.conn, "refund payment twice", limit=5)
+    assert gone not in {n.memory_id for n in near} and kept in {n.memory_id for n in near}
+    assert service.vectors()._latest(service.conn) is None
+    service.save("Disk", "The node disk is full.", project="shop")  # the next writer replaces it
+    assert gone not in _ids_on_disk(home)
+
+
+def test_a_forget_while_a_set_is_being_made_stops_it(service: Any, home: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    gone = service.save("Refunds counted twice", "Refund rows inserted twice.",
+                        project="shop")["id"]
+    real_save = vectors_module._save
+
+    def save_then_forget(path: Path, array: Any) -> None:
+        real_save(path, array)
+        if path.name == "matrix.npy":
+            service.forget(gone)  # removes the half-made set too
+
+    monkeypatch.setattr(vectors_module, "_save", save_then_forget)
+    with pytest.raises(FileNotFoundError):
+        service.vectors().refresh(service.conn, force=True)
+    assert not list((home / VECTORS_DIR).iterdir())
+
+
+def test_a_damaged_set_is_ignored_then_replaced(service: Any, home: Path) -> None:
+    for i, text in enumerate(DISTINCT):
+        service.save(f"Note {i}", text, project="shop")
+    service.vectors().refresh(service.conn, force=True)
+    (next((home / VECTORS_DIR).iterdir()) / "ids.npy").write_bytes(b"")
+    fresh = Service(home, env={"MEMSPOOL_SEMANTIC_MODEL": str(service.config.semantic_model)})
+    assert fresh.search("refund payment twice")["results"]  # the store answers
+    fresh.save("Kubelet", "Kubelet images on the node.", project="shop")
+    everyone = {r[0] for r in fresh.conn.execute("SELECT id FROM memories")}
+    assert _ids_on_disk(home) == everyone and len(everyone) == len(DISTINCT) + 1
+    fresh.close()
+
+
+def test_type_and_layer_filters_apply_before_the_meaning_window(service: Any) -> None:
+    rows = [json.dumps({"project": "shop", "key": f"t{i}", "type": "takeaway",
+                        "summary": f"Refund payment {i}",
+                        "body": "Money charge billing " * (i % 5 + 1)}).encode()
+            for i in range(120)]
+    service.import_lines(rows)
+    decision = service.save("Billing", "Charge the money again, twice.",
+                            type="decision", project="shop")["id"]
+    service.vectors().refresh(service.conn, force=True)
+    found = service.search("money again", type="decision")["results"]
+    assert [r["id"] for r in found] == [decision]
+
+
+def test_maintain_embeds_everything_waiting(service: Any,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import memspool.service
+
+    monkeypatch.setattr(memspool.service, "EMBED_BUDGET_SECS", 0.0)
+    for i, text in enumerate(DISTINCT):
+        service.save(f"Note {i}", text, project="shop")
+    assert service.status()["semantic"]["waiting"] == len(DISTINCT)
+    service.maintain()
+    assert service.status()["semantic"]["waiting"] == 0
+
+
+def test_saving_the_same_text_keeps_the_vector(service: Any) -> None:
+    memory = service.save("Deploy rule", "Never deploy on friday.", key="deploy",
+                          project="shop")["id"]
+    before = _vectors(service.conn)[memory]
+    service.save("Deploy rule", "Never deploy on friday.", key="deploy", project="shop")
+    assert _vectors(service.conn)[memory] == before
+
+
+def test_a_broken_model_is_logged_once_by_the_drainer(home: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    from memspool.config import load_config
+    from memspool.drainer import Drainer
+
+    with Service(home, env={"MEMSPOOL_SEMANTIC": "off"}) as plain:
+        plain.save("Note", DISTINCT[0], project="shop")
+    empty = tmp_path / "no-model"
+    empty.mkdir()
+    monkeypatch.setenv("MEMSPOOL_SEMANTIC_MODEL", str(empty))
+    drainer = Drainer(load_config())
+    drainer.initialize()
+    try:
+        for _ in range(5):
+            assert drainer.embed_queue(1.0) == 0
+    finally:
+        drainer.shutdown()
+    said = [r for r in caplog.records if "semantic recall is off" in r.getMessage()]
+    assert len(said) == 1 and not any(r.exc_info for r in caplog.records)

@@ -32,7 +32,7 @@ from memspool.install import default_settings_path, installed_events
 from memspool.project import project_name
 from memspool.recall import render, render_dirty, search
 from memspool.recall.embed import SemanticState, semantic_state
-from memspool.recall.vectors import VectorIndex, embed_pending, remove_sets
+from memspool.recall.vectors import VectorIndex, bump_epoch, embed_pending, remove_sets
 from memspool.redact import redact
 from memspool.spool import Spool
 from memspool.spool.segments import QUARANTINE_DIR
@@ -174,14 +174,16 @@ class Service:
         outcome = report.notes[0]
         return {"ok": True, "id": outcome.id, "key": outcome.key, "action": outcome.action}
 
-    def _render(self, *, forgot: bool = False) -> None:
+    def _render(self, *, forgot: bool = False, embed_all: bool = False) -> None:
         """After a write: re-render the context block of every project whose memory
         changed and, with semantic recall on, embed what waits for a vector (for at
-        most ``EMBED_BUDGET_SECS``; the drainer and ``maintain`` do the rest).
+        most ``EMBED_BUDGET_SECS``, or all of it with ``embed_all``; the drainer and
+        ``maintain`` do the rest).
 
-        The write is committed by now: a model that cannot load, or vector files
-        that cannot be written, leave the memories waiting (``memspool status``
-        says so) and never fail the write. ``forgot``: a memory was forgotten, so
+        The write is committed by now: nothing semantic recall meets (a model
+        that cannot load, vector files that cannot be written, a store too full
+        for the vectors) fails it; the memories wait, and ``memspool status``
+        and ``memspool doctor`` say why. ``forgot``: a memory was forgotten, so
         every vector file goes at once, model or not.
         """
         render_dirty(self.conn, self.config.context_max_chars)
@@ -190,10 +192,11 @@ class Service:
         try:
             index = self.vectors()
             if index is not None:
-                embed_pending(self.conn, index.encoder, budget_secs=EMBED_BUDGET_SECS)
+                embed_pending(self.conn, index.encoder,
+                              budget_secs=None if embed_all else EMBED_BUDGET_SECS)
                 index.refresh(self.conn, force=forgot)
-        except (ConfigError, HomeError, OSError):
-            return
+        except Exception:  # noqa: BLE001, S110 - the write stands; the memories wait
+            pass
 
     @property
     def semantic(self) -> SemanticState:
@@ -257,6 +260,7 @@ class Service:
                 raise NotFound(f"No memory with id {memory_id}; `memspool memories list` "
                                f"shows the ids.")
             memory_rows.forget(conn, found, at=time.time())
+            bump_epoch(conn)  # no vector set written before this is read after it
         # The vector files go at once: a forgotten memory's vector must not linger.
         self._render(forgot=True)
         return {"ok": True, "forgotten": memory_id, "project": found.project,
@@ -286,7 +290,7 @@ class Service:
                                   "maintain": report.as_dict()}
         if reindexed is not None:
             result["reindex"] = reindexed
-        self._render()
+        self._render(embed_all=True)  # everything still waiting for a vector
         return result
 
     def reindex(self) -> dict[str, Any]:

@@ -168,7 +168,8 @@ def search(conn: sqlite3.Connection, query: str, *, project: str | None = None,
     if vectors is not None:
         every = every_expression(query)
         whole = _ranked(conn, every, filters, params) if every else {}
-        nearest = vectors.nearest(conn, query, limit=SEMANTIC_WINDOW + limit, project=project)
+        nearest = vectors.nearest(conn, query, limit=SEMANTIC_WINDOW + limit, project=project,
+                                  type=type, live_only=not include_all)
         hits = _fused(conn, whole, nearest, type=type, limit=limit, include_all=include_all,
                       now=now)
         return _successors_first(conn, hits)[:limit] if include_all else hits[:limit]

@@ -5,19 +5,22 @@ of rows per query would make a CLI search slow, so a reader first looks in a
 matrix set: a folder ``vectors/<model>-<generation>/`` holding
 ``matrix.npy`` (float32, one row per memory, rows grouped by project),
 ``head.npy`` (its first ``HEAD_DIMS`` columns alone), ``ids.npy`` (memory
-id and seq per row) and ``meta.json`` (the store it came from, the highest
-seq it covers, the projects' row ranges). A set is built in a hidden folder
-and published by renaming that folder, so it is complete and never changes;
-the newest generation wins and older ones are removed.
+id per row) and ``meta.json`` (the store it came from, the store's forget
+epoch, the highest seq it covers, the projects' row ranges). A set is built
+in a hidden folder and published by renaming that folder, so it is complete
+and never changes; the writer that publishes last removes every other set.
 
 A query scores the set (memory-mapped: a warm process keeps it in memory,
 a new one reads only the pages it touches) to pick candidates, adds the rows
 stored after the set, and scores every candidate again with the vector the
 store holds now: a memory gone since drops out, one changed since is scored
 by its new vector. The set only makes the answer fast; the store makes it.
-A set from another store (one moved aside, or restored from a backup) is
-never used: ``meta.json`` names the store's ``vectors_store`` id, and a set
-covering seqs the store has not reached is ignored.
+A set is used only while it matches the store: the same ``vectors_store``
+id (a store moved aside and a new one never share sets), the same
+``vectors_epoch`` (every forget moves it on, so a set written from a
+snapshot taken before a forget is never read after it), and no seq the
+store has not reached (a store restored from a backup). Whoever embeds next
+replaces a set that does not match.
 
 Past ``TWO_STAGE_ROWS`` rows the head is scored first and the whole rows of
 the best ``HEAD_POOL`` only: the model's dimensions come out of a PCA,
@@ -26,13 +29,15 @@ quarter of the memory read (``bench/recall_latency.py`` prints how often the
 two agree).
 
 Whoever embeds writes a new set once more than ``REWRITE_AFTER_ROWS`` rows
-came after the last one. A forget removes every set at once (and writes a
-new one when the model is at hand), so a forgotten memory's vector does not
-stay on disk.
+came after the last one. A forget removes every set at once, and a new one
+is written when the model is at hand, so a forgotten memory's vector does
+not stay on disk; a set being written meanwhile from an older snapshot is
+removed by the next writer and never read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -53,7 +58,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["VECTORS_DIR", "Nearest", "VectorIndex", "embed_pending", "remove_sets"]
+__all__ = ["VECTORS_DIR", "Nearest", "VectorIndex", "bump_epoch", "embed_pending", "remove_sets"]
 
 VECTORS_DIR: Final = "vectors"
 #: Rows stored after the newest set past which whoever embeds writes a new one: a
@@ -65,6 +70,10 @@ TWO_STAGE_ROWS: Final = 20_000
 HEAD_POOL: Final = 1000
 #: The state key naming this store in every set made from it.
 STORE_KEY: Final = "vectors_store"
+#: The state key every forget moves on: a set from before it is not read after it.
+EPOCH_KEY: Final = "vectors_epoch"
+#: A hidden set folder older than this was left by a writer that died.
+SCRATCH_MAX_AGE_SECS: Final = 600.0
 
 
 class Nearest(NamedTuple):
@@ -104,33 +113,43 @@ class _Matrix(NamedTuple):
     name: str
     seq: int
     store: str
+    epoch: str
     vectors: NDArray[np.float32]
     head: NDArray[np.float32]
     ids: NDArray[np.int64]
     projects: dict[str, tuple[int, int]]
 
 
-def _sets(folder: Path, prefix: str = "") -> list[str]:
-    """The published sets in ``folder`` (of the model ``prefix``), oldest first."""
+def _sets(folder: Path, prefix: str = "", *, scratch: bool = False) -> list[str]:
+    """The set folders in ``folder`` (of the model ``prefix``); with ``scratch``, the
+    hidden ones being written (or left by a writer that died) instead."""
     if folder.is_symlink():
         return []  # never followed: a planted link must not steer reads or deletes
     try:
-        names = [e.name for e in os.scandir(folder)
-                 if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")]
+        names = [e.name for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)]
     except OSError:
         return []
-    return sorted((n for n in names if n.startswith(prefix)),
-                  key=lambda n: n.rpartition("-")[2])
+    if scratch:
+        return [n for n in names if n.startswith(".")]
+    return sorted(n for n in names if n.startswith(prefix) and not n.startswith("."))
 
 
 def remove_sets(home: Path) -> int:
-    """Remove every matrix set under ``home`` (any model); how many. Needs no model."""
+    """Remove every set under ``home`` (any model, published or being written); how many.
+
+    Needs no model. A writer whose scratch folder goes fails to publish; that
+    costs its work, not correctness.
+    """
     folder = home / VECTORS_DIR
-    removed = 0
-    for name in _sets(folder):
+    names = _sets(folder) + _sets(folder, scratch=True)
+    for name in names:
         shutil.rmtree(folder / name, ignore_errors=True)
-        removed += 1
-    return removed
+    return len(names)
+
+
+def bump_epoch(conn: sqlite3.Connection) -> None:
+    """Move the forget epoch on (inside the forget's transaction)."""
+    set_state(conn, EPOCH_KEY, str(int(get_state(conn, EPOCH_KEY) or 0) + 1))
 
 
 class VectorIndex:
@@ -143,60 +162,71 @@ class VectorIndex:
 
     # -- reading ----------------------------------------------------------------
 
-    def _latest(self, conn: sqlite3.Connection) -> _Matrix | None:
-        """The newest set of this model made from this store, or ``None``."""
+    def _load(self, name: str) -> _Matrix | None:
         import numpy as np
 
-        names = _sets(self.folder, f"{self.encoder.hash}-")
-        if not names:
-            return None
-        name = names[-1]
         found = self._matrix
-        if found is None or found.name != name:
-            where = self.folder / name
-            try:
-                meta = json.loads((where / "meta.json").read_text())
-                ids = np.load(where / "ids.npy")
-                found = _Matrix(
-                    name, int(meta["seq"]), str(meta["store"]),
-                    np.load(where / "matrix.npy", mmap_mode="r"),
-                    np.load(where / "head.npy", mmap_mode="r"), ids[:, 0],
-                    {str(k): (int(v[0]), int(v[1])) for k, v in meta["projects"].items()})
-            except (OSError, ValueError, KeyError, TypeError, IndexError):
-                return None  # removed meanwhile, or damaged: the store answers alone
-            self._matrix = found
-        reached = conn.execute(
-            "SELECT seq FROM sqlite_sequence WHERE name = 'memory_vectors'").fetchone()
-        if found.store != get_state(conn, STORE_KEY) or found.seq > int(reached[0] if reached
-                                                                           else 0):
+        if found is not None and found.name == name:
+            return found
+        where = self.folder / name
+        try:
+            meta = json.loads((where / "meta.json").read_text())
+            ids = np.load(where / "ids.npy")
+            found = _Matrix(
+                name, int(meta["seq"]), str(meta["store"]), str(meta["epoch"]),
+                np.load(where / "matrix.npy", mmap_mode="r"),
+                np.load(where / "head.npy", mmap_mode="r"), ids[:, 0],
+                {str(k): (int(v[0]), int(v[1])) for k, v in meta["projects"].items()})
+            if len(found.vectors) != len(found.ids) or found.vectors.shape[1] != \
+                    self.encoder.dims:
+                return None
+        except Exception:  # noqa: BLE001 - removed meanwhile or damaged: the store answers
             return None
+        self._matrix = found
         return found
 
+    def _latest(self, conn: sqlite3.Connection) -> _Matrix | None:
+        """The set of this model that matches the store (the one covering most), or
+        ``None``: then the store answers alone."""
+        reached = conn.execute(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'memory_vectors'").fetchone()
+        store, epoch = get_state(conn, STORE_KEY), get_state(conn, EPOCH_KEY) or "0"
+        usable = [found for name in _sets(self.folder, f"{self.encoder.hash}-")
+                  if (found := self._load(name)) is not None and found.store == store
+                  and found.epoch == epoch and found.seq <= int(reached[0] if reached else 0)]
+        return max(usable, key=lambda m: (m.seq, m.name)) if usable else None
+
     def nearest(self, conn: sqlite3.Connection, query: str, *, limit: int,
-                project: str | None = None) -> list[Nearest]:
-        """The ``limit`` memories (of ``project``) whose vectors are nearest to ``query``'s."""
+                project: str | None = None, type: str | None = None,
+                live_only: bool = False) -> list[Nearest]:
+        """The ``limit`` memories whose vectors are nearest to ``query``'s, of ``project``
+        and ``type`` when given, and only buffer and canonical ones with ``live_only``."""
         import numpy as np
 
         q = self.encoder.encode([query])[0]
         if not q.any():
             return []
+        keep = vector_rows.Filter(project, type, live_only)
         conn.execute("BEGIN")  # one snapshot of the store for the whole query
         try:
             matrix = self._latest(conn)
-            candidates: set[int] = set()
+            current = vector_rows.delta(conn, self.encoder.hash,
+                                        matrix.seq if matrix is not None else 0, keep)
             if matrix is not None:
                 start, end = ((0, len(matrix.ids)) if project is None
                               else matrix.projects.get(project, (0, 0)))
-                if end > start:
-                    rows = _best_rows(matrix, start, end, q, 2 * limit + 20)
-                    candidates.update(int(matrix.ids[i]) for i in rows)
-            current = vector_rows.delta(conn, self.encoder.hash,
-                                        matrix.seq if matrix is not None else 0)
-            current += vector_rows.current(conn, self.encoder.hash, sorted(candidates))
+                want = 2 * limit + 20
+                while end > start:
+                    # Widen until enough candidates pass the filters, or none are left.
+                    rows = _best_rows(matrix, start, end, q, want)
+                    found = vector_rows.current(conn, self.encoder.hash,
+                                                sorted({int(matrix.ids[i]) for i in rows}), keep)
+                    if len(found) >= limit or want >= end - start:
+                        break
+                    want *= 8
+                current += found if end > start else []
         finally:
             conn.execute("COMMIT")
-        if project is not None:
-            current = [row for row in current if row.project == project]
         if not current:
             return []
         block = np.frombuffer(b"".join(row.vector for row in current), dtype=np.float32)
@@ -208,15 +238,14 @@ class VectorIndex:
     # -- writing ----------------------------------------------------------------
 
     def refresh(self, conn: sqlite3.Connection, *, force: bool = False) -> bool:
-        """Write a new set when enough rows came after the newest (or ``force``).
-
-        True when one was written.
-        """
+        """Write a new set when enough rows came after the usable one, when none
+        is usable, or with ``force``. True when one was written."""
         matrix = self._latest(conn)
         covered = matrix.seq if matrix is not None else 0
         after = int(conn.execute("SELECT count(*) FROM memory_vectors WHERE seq > ? AND model = ?",
                                  (covered, self.encoder.hash)).fetchone()[0])
-        if not force and after <= REWRITE_AFTER_ROWS:
+        stale = matrix is None and bool(_sets(self.folder))
+        if not (force or stale or after > REWRITE_AFTER_ROWS):
             return False
         self._write(conn)
         return True
@@ -232,6 +261,7 @@ class VectorIndex:
             if store is None:
                 store = secrets.token_hex(8)
                 set_state(conn, STORE_KEY, store)
+            epoch = get_state(conn, EPOCH_KEY) or "0"
             top = vector_rows.top_seq(conn)
             rows = conn.execute(
                 "SELECT memory_id, project, vector FROM memory_vectors WHERE model = ?"
@@ -244,25 +274,31 @@ class VectorIndex:
             ids[i, 0] = memory_id
             projects.setdefault(project, [i, i])[1] = i + 1
         ensure_private_dir(self.folder)
-        generation = f"{time.time_ns():020d}{secrets.token_hex(4)}"
-        scratch = self.folder / f".{self.encoder.hash}-{generation}"
+        name = f"{self.encoder.hash}-{top:012d}-{secrets.token_hex(6)}"
+        scratch = self.folder / f".{name}"
         scratch.mkdir(mode=DIR_MODE)
         try:
             _save(scratch / "matrix.npy", vectors)
             _save(scratch / "head.npy", np.ascontiguousarray(vectors[:, :HEAD_DIMS]))
             _save(scratch / "ids.npy", ids)
             _write_private(scratch / "meta.json", json.dumps({
-                "store": store, "seq": top, "rows": len(rows), "dims": self.encoder.dims,
-                "projects": projects}).encode())
-            scratch.rename(self.folder / scratch.name[1:])
+                "store": store, "epoch": epoch, "seq": top, "rows": len(rows),
+                "dims": self.encoder.dims, "projects": projects}).encode())
+            scratch.rename(self.folder / name)
         except BaseException:
             shutil.rmtree(scratch, ignore_errors=True)
             raise
         self._matrix = None
-        # The new set is the newest: every older one, of any model, goes.
-        for name in _sets(self.folder):
-            if name != scratch.name[1:] and name.rpartition("-")[2] < generation:
-                shutil.rmtree(self.folder / name, ignore_errors=True)
+        # The last to publish keeps only its own set: whatever another writer
+        # published is at most as fresh for the reader (rows after a set and
+        # the forget epoch cover the rest), and other models' sets are dead.
+        for other in _sets(self.folder):
+            if other != name:
+                shutil.rmtree(self.folder / other, ignore_errors=True)
+        for other in _sets(self.folder, scratch=True):
+            with contextlib.suppress(OSError):
+                if time.time() - (self.folder / other).stat().st_mtime > SCRATCH_MAX_AGE_SECS:
+                    shutil.rmtree(self.folder / other, ignore_errors=True)
 
 
 def _best_rows(matrix: _Matrix, start: int, end: int, q: NDArray[np.float32],

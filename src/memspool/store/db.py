@@ -274,6 +274,15 @@ MIGRATIONS: Final[list[str]] = [
     END;
     INSERT INTO vectors_pending (memory_id) SELECT id FROM memories;
     """,
+    # 7: a memory saved again with the same text keeps its vector.
+    """
+    DROP TRIGGER vectors_pending_update;
+    CREATE TRIGGER vectors_pending_update AFTER UPDATE OF summary, body ON memories
+    WHEN old.summary IS NOT new.summary OR old.body IS NOT new.body BEGIN
+        DELETE FROM memory_vectors WHERE memory_id = new.id;
+        INSERT OR IGNORE INTO vectors_pending (memory_id) VALUES (new.id);
+    END;
+    """,
 ]
 
 

@@ -13,7 +13,8 @@ import sqlite3
 from typing import Final, NamedTuple
 
 __all__ = [
-    "Pending", "VectorRow", "count_by_model", "current", "delta", "enqueue_stale", "pending",
+    "Filter", "Pending", "VectorRow", "count_by_model", "current", "delta", "enqueue_stale",
+    "pending",
     "pending_count", "put", "top_seq",
 ]
 
@@ -83,23 +84,54 @@ def top_seq(conn: sqlite3.Connection) -> int:
     return int(row[0] or 0)
 
 
-def delta(conn: sqlite3.Connection, model: str, after_seq: int) -> list[VectorRow]:
-    """The vectors of ``model`` stored after ``after_seq``, oldest first."""
-    rows = conn.execute(
-        "SELECT seq, memory_id, project, vector FROM memory_vectors"
-        " WHERE seq > ? AND model = ? ORDER BY seq", (after_seq, model))
+class Filter(NamedTuple):
+    """Which memories' vectors a query reads: of a project, of a type, live only."""
+
+    project: str | None = None
+    type: str | None = None
+    live_only: bool = False
+
+    def sql(self) -> tuple[str, list[object]]:
+        where = ""
+        params: list[object] = []
+        if self.project is not None:
+            where += " AND m.project = ?"
+            params.append(self.project)
+        if self.type is not None:
+            where += " AND m.type = ?"
+            params.append(self.type)
+        if self.live_only:
+            where += " AND m.layer IN ('buffer', 'canonical')"
+        return where, params
+
+
+#: Every memory's vector: no filter.
+EVERY: Final = Filter()
+_ROWS: Final = ("SELECT v.seq, v.memory_id, v.project, v.vector FROM memory_vectors v"
+                " JOIN memories m ON m.id = v.memory_id WHERE v.model = ?")
+
+
+def delta(conn: sqlite3.Connection, model: str, after_seq: int,
+          keep: Filter = EVERY) -> list[VectorRow]:
+    """The vectors of ``model`` stored after ``after_seq`` that ``keep`` lets through."""
+    where, params = keep.sql()
+    rows = conn.execute(f"{_ROWS} AND v.seq > ?{where} ORDER BY v.seq",
+                        (model, after_seq, *params))
     return [VectorRow(int(r[0]), int(r[1]), str(r[2]), bytes(r[3])) for r in rows]
 
 
-def current(conn: sqlite3.Connection, model: str, memory_ids: list[int]) -> list[VectorRow]:
-    """The vectors of ``model`` the store holds now for ``memory_ids`` (those that have one)."""
+def current(conn: sqlite3.Connection, model: str, memory_ids: list[int],
+            keep: Filter = EVERY) -> list[VectorRow]:
+    """The vectors of ``model`` the store holds now for ``memory_ids`` (those that have
+    one and that ``keep`` lets through)."""
+    where, params = keep.sql()
     found: list[VectorRow] = []
     for start in range(0, len(memory_ids), 500):
         chunk = memory_ids[start:start + 500]
         marks = ", ".join("?" * len(chunk))
         found += [VectorRow(int(r[0]), int(r[1]), str(r[2]), bytes(r[3])) for r in conn.execute(
-            "SELECT seq, memory_id, project, vector FROM memory_vectors"  # noqa: S608
-            f" WHERE model = ? AND memory_id IN ({marks})", (model, *chunk))]
+            f"{_ROWS} AND v.memory_id IN ({marks}){where}",
+            (model, *chunk, *params))]
     return found
 
 
