@@ -59,7 +59,7 @@ RRF_K: Final = 60
 LEXICAL_WEIGHT: Final = 1.0
 SEMANTIC_WEIGHT: Final = 1.0
 #: Nearest memories read from the vectors, beyond the ``limit`` asked for.
-SEMANTIC_WINDOW: Final = 40
+SEMANTIC_WINDOW: Final = 20
 #: Cosine similarity below which a memory the words did not find is left out
 #: (unrelated engineering notes score 0.0-0.3 with the shipped model).
 SEMANTIC_FLOOR: Final = 0.3
