@@ -20,6 +20,7 @@ only in what ``memspool status`` says when the extra is missing.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import importlib.util
 import json
@@ -85,16 +86,20 @@ class Encoder:
         tokenizer.no_padding()
         tokenizer.enable_truncation(self._max_length)
         self._tokenizer = tokenizer
-        vocab = tokenizer.get_vocab()
-        if len(vocab) != len(self._vectors):
-            raise ValueError(f"the tokenizer has {len(vocab)} tokens and the model "
+        size = tokenizer.get_vocab_size()
+        if size != len(self._vectors):
+            raise ValueError(f"the tokenizer has {size} tokens and the model "
                              f"{len(self._vectors)} vectors")
-        lengths = sorted(len(token) for token in vocab)
-        # model2vec cuts a text to max_length * the median token length, in characters.
-        self._max_chars = self._max_length * int(lengths[len(lengths) // 2])
         unk = getattr(tokenizer.model, "unk_token", None)
         self._unk = tokenizer.token_to_id(unk) if isinstance(unk, str) else None
         return True
+
+    @functools.cached_property
+    def _max_chars(self) -> int:
+        """model2vec cuts a text to max_length * the median token length, in characters
+        (reached only by texts longer than max_length characters: worked out then)."""
+        lengths = sorted(len(token) for token in self._tokenizer.get_vocab())
+        return self._max_length * int(lengths[len(lengths) // 2])
 
     def encode(self, texts: list[str]) -> NDArray[np.float32]:
         import numpy as np
@@ -104,7 +109,8 @@ class Encoder:
         else:
             out = np.zeros((len(texts), self._vectors.shape[1]), dtype=np.float32)
             for start in range(0, len(texts), ENCODE_BATCH):
-                batch = [text[: self._max_chars] for text in texts[start:start + ENCODE_BATCH]]
+                batch = [text if len(text) <= self._max_length else text[: self._max_chars]
+                         for text in texts[start:start + ENCODE_BATCH]]
                 encodings = self._tokenizer.encode_batch_fast(batch, add_special_tokens=False)
                 for offset, encoding in enumerate(encodings):
                     ids = [i for i in encoding.ids if i != self._unk]
