@@ -7,11 +7,18 @@ same cursors and seen record ids decide what is new: running it twice, or
 after the hooks already captured a session, stores nothing twice. Then the
 minor pass digests the whole queue into memory and the context blocks are
 rendered. Frames hooks append meanwhile are drained on the way out.
+
+When a drainer that stays up (``memspool drainer --watch``, the systemd
+unit) holds the lock, backfill hands the transcripts to it instead: one
+frame per session in the spool, as a hook would append, with the event
+``backfill`` (which forces the session's last turn out); it waits until the
+drainer has taken them, then digests the queue itself.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import sqlite3
 import stat
@@ -27,7 +34,7 @@ from memspool.distill.similarity import Profiles
 # The drainer's own rules (agent ids, session ids, the hand-off): a backfilled
 # file is filed, and the lock let go, exactly as a drainer does.
 from memspool.drainer.daemon import Drainer, agent_id_of, log
-from memspool.drainer.lock import acquire_lock
+from memspool.drainer.lock import acquire_lock, drainer_running
 from memspool.drainer.modes import FOREGROUND_LOCK_WAIT, drain_until_empty, hand_off
 from memspool.drainer.payload import ID_SHAPE, check_transcript_path
 from memspool.drainer.ship import Target
@@ -35,6 +42,8 @@ from memspool.errors import DrainerBusy, MemspoolError, TranscriptError
 from memspool.project import project_name
 from memspool.recall import render_dirty
 from memspool.redact import redact
+from memspool.spool import Spool, append
+from memspool.store import connect
 from memspool.untrusted import parse_json
 
 __all__ = ["EVENT", "BackfillReport", "Progress", "Skipped", "backfill"]
@@ -48,6 +57,11 @@ PEEK_LINES: Final = 50
 PEEK_LINE_BYTES: Final = 1024 * 1024
 #: Slices digested between two progress updates.
 DIGEST_BATCH: Final = 50
+#: A drainer still holding the lock after this long stays up: backfill hands it the work.
+HANDOVER_AFTER_SECS: Final = 5.0
+#: How long backfill waits for a running drainer to take its frames, and how often it looks.
+HANDOVER_WAIT_SECS: Final = 600.0
+HANDOVER_POLL_SECS: Final = 0.1
 
 #: ``progress(phase, total)`` is called when a phase ("files", then "slices")
 #: starts and returns a function that is told how many more are done.
@@ -97,12 +111,20 @@ def backfill(
     now = time.time() if now is None else now
     report = BackfillReport()
     files = _select(_find(config, list(paths), report), since_days, now, report)
-    lock = acquire_lock(config, lock_wait)
+    # A detached drainer lets go within seconds of its last work; one that
+    # keeps the lock longer is a drainer that stays up (the watch daemon): it
+    # takes the transcripts as it takes hooks' frames.
+    first_wait = min(lock_wait, HANDOVER_AFTER_SECS)
+    lock = acquire_lock(config, first_wait)
+    if lock is None and drainer_running(config):
+        return _hand_to_running_drainer(config, files, report, progress)
+    if lock is None and lock_wait > first_wait:
+        lock = acquire_lock(config, lock_wait - first_wait)
     if lock is None:
         raise DrainerBusy(
-            f"Another drainer kept {config.lock_path} for {lock_wait:g} s. If a "
-            f"`memspool drainer --watch` daemon runs, stop it (`systemctl --user stop "
-            f"memspool-drainer`), run the backfill, then start it again; else try again.")
+            f"Another process kept {config.lock_path} for {lock_wait:g} s, and no drainer "
+            f"runs that could take the transcripts. Try again; `memspool doctor` looks at "
+            f"the lock.")
     drainer = Drainer(config)
     try:
         drainer.initialize()
@@ -115,7 +137,7 @@ def backfill(
             _drain_file(drainer, path, now, report)
             if advance:
                 advance(1)
-        _digest_all(drainer, report, progress)
+        _digest_all(drainer.conn, config, report, progress)
         render_dirty(drainer.conn, config.context_max_chars)
         log.info("backfill: %d file(s), %d slice(s), %d new memories, %d skipped",
                  report.files, report.slices, report.memories_created, len(report.skipped))
@@ -128,6 +150,72 @@ def backfill(
     finally:
         drainer.shutdown()
     return report
+
+
+def _hand_to_running_drainer(config: Config, files: list[Path], report: BackfillReport,
+                             progress: Progress | None) -> BackfillReport:
+    """Append one frame per session (event ``backfill``, forcing its last turn out) for
+    the running drainer, wait until it has taken them, then digest the queue here
+    (the minor pass marks each slice digested once, whoever runs it)."""
+    conn = connect(config)
+    try:
+        before = int(conn.execute("SELECT coalesce(max(id), 0) FROM slices").fetchone()[0])
+        frames: dict[Path, dict[str, str]] = {}
+        advance = progress("files", len(files)) if progress else None
+        for path in files:
+            reason = _frame_for(conn, config.transcript_roots, path, frames)
+            if reason:
+                report.skipped.append(Skipped(str(path), reason))
+            else:
+                report.files += 1
+            if advance:
+                advance(1)
+        for frame in frames.values():
+            append(str(config.spool_dir), json.dumps(frame).encode())
+        deadline = time.monotonic() + HANDOVER_WAIT_SECS
+        while Spool(config.spool_dir).has_pending():
+            if time.monotonic() > deadline or not drainer_running(config):
+                raise MemspoolError(
+                    f"The running drainer has not taken the {len(frames)} backfill frame(s) "
+                    f"within {HANDOVER_WAIT_SECS:g} s; they stay in the spool, safe: "
+                    f"`memspool drainer --once` drains them, then `memspool maintain` digests "
+                    f"them. See {config.log_path}.")
+            time.sleep(HANDOVER_POLL_SECS)
+        row = conn.execute("SELECT count(*), coalesce(sum(byte_end - byte_start), 0)"
+                           " FROM slices WHERE id > ?", (before,)).fetchone()
+        report.slices, report.raw_bytes = int(row[0]), int(row[1])
+        _digest_all(conn, config, report, progress)
+        # The running drainer digests too, when idle: count what the new slices made.
+        report.memories_created = int(conn.execute(
+            "SELECT count(DISTINCT memory_id) FROM provenance WHERE slice_id > ?"
+            " AND action = 'created'", (before,)).fetchone()[0])
+        render_dirty(conn, config.context_max_chars)
+        log.info("backfill through the running drainer: %d file(s), %d slice(s), %d new "
+                 "memories, %d skipped", report.files, report.slices, report.memories_created,
+                 len(report.skipped))
+    finally:
+        conn.close()
+    return report
+
+
+def _frame_for(conn: sqlite3.Connection, roots: tuple[Path, ...], path: Path,
+               frames: dict[Path, dict[str, str]]) -> str:
+    """Add the frame that makes a drainer read ``path`` (its session's main transcript;
+    the drainer reads the session's subagents with it); a reason when there is none."""
+    target = _target(conn, roots, path) if path.exists() else "it no longer exists"
+    if isinstance(target, str):
+        return target
+    main = path if target.agent_id is None else \
+        path.parent.parent.parent / f"{target.session_id}.jsonl"
+    if not main.is_file():
+        return ("its session's main transcript is gone, so a running drainer cannot file it; "
+                "stop that drainer, run the backfill, then start it again")
+    # The drainer names the project from the frame's cwd, as from a hook's: the
+    # recorded cwd, else a path whose last part is the name backfill chose.
+    cwd = _recorded(main, "cwd", roots) or f"/{target.project}"
+    frames.setdefault(main, {"session_id": target.session_id, "transcript_path": str(main),
+                             "cwd": cwd, "hook_event_name": EVENT})
+    return ""
 
 
 def _find(config: Config, paths: list[Path], report: BackfillReport) -> dict[Path, float]:
@@ -194,7 +282,8 @@ def _select(found: dict[Path, float], since_days: float | None, now: float,
 
 def _drain_file(drainer: Drainer, path: Path, now: float, report: BackfillReport) -> None:
     try:
-        target = _target(drainer, path) if path.exists() else "it no longer exists"
+        target = (_target(drainer.conn, drainer.config.transcript_roots, path)
+                  if path.exists() else "it no longer exists")
         if isinstance(target, str):  # cleaned up by Claude Code, or not a transcript
             report.skipped.append(Skipped(str(path), target))
             return
@@ -213,9 +302,9 @@ def _drain_file(drainer: Drainer, path: Path, now: float, report: BackfillReport
     report.raw_bytes += result.raw_bytes
 
 
-def _target(drainer: Drainer, path: Path) -> Target | str:
+def _target(conn: sqlite3.Connection, roots: tuple[Path, ...], path: Path) -> Target | str:
     """Whose transcript ``path`` is, filed as a hook would file it; a string says why not."""
-    known = drainer.conn.execute(
+    known = conn.execute(
         "SELECT session_id, agent_id, project FROM cursors WHERE path = ?", (str(path),)
     ).fetchone()
     if known is not None:  # a hook (or an earlier backfill) filed it: keep that
@@ -224,26 +313,27 @@ def _target(drainer: Drainer, path: Path) -> Target | str:
         session = path.parent.parent.name
         main = path.parent.parent.parent / f"{session}.jsonl"
         # The session's main transcript names the project, as the hook's cwd would.
-        project = _project(drainer, main if main.is_file() else path, path.parents[2].name)
+        project = _project(conn, roots, main if main.is_file() else path, path.parents[2].name)
         agent: str | None = agent_id_of(path)
     elif path.stem.startswith("agent-"):  # older versions: beside the main transcript
-        session = _recorded(path, "sessionId", drainer.config.transcript_roots) or path.stem
-        project = _project(drainer, path, path.parent.name)
+        session = _recorded(path, "sessionId", roots) or path.stem
+        project = _project(conn, roots, path, path.parent.name)
         agent = agent_id_of(path)
     else:
         session, agent = path.stem, None
-        project = _project(drainer, path, path.parent.name)
+        project = _project(conn, roots, path, path.parent.name)
     if not ID_SHAPE.fullmatch(session):
         return f"{session!r} is not a Claude Code session id, so this is not a transcript"
     return Target(path, session, agent, project)
 
 
-def _project(drainer: Drainer, transcript: Path, folder: str) -> str:
-    known = drainer.conn.execute("SELECT project FROM cursors WHERE path = ?",
-                                 (str(transcript),)).fetchone()
+def _project(conn: sqlite3.Connection, roots: tuple[Path, ...], transcript: Path,
+             folder: str) -> str:
+    known = conn.execute("SELECT project FROM cursors WHERE path = ?",
+                         (str(transcript),)).fetchone()
     if known is not None:  # the hook named it from its payload's cwd
         return str(known["project"])
-    cwd = _recorded(transcript, "cwd", drainer.config.transcript_roots)
+    cwd = _recorded(transcript, "cwd", roots)
     return project_name(cwd) if cwd else folder
 
 
@@ -272,16 +362,16 @@ def _recorded(path: Path, field: str, roots: tuple[Path, ...]) -> str | None:
     return None
 
 
-def _digest_all(drainer: Drainer, report: BackfillReport, progress: Progress | None) -> None:
+def _digest_all(conn: sqlite3.Connection, config: Config, report: BackfillReport,
+                progress: Progress | None) -> None:
     """The minor pass over the whole queue (no time budget), in batches for the progress bar."""
-    queued = drainer.conn.execute(
+    queued = conn.execute(
         "SELECT count(*) FROM slices WHERE digested_at IS NULL").fetchone()[0]
     advance = progress("slices", queued) if progress else None
     profiles = Profiles()
     try:
         while True:
-            done = digest(drainer.conn, drainer.config, max_slices=DIGEST_BATCH,
-                          profiles=profiles)
+            done = digest(conn, config, max_slices=DIGEST_BATCH, profiles=profiles)
             report.memories_created += done.created
             if advance:
                 advance(done.slices)
@@ -295,4 +385,4 @@ def _digest_all(drainer: Drainer, report: BackfillReport, progress: Progress | N
         raise MemspoolError(
             f"Backfill stored {report.slices} slice(s) from {report.files} file(s), but "
             f"digesting the queue failed ({redact(str(exc))[0]}). The slices stay queued; "
-            f"`memspool maintain` digests them (see {drainer.config.log_path}).") from exc
+            f"`memspool maintain` digests them (see {config.log_path}).") from exc

@@ -23,8 +23,10 @@ __all__ = ["FORCING_EVENTS", "ID_SHAPE", "Request", "check_transcript_path", "pa
 
 #: Events after which a held-back slice must ship now: the context is about
 #: to be compacted, or the session is over.
-FORCING_EVENTS: Final = frozenset({"PreCompact", "SessionEnd"})
-KNOWN_EVENTS: Final = frozenset(HOOK_EVENTS)
+#: ``backfill`` frames come from `memspool backfill` handing old transcripts to a
+#: running drainer: the session is over, so its last turn is forced out too.
+FORCING_EVENTS: Final = frozenset({"PreCompact", "SessionEnd", "backfill"})
+KNOWN_EVENTS: Final = frozenset({*HOOK_EVENTS, "backfill"})
 #: An error message quotes this much of a bad payload, taken from this much
 #: of its start (enough for any secret that crosses the quoted part).
 EXCERPT_CHARS: Final = 80

@@ -6,14 +6,17 @@ import argparse
 import itertools
 import json
 import os
+import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CCVIEWER, SPOTTER, SPOTTER_AGENT, payload, run_cli
+from conftest import CCVIEWER, SPOTTER, SPOTTER_AGENT, payload, run_cli, wait_for
 
 from memspool.archivist import digest
 from memspool.cli.backfill import register
@@ -269,7 +272,7 @@ def test_a_busy_drainer_is_reported(config: Config, projects: Path) -> None:
     lock = acquire_lock(config, 1)
     assert lock is not None
     try:
-        with pytest.raises(DrainerBusy, match="memspool drainer --watch"):
+        with pytest.raises(DrainerBusy, match="no drainer runs that could take the transcripts"):
             backfill(config, lock_wait=0.1)
     finally:
         lock.release()
@@ -374,3 +377,33 @@ def test_memspool_backfill_end_to_end(projects: Path, tmp_path: Path) -> None:
     assert as_json["ok"] is False and "transcript_roots" in as_json["error"]
     bad = run_cli("backfill", "--since", "0", check=False)
     assert bad.returncode == 1 and "days above 0" in bad.stderr.decode()
+
+
+def test_with_a_watch_daemon_running_backfill_hands_it_the_transcripts(
+    config: Config, projects: Path
+) -> None:
+    main, agent, other = place(projects)
+    with_a_learning(other)
+    daemon = subprocess.Popen([sys.executable, "-m", "memspool", "drainer", "--watch"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    try:
+        wait_for(lambda: json.loads(run_cli("status", "--json").stdout)["drainer_running"])
+        first = backfill(config, lock_wait=0.2)
+        assert first.files == 3 and first.skipped == []
+        assert first.slices >= 3 and first.memories_created > 0
+        assert first.raw_bytes == sum(p.stat().st_size for p in (main, agent, other))
+        assert {s["event"] for s in slices(config)} == {"backfill"}
+        assert {s["agent_id"] for s in slices(config) if s["session_id"] == SESSION} == {
+            None, "aac57f5"}
+        assert all(s["digested_at"] is not None for s in slices(config))
+        before = counts(config)
+        second = backfill(config, lock_wait=0.2)
+        assert (second.slices, second.raw_bytes, second.memories_created) == (0, 0, 0)
+        assert counts(config) == before
+        assert_no_overlap(config)
+        # The daemon kept the lock throughout.
+        assert int((config.home / "drainer.pid").read_text()) == daemon.pid
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=30)
