@@ -30,6 +30,7 @@ from memspool.recall.vectors import VECTORS_DIR
 from memspool.spool import ACTIVE_NAME, Spool
 from memspool.spool import home as layout
 from memspool.store import damaged
+from memspool.store import vectors as vector_rows
 from memspool.untrusted import parse_json
 
 __all__ = ["CHECKS", "Finding", "diagnose", "diagnose_home"]
@@ -352,15 +353,14 @@ def _vector_counts(config: Config, model: str) -> tuple[int, int, int] | None:
     try:
         conn = sqlite3.connect(f"{config.db_path.as_uri()}?mode=ro", uri=True, timeout=5)
         try:
-            by_model = dict(conn.execute(
-                "SELECT model, count(*) FROM memory_vectors GROUP BY model").fetchall())
-            waiting = conn.execute("SELECT count(*) FROM vectors_pending").fetchone()[0]
+            by_model = vector_rows.count_by_model(conn)
+            waiting = vector_rows.pending_count(conn)
         finally:
             conn.close()
     except sqlite3.Error:
         return None  # no store yet, or one from before semantic recall: nothing to say
-    ours = int(by_model.pop(model, 0))
-    return ours, int(sum(by_model.values())), int(waiting)
+    ours = by_model.pop(model, 0)
+    return ours, sum(by_model.values()), waiting
 
 
 def check_semantic(config: Config, now: float) -> Report:

@@ -55,12 +55,12 @@ class Encoder:
                               f"{', '.join(missing)}. Point semantic_model at one, or remove "
                               f"the setting to use the model memspool ships.")
         try:
+            files = {name: (folder / name).read_bytes() for name in MODEL_FILES}
             digest = hashlib.sha256()
-            for name in MODEL_FILES:
+            for name, data in files.items():
                 digest.update(name.encode())
-                digest.update((folder / name).read_bytes())
-            config: dict[str, Any] = json.loads((folder / "config.json").read_text())
-            self._plain = self._load_plain(config)
+                digest.update(data)
+            self._plain = self._load_plain(files)
             if not self._plain:
                 from model2vec import StaticModel
 
@@ -73,15 +73,17 @@ class Encoder:
         #: Stored with every vector: a vector from another model is never compared.
         self.hash = digest.hexdigest()[:16]
 
-    def _load_plain(self, config: dict[str, Any]) -> bool:
-        from safetensors.numpy import load_file
+    def _load_plain(self, files: dict[str, bytes]) -> bool:
+        """Load a plain model from its files' bytes (read once, hashed once)."""
+        from safetensors.numpy import load
         from tokenizers import Tokenizer
 
-        tensors = load_file(str(self.folder / "model.safetensors"))
+        config: dict[str, Any] = json.loads(files["config.json"])
+        tensors = load(files["model.safetensors"])
         if set(tensors) != {"embeddings"} or config.get("pooling", "mean") != "mean":
             return False
         self._vectors = tensors["embeddings"]
-        tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
+        tokenizer = Tokenizer.from_str(files["tokenizer.json"].decode("utf-8"))
         self._max_length = int(config.get("max_length") or 512)
         tokenizer.no_padding()
         tokenizer.enable_truncation(self._max_length)

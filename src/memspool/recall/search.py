@@ -186,13 +186,8 @@ def search(conn: sqlite3.Connection, query: str, *, project: str | None = None,
     # Standing (layer, confidence, recency) moves a score by at most about 3x:
     # only the lexically best few can still reach the top, so only they are read.
     window = sorted(lexical, key=lambda i: (-lexical[i], i))[: RERANK_WINDOW + limit]
-    ids = sorted(window)
-    marks = ", ".join("?" * len(ids))
-    rows = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})",  # noqa: S608
-                        ids).fetchall()
-    rows = [row for row in rows if include_all or row[5] in ("buffer", "canonical")]
-    hits = [_hit(row, own.get(row[0], 0.0), related.get(row[0], 0.0), False, now)
-            for row in rows]
+    hits = [_hit(row, own.get(row[0], 0.0), related.get(row[0], 0.0), now)
+            for row in _rows(conn, window, include_all)]
     hits.sort(key=lambda h: (-h.score, h.id))
     if len(terms) > 1:
         # The bonus for holding every term can only reorder the front of the
@@ -206,10 +201,12 @@ def search(conn: sqlite3.Connection, query: str, *, project: str | None = None,
     return hits[:limit]
 
 
-def _rows(conn: sqlite3.Connection, ids: list[int]) -> list[Any]:
+def _rows(conn: sqlite3.Connection, ids: list[int], include_all: bool) -> list[Any]:
+    """The candidates' rows; only memories in recall unless ``include_all``."""
     marks = ", ".join("?" * len(ids))
-    return conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})",  # noqa: S608
+    rows = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})",  # noqa: S608
                         sorted(ids)).fetchall()
+    return [row for row in rows if include_all or row[5] in ("buffer", "canonical")]
 
 
 def _fused(conn: sqlite3.Connection, whole: dict[int, float], nearest: list[Nearest], *,
@@ -224,17 +221,16 @@ def _fused(conn: sqlite3.Connection, whole: dict[int, float], nearest: list[Near
     if not ids:
         return []
     hits = []
-    for row in _rows(conn, list(ids)):
+    for row in _rows(conn, list(ids), include_all):
         memory_id = row[0]
-        if not (include_all or row[5] in ("buffer", "canonical")) or (
-                type is not None and row[2] != type):
+        if type is not None and row[2] != type:
             continue
         fused = 0.0
         if memory_id in lexical_rank:
             fused += LEXICAL_WEIGHT / (RRF_K + lexical_rank[memory_id])
         if memory_id in similar:
             fused += SEMANTIC_WEIGHT / (RRF_K + similar[memory_id])
-        hit = _hit(row, 100.0 * fused, 0.0, False, now)
+        hit = _hit(row, 100.0 * fused, 0.0, now)
         hit.found_by = "+".join(side for side, found in (
             ("words", memory_id in lexical_rank), ("meaning", memory_id in similar)) if found)
         hits.append(hit)
@@ -242,12 +238,10 @@ def _fused(conn: sqlite3.Connection, whole: dict[int, float], nearest: list[Near
     return hits
 
 
-def _hit(row: tuple[Any, ...], own: float, related: float, every: bool, now: float) -> Hit:
+def _hit(row: tuple[Any, ...], own: float, related: float, now: float) -> Hit:
     (memory_id, project, kind, summary, body, layer, confidence, sessions, superseded_by,
      updated_at) = row
     lexical = own + SYNONYM_WEIGHT * related
-    if every:
-        lexical *= ALL_TERMS_BONUS
     days = max(0.0, now - float(updated_at)) / _DAY
     recency = 0.9 + 0.1 * 0.5 ** (days / RECENCY_HALF_LIFE_DAYS)
     score = (lexical * LAYER_WEIGHTS.get(layer, 1.0) * (0.8 + 0.2 * float(confidence))

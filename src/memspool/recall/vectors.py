@@ -216,6 +216,7 @@ class VectorIndex:
                 start, end = ((0, len(matrix.ids)) if project is None
                               else matrix.projects.get(project, (0, 0)))
                 want = 2 * limit + 20
+                found: list[vector_rows.VectorRow] = []
                 while end > start:
                     # Widen until enough candidates pass the filters, or none are left.
                     rows = _best_rows(matrix, start, end, q, want)
@@ -224,7 +225,7 @@ class VectorIndex:
                     if len(found) >= limit or want >= end - start:
                         break
                     want *= 8
-                current += found if end > start else []
+                current += found
         finally:
             conn.execute("COMMIT")
         if not current:
