@@ -122,11 +122,16 @@ def wait_for(
 
 def run_cli(
     *args: str, input: bytes | None = None, check: bool = True,
-    env: dict[str, str] | None = None,
+    env: dict[str, str] | None = None, hide: tuple[str, ...] = (),
 ) -> subprocess.CompletedProcess[bytes]:
     """``python -m memspool ARGS`` in a real process with the test's environment
-    (and ``env`` on top of it)."""
-    proc = subprocess.run([sys.executable, "-m", "memspool", *args], input=input,
+    (and ``env`` on top of it); the packages named in ``hide`` cannot be imported
+    there, as if they were not installed."""
+    start = ["-m", "memspool"]
+    if hide:
+        start = ["-c", f"import runpy, sys\nsys.modules.update(dict.fromkeys({list(hide)!r}))\n"
+                       f"runpy.run_module('memspool', run_name='__main__', alter_sys=True)"]
+    proc = subprocess.run([sys.executable, *start, *args], input=input,
                           capture_output=True, timeout=120, check=False,
                           env={**os.environ, **(env or {})})
     if check and proc.returncode != 0:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -329,10 +328,7 @@ def test_memories_without_a_vector_are_a_note_fixed_by_reindex(config: Config) -
 
 def test_semantic_recall_without_the_extra_is_a_note_with_the_install_command(
         home: Path) -> None:
-    script = ("import sys; sys.modules['model2vec'] = None\n"
-              "from memspool.cli import main\nsys.exit(main(sys.argv[1:]))\n")
-    proc = subprocess.run([sys.executable, "-c", script, "doctor", "--json"],
-                          capture_output=True, text=True, check=False)
+    proc = run_cli("doctor", "--json", check=False, hide=("model2vec",))
     found = [f for f in json.loads(proc.stdout)["findings"] if f["check"] == "semantic"]
     assert [f["level"] for f in found] == ["note"]
     assert "pip install 'memspool[semantic]'" in found[0]["fix"]

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -372,19 +370,14 @@ def test_reindex_fills_in_and_follows_a_model_change(home: Path, tmp_path: Path,
 
 
 def test_without_the_extra_everything_works_and_status_says_how(home: Path) -> None:
-    script = ("import sys; sys.modules['model2vec'] = None\n"
-              "from memspool.cli import main\n"
-              "sys.exit(main(sys.argv[1:]))\n")
+    def cli(*args: str, stdin: bytes = b"") -> str:
+        return run_cli(*args, input=stdin, hide=("model2vec",)).stdout.decode()
 
-    def cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-c", script, *args], capture_output=True,
-                              text=True, check=True, input=stdin)
-
-    cli("capture", "--project", "shop", stdin="Root cause: refunds were counted twice "
-        "because the webhook double-inserts rows.")
-    found = json.loads(cli("search", "--json", "refunds twice").stdout)["results"]
+    cli("capture", "--project", "shop", stdin=b"Root cause: refunds were counted twice "
+        b"because the webhook double-inserts rows.")
+    found = json.loads(cli("search", "--json", "refunds twice"))["results"]
     assert found and "meaning" not in found[0]["found_by"]
-    status = cli("status").stdout
+    status = cli("status")
     assert "semantic recall:   off: the semantic extra is not installed: pip install " \
            "'memspool[semantic]'" in status
     assert not (home / VECTORS_DIR).exists()
