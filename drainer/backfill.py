@@ -11,8 +11,11 @@ rendered. Frames hooks append meanwhile are drained on the way out.
 When a drainer that stays up (``memspool drainer --watch``, the systemd
 unit) holds the lock, backfill hands the transcripts to it instead: one
 frame per session in the spool, as a hook would append, with the event
-``backfill`` (which forces the session's last turn out); it waits until the
-drainer has taken them, then digests the queue itself.
+``backfill`` (which forces the session's last turn out); it waits while the
+drainer takes them, then digests the queue itself. A holder that takes
+nothing for a few seconds is not draining (a stuck process, or something
+else holding the lock): backfill drains the frames itself if the lock is
+free by then, else stops with a message that says where the frames are.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from memspool.distill.similarity import Profiles
 # The drainer's own rules (agent ids, session ids, the hand-off): a backfilled
 # file is filed, and the lock let go, exactly as a drainer does.
 from memspool.drainer.daemon import Drainer, agent_id_of, log
-from memspool.drainer.lock import acquire_lock, drainer_running
+from memspool.drainer.lock import DrainerLock, acquire_lock, drainer_pid, drainer_running
 from memspool.drainer.modes import FOREGROUND_LOCK_WAIT, drain_until_empty, hand_off
 from memspool.drainer.payload import ID_SHAPE, check_transcript_path
 from memspool.drainer.ship import Target
@@ -59,8 +62,11 @@ PEEK_LINE_BYTES: Final = 1024 * 1024
 DIGEST_BATCH: Final = 50
 #: A drainer still holding the lock after this long stays up: backfill hands it the work.
 HANDOVER_AFTER_SECS: Final = 5.0
-#: How long backfill waits for a running drainer to take its frames, and how often it looks.
-HANDOVER_WAIT_SECS: Final = 600.0
+#: A drainer that takes nothing for this long (no frame off the spool, no new
+#: slice) is not draining: backfill stops waiting on it. A drainer reading a
+#: long transcript ships a slice every few hundred kilobytes, well within it.
+HANDOVER_STALL_SECS: Final = 5.0
+#: How often backfill looks at the spool and the queue while it waits.
 HANDOVER_POLL_SECS: Final = 0.1
 
 #: ``progress(phase, total)`` is called when a phase ("files", then "slices")
@@ -172,15 +178,18 @@ def _hand_to_running_drainer(config: Config, files: list[Path], report: Backfill
                 advance(1)
         for frame in frames.values():
             append(str(config.spool_dir), json.dumps(frame).encode())
-        deadline = time.monotonic() + HANDOVER_WAIT_SECS
-        while Spool(config.spool_dir).has_pending():
-            if time.monotonic() > deadline or not drainer_running(config):
-                raise MemspoolError(
-                    f"The running drainer has not taken the {len(frames)} backfill frame(s) "
-                    f"within {HANDOVER_WAIT_SECS:g} s; they stay in the spool, safe: "
-                    f"`memspool drainer --once` drains them, then `memspool maintain` digests "
-                    f"them. See {config.log_path}.")
-            time.sleep(HANDOVER_POLL_SECS)
+        if not _wait_for_drainer(conn, config, len(frames), progress):
+            # The holder takes nothing: drain the frames here once it lets go.
+            lock = acquire_lock(config, 0)
+            if lock is None:
+                raise DrainerBusy(
+                    f"The process holding {config.lock_path} (pid "
+                    f"{drainer_pid(config) or 'unknown'}) took none of the {len(frames)} "
+                    f"backfill frame(s) in {HANDOVER_STALL_SECS:g} s, so it is not draining. "
+                    f"The frames stay in the spool, safe: once that process lets go, "
+                    f"`memspool drainer --once` drains them and `memspool maintain` digests "
+                    f"them. `memspool doctor` looks at the lock.")
+            _drain_spool_here(config, lock)
         row = conn.execute("SELECT count(*), coalesce(sum(byte_end - byte_start), 0)"
                            " FROM slices WHERE id > ?", (before,)).fetchone()
         report.slices, report.raw_bytes = int(row[0]), int(row[1])
@@ -196,6 +205,51 @@ def _hand_to_running_drainer(config: Config, files: list[Path], report: Backfill
     finally:
         conn.close()
     return report
+
+
+def _wait_for_drainer(conn: sqlite3.Connection, config: Config, frames: int,
+                      progress: Progress | None) -> bool:
+    """Wait while the lock holder takes the spool's frames; ``True`` once it has taken
+    them all, ``False`` when it lets go of the lock or takes nothing (no frame off the
+    spool, no new slice) for HANDOVER_STALL_SECS."""
+    spool = Spool(config.spool_dir)
+    advance = progress("hand-over", frames) if progress else None
+    left = spool.pending()[0]
+    last_sign: tuple[int, int] | None = None
+    last_move = time.monotonic()
+    while spool.has_pending():
+        pending = spool.pending()
+        sign = (pending[1], _newest_slice(conn))
+        if sign != last_sign:
+            last_sign, last_move = sign, time.monotonic()
+            if advance and pending[0] < left:
+                advance(left - pending[0])
+            left = min(left, pending[0])
+        if not drainer_running(config) or time.monotonic() - last_move > HANDOVER_STALL_SECS:
+            return False
+        time.sleep(HANDOVER_POLL_SECS)
+    if advance and left:
+        advance(left)
+    return True
+
+
+def _newest_slice(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT coalesce(max(id), 0) FROM slices").fetchone()[0])
+
+
+def _drain_spool_here(config: Config, lock: DrainerLock) -> None:
+    """Drain the spool (the backfill frames with it) as any drainer would, then let go."""
+    drainer = Drainer(config)
+    try:
+        drainer.initialize()
+        if lock.crashed_pid is not None:
+            for note in drainer.spool.recover():
+                log.info("recovery: %s", note)
+        drain_until_empty(drainer)
+        hand_off(config, lock, drainer, drain_until_empty)
+    finally:
+        lock.release()  # a no-op if the hand-off already let go
+        drainer.shutdown()
 
 
 def _frame_for(conn: sqlite3.Connection, roots: tuple[Path, ...], path: Path,

@@ -10,6 +10,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -267,16 +268,66 @@ def test_project_falls_back_to_the_folder_name(config: Config, projects: Path) -
 # -- the lock, the spool, progress ----------------------------------------------------------
 
 
-def test_a_busy_drainer_is_reported(config: Config, projects: Path) -> None:
-    place(projects)
-    lock = acquire_lock(config, 1)
-    assert lock is not None
-    try:
-        with pytest.raises(DrainerBusy, match="no drainer runs that could take the transcripts"):
-            backfill(config, lock_wait=0.1)
-    finally:
+def _holder(config: Config, let_go_when_frames_wait: bool) -> subprocess.Popen[bytes]:
+    """A process that holds the drainer lock as a drainer would and drains nothing; it
+    lets go once frames wait in the spool when asked to, else never."""
+    script = textwrap.dedent(f"""
+        import time
+        from pathlib import Path
+        from memspool.config import load_config
+        from memspool.drainer.lock import acquire_lock
+        from memspool.spool import Spool
+        config = load_config(Path({str(config.home)!r}), env={{}})
+        lock = acquire_lock(config, 10)
+        print("held", flush=True)
+        while not ({let_go_when_frames_wait} and Spool(config.spool_dir).has_pending()):
+            time.sleep(0.05)
         lock.release()
-    assert backfill(config).files == 3
+        time.sleep(120)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                            start_new_session=True)
+    assert proc.stdout is not None and proc.stdout.readline() == b"held\n"
+    return proc
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
+def test_a_lock_holder_that_takes_nothing_is_reported(config: Config, projects: Path) -> None:
+    place(projects)
+    holder = _holder(config, let_go_when_frames_wait=False)
+    try:
+        started = time.monotonic()
+        with pytest.raises(DrainerBusy, match=rf"pid {holder.pid}\) took none of the 2 "
+                                              r"backfill frame\(s\)"):
+            backfill(config, lock_wait=0.1)
+        # The stall window, not a hand-over deadline: well within a test's patience.
+        assert time.monotonic() - started < 30
+        assert Spool(config.spool_dir).has_pending()  # the frames wait, safe
+    finally:
+        _stop(holder)
+    run_once(config)  # what the message advises, once the holder is gone
+    report = backfill(config)
+    assert report.files == 3 and report.slices == 0  # the spool's frames took them all
+    assert len({s["session_id"] for s in slices(config)}) == 2
+
+
+def test_backfill_drains_itself_once_a_holder_lets_go(config: Config, projects: Path) -> None:
+    place(projects)
+    holder = _holder(config, let_go_when_frames_wait=True)
+    try:
+        report = backfill(config, lock_wait=0.1)
+    finally:
+        _stop(holder)
+    assert report.files == 3 and report.slices >= 3
+    assert not Spool(config.spool_dir).has_pending()
+    assert {s["event"] for s in slices(config)} == {"backfill"}
+    assert_no_overlap(config)
 
 
 def test_frames_appended_meanwhile_are_drained_on_the_way_out(
