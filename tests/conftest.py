@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
 import signal
@@ -106,34 +107,52 @@ def drainer(home: Path, request: pytest.FixtureRequest,
     d.shutdown()
 
 
+#: The longest any test waits for one thing: a wait that runs out fails the test
+#: with what it waited for, well before the test's own time-out.
+WAIT_SECS = 30.0
+
+
+def _described(predicate: Callable[[], object]) -> str:
+    """What a condition is, for a failure message: its source line where there is one."""
+    with contextlib.suppress(OSError, TypeError):
+        return " ".join(inspect.getsource(predicate).split())
+    return repr(predicate)
+
+
 def wait_for(
-    predicate: Callable[[], object], timeout: float = 30.0, interval: float = 0.05
+    predicate: Callable[[], object], timeout: float = WAIT_SECS, interval: float = 0.05
 ) -> object:
-    """Poll ``predicate`` until it returns something truthy; fail the test at the deadline."""
+    """Poll ``predicate`` until it returns something truthy; fail the test at the deadline,
+    naming the condition."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
         if value:
             return value
         if time.monotonic() > deadline:
-            pytest.fail(f"condition not met within {timeout} s: {predicate}")
+            pytest.fail(f"waited {timeout:g} s for: {_described(predicate)}")
         time.sleep(interval)
 
 
 def run_cli(
     *args: str, input: bytes | None = None, check: bool = True,
     env: dict[str, str] | None = None, hide: tuple[str, ...] = (),
+    timeout: float = WAIT_SECS,
 ) -> subprocess.CompletedProcess[bytes]:
     """``python -m memspool ARGS`` in a real process with the test's environment
     (and ``env`` on top of it); the packages named in ``hide`` cannot be imported
-    there, as if they were not installed."""
+    there, as if they were not installed. A command still running after
+    ``timeout`` seconds fails the test, named."""
     start = ["-m", "memspool"]
     if hide:
         start = ["-c", f"import runpy, sys\nsys.modules.update(dict.fromkeys({list(hide)!r}))\n"
                        f"runpy.run_module('memspool', run_name='__main__', alter_sys=True)"]
-    proc = subprocess.run([sys.executable, *start, *args], input=input,
-                          capture_output=True, timeout=120, check=False,
-                          env={**os.environ, **(env or {})})
+    try:
+        proc = subprocess.run([sys.executable, *start, *args], input=input,
+                              capture_output=True, timeout=timeout, check=False,
+                              env={**os.environ, **(env or {})})
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"memspool {' '.join(args)} was still running after {timeout:g} s")
     if check and proc.returncode != 0:
         pytest.fail(f"memspool {' '.join(args)} exited {proc.returncode}: {proc.stderr.decode()}")
     return proc

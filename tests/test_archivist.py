@@ -69,7 +69,7 @@ def _settled(home: Path) -> dict[str, Any]:
         done = (status["pending_frames"] == 0 and not status["drainer_running"]
                 and status["slices_total"] > 0)
         return status if done else None
-    return wait_for(idle, timeout=60)  # type: ignore[return-value]
+    return wait_for(idle)  # type: ignore[return-value]
 
 
 def test_two_sessions_corroborate_a_changed_value_supersedes_chatter_stays_out(

@@ -46,7 +46,7 @@ class Server:
                 "--max-body", str(max_body)]
         with log.open("wb") as err:
             self.proc = subprocess.Popen(argv, stdout=err, stderr=err, start_new_session=True)
-        wait_for(self._up, timeout=60)
+        wait_for(self._up)
         self.token = (home / "api-token").read_text().strip()
 
     def _up(self) -> bool:
