@@ -20,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
-venv="$repo/.venv"
+venv="$repo/.venv-test"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -26,7 +26,7 @@ ROOMS = {
 def test_regular_install_ships_every_module_and_the_samples(tmp_path: Path) -> None:
     source = tmp_path / "src-copy"
     shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
-        ".venv", ".git", "__pycache__", "*.egg-info", "build", ".pytest_cache", ".hypothesis"))
+        ".venv*", ".git", "__pycache__", "*.egg-info", "build", ".pytest_cache", ".hypothesis"))
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
                     "--target", str(target), str(source)],
