@@ -18,9 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from memspool.archivist import maintain
+from memspool.archivist import capture, maintain
 from memspool.config import load_config
-from memspool.distill import capture
 from memspool.distill.similarity import Profiles, index_terms
 from memspool.store import connect, transaction
 from memspool.store import memories as rows

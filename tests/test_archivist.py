@@ -13,10 +13,9 @@ from typing import Any
 import pytest
 from conftest import run_cli, wait_for
 
-from memspool.archivist import digest, maintain
+from memspool.archivist import capture, digest, maintain
 from memspool.archivist.lifecycle import confidence
 from memspool.config import Config
-from memspool.distill import capture
 from memspool.service import Service
 from memspool.store import memories as rows
 

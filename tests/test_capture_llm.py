@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from memspool.archivist import CaptureReport, capture
 from memspool.config import Config, load_config
-from memspool.distill import LlmOptions, capture
-from memspool.distill.capture import CaptureReport
+from memspool.distill import LlmOptions
 from memspool.distill.llm import MAX_BODY_CHARS
 from memspool.store import memories as memory
 

@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 from conftest import run_cli
 
-from memspool.archivist import maintain
+from memspool.archivist import capture, maintain
 from memspool.config import Config
-from memspool.distill import capture
 from memspool.recall import render, search, stored
 from memspool.service import Service
 

@@ -16,14 +16,21 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from memspool.archivist import DigestReport, digest, maintain
+from memspool.archivist import (
+    CaptureReport,
+    DigestReport,
+    Origin,
+    capture,
+    digest,
+    maintain,
+    save_notes,
+)
 from memspool.archivist.major import last_report
 from memspool.archivist.recalls import note_recalled
 from memspool.archivist.transfer import ImportReport, export_lines, import_lines
 from memspool.config import Config, load_config
-from memspool.distill import CaptureReport, LlmOptions, capture
-from memspool.distill.capture import save_notes
-from memspool.distill.keys import SUMMARY_CHARS, note_key
+from memspool.distill import LlmOptions
+from memspool.distill.keys import SUMMARY_CHARS, note_key, whole_summary
 from memspool.distill.note import Note
 from memspool.distill.similarity import Profiles, index_terms
 from memspool.drainer.lock import drainer_running
@@ -152,7 +159,7 @@ class Service:
             raise PayloadError(f"type must be one of {', '.join(NOTE_TYPES)}, got {type!r}.")
         project = project or project_name(Path.cwd())
         kind = next(t for t in NOTE_TYPES if t == type)
-        summary, body = redact(title)[0][:SUMMARY_CHARS], redact(content)[0]
+        summary, body = whole_summary(redact(title)[0], SUMMARY_CHARS), redact(content)[0]
         conn = self.conn
         if key:
             slug = note_key(key)
@@ -167,9 +174,10 @@ class Service:
                 return {"ok": True, "id": found.id, "key": slug, "action": "updated"}
         note = Note(type=kind, summary=summary, body=body, key_text=key or "")
         report = CaptureReport(dry_run=False)
-        save_notes([note], config=self.config, conn=conn, project=project,
-                   session=session or f"manual-save-{project}", source=source or "save",
-                   slice_id=None, report=report, profiles=self.profiles)
+        origin = Origin(project=project, session=session or f"manual-save-{project}",
+                        source=source or "save")
+        save_notes([note], config=self.config, conn=conn, origin=origin, report=report,
+                   profiles=self.profiles)
         self._render()
         outcome = report.notes[0]
         return {"ok": True, "id": outcome.id, "key": outcome.key, "action": outcome.action}

@@ -1,6 +1,9 @@
-"""The archivist: queued slices become memory, and memory is kept true over time.
+"""The archivist: notes become memory, and memory is kept true over time.
 
-    minor.py      slices -> notes (the transcript rules, or an LLM) -> memory, one
+    reconcile.py  notes meet memory: merge a restatement, supersede a new value,
+                  create the rest; the one place that decides (every writer calls it)
+    intake.py     the capture verb: a payload distilled, then reconciled
+    minor.py      slices -> notes (the claim model, or an LLM) -> memory, one
                   transaction per slice with its digested mark
     major.py      the maintenance pass: merge, reconcile siblings, corroborate,
                   supersede, promote, decay; only what changed or fell due
@@ -11,7 +14,19 @@
 
 from __future__ import annotations
 
+from memspool.archivist.intake import capture
 from memspool.archivist.major import MaintainReport, maintain
 from memspool.archivist.minor import DigestReport, digest
+from memspool.archivist.reconcile import CaptureReport, NoteOutcome, Origin, save_notes
 
-__all__ = ["DigestReport", "MaintainReport", "digest", "maintain"]
+__all__ = [
+    "CaptureReport",
+    "DigestReport",
+    "MaintainReport",
+    "NoteOutcome",
+    "Origin",
+    "capture",
+    "digest",
+    "maintain",
+    "save_notes",
+]

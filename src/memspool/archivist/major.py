@@ -8,12 +8,13 @@ sharing its rarer terms) are compared with it:
 
 - the same headline with other text (siblings): one memory remains, with
   the newer text; the other text goes to its history;
-- a near-duplicate (the capture verb's similarity): folded into the older
-  memory, which takes the newer text when it says more; its history and
-  provenance move along;
-- a contradiction (the same subject with another number or identifier, the
-  opposite polarity, an antonym, a preference reversed): the newer wins,
-  the older is ``superseded`` and points at it; both keep their history.
+- the same fact (:func:`~memspool.distill.similarity.relate` says ``same``
+  or ``more``): folded into the older memory, which takes the newer text
+  when it says more; its history and provenance move along;
+- a new value or a contradiction (the same subject with another number,
+  flag or name, the opposite polarity, an antonym, a preference reversed):
+  the newer wins, the older is ``superseded`` and points at it; both keep
+  their history.
 
 Then the rules of :mod:`memspool.archivist.lifecycle` set its confidence,
 promote it when two sessions agree, and schedule its promotion and decay.
@@ -25,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import re
 import sqlite3
 import time
 from typing import Final
@@ -33,7 +33,7 @@ from typing import Final
 from memspool.archivist import lifecycle
 from memspool.archivist.recalls import SEARCHES, recalled
 from memspool.config import Config
-from memspool.distill.similarity import Profiles, adds_detail, compare, index_terms, query_terms
+from memspool.distill.similarity import Profiles, index_terms, query_terms, relate
 from memspool.store import get_state, set_state, transaction
 from memspool.store import memories as rows
 from memspool.store.memories import Memory
@@ -44,16 +44,6 @@ __all__ = ["MaintainReport", "last_report", "maintain"]
 BATCH: Final = 200
 #: Candidates compared with each changed memory.
 CANDIDATES: Final = 20
-#: Two memories share a subject when their terms overlap this much even though
-#: a veto tells them apart (weighted Dice coefficient, see similarity.py).
-CONTRADICTION_MIN_DICE: Final = 0.6
-#: A different number or identifier is a new value of the same setting only
-#: when nearly everything else is the same.
-VALUE_CHANGE_MIN_DICE: Final = 0.7
-#: The vetoes that mean "the same thing, said otherwise" rather than "another thing".
-_CONTRADICTIONS: Final = re.compile(
-    r"^(?:negated on one side only|antonyms |preference or order reversed)")
-_NEW_VALUE: Final = "different identifiers or numbers"
 _STATE_AT: Final = "maintain_at"
 _STATE_ID: Final = "maintain_id"
 _STATE_REPORT: Final = "maintain_report"
@@ -153,13 +143,13 @@ def _reconcile(conn: sqlite3.Connection, config: Config, memory_id: int,
         if other.id == memory.id:
             continue
         older, newer = sorted((memory, other), key=lambda m: (m.created_at, m.id))
-        comparison = compare(older.body, newer.body, profiles)
-        if comparison.duplicate:
-            take = adds_detail(older.body, newer.body, profiles)
-            _fold(conn, older, newer, now, profiles, reason="merged", take_newer=take)
+        verdict = relate(older.body, newer.body, profiles)
+        if verdict.agrees:
+            _fold(conn, older, newer, now, profiles, reason="merged",
+                  take_newer=verdict.relation == "more")
             report.merged += 1
-        elif _contradicts(comparison.veto, comparison.dice):
-            rows.set_standing(conn, older.id, layer="superseded", superseded_by=newer.id)
+        elif verdict.replaces:
+            rows.supersede(conn, older, by=newer.id, at=now)
             report.superseded += 1
         else:
             continue
@@ -187,14 +177,6 @@ def _apply_recalls(conn: sqlite3.Connection, config: Config) -> int:
         if searches.is_file() and not searches.is_symlink():
             searches.write_bytes(b"")
     return moved
-
-
-def _contradicts(veto: str | None, dice: float) -> bool:
-    if veto is None:
-        return False
-    if veto == _NEW_VALUE:
-        return dice >= VALUE_CHANGE_MIN_DICE
-    return bool(_CONTRADICTIONS.match(veto)) and dice >= CONTRADICTION_MIN_DICE
 
 
 def _fold(conn: sqlite3.Connection, older: Memory, newer: Memory, now: float,

@@ -1,9 +1,9 @@
 """The minor pass: undigested slices, oldest first, become memory.
 
-Each slice is read back as a conversation; the transcript rules
-(:mod:`memspool.distill.durable`) or, when asked, an LLM pick the durable
-notes; the capture verb's reconciliation stores them with provenance
-(session, slice, project, time). Writing a slice's memories and marking it
+Each slice is read back as a conversation; the claim model
+(:mod:`memspool.distill.transcript`) or, when asked, an LLM picks the
+durable notes; reconciliation (:mod:`memspool.archivist.reconcile`) stores
+them with provenance (session, slice, project, time). Writing a slice's memories and marking it
 digested is one transaction (docs/architecture.md, invariant 3): a crash in
 between leaves the slice queued and no memory of it, so it is digested again,
 exactly once.
@@ -21,14 +21,14 @@ import time
 from collections.abc import Callable
 from typing import Final
 
+from memspool.archivist.reconcile import CaptureReport, Origin, save_notes
 from memspool.config import Config
 from memspool.distill import LlmError, LlmOptions
-from memspool.distill.capture import CaptureReport, save_notes
-from memspool.distill.durable import durable_blocks, remembered
 from memspool.distill.llm import distill_with_llm
 from memspool.distill.note import Note
 from memspool.distill.similarity import Profiles
 from memspool.distill.slices import messages
+from memspool.distill.transcript import notes_of as transcript_notes_of
 from memspool.redact import redact
 from memspool.store import transaction
 from memspool.store.slices import mark_digested, queued, slice_text
@@ -49,6 +49,7 @@ class DigestReport:
     created: int = 0
     updated: int = 0
     merged: int = 0
+    superseded: int = 0
     skipped: int = 0
     dropped: int = 0
     #: Slices that gave no memory, with the reason (id, reason).
@@ -61,6 +62,7 @@ class DigestReport:
         self.created += report.count("created")
         self.updated += report.count("updated")
         self.merged += report.count("merged")
+        self.superseded += report.superseded
         self.skipped += report.count("skipped")
         self.dropped += report.dropped
 
@@ -72,24 +74,14 @@ class DigestReport:
 
 
 def notes_of(text: str) -> tuple[list[Note], str]:
-    """The durable notes of one slice's text by the transcript rules, and, when there
-    are none, why (for the report)."""
-    pieces: list[str] = []
-    assistant_messages = 0
-    for message in messages(text):
-        if message.role == "assistant":
-            assistant_messages += 1
-            pieces.extend(durable_blocks(message.text))
-        elif message.role == "user":
-            fact = remembered(message.text)
-            if fact is not None:
-                pieces.append(fact)
-    notes = [Note.from_text(redact(piece)[0]) for piece in pieces]
-    if notes:
-        return notes, ""
-    if not assistant_messages:
-        return [], "no assistant text (prompts, tool calls or thinking only)"
-    return [], f"{assistant_messages} assistant message(s), none durable"
+    """The durable notes of one slice's text by the claim model, redacted again (a
+    summary joins sentences), and, when there are none, why (for the report)."""
+    notes, reason = transcript_notes_of(text)
+    return [_redacted(note) for note in notes], reason
+
+
+def _redacted(note: Note) -> Note:
+    return dataclasses.replace(note, summary=redact(note.summary)[0], body=redact(note.body)[0])
 
 
 def _conversation(text: str) -> str:
@@ -149,9 +141,10 @@ def _digest_one(conn: sqlite3.Connection, config: Config, row: dict[str, object]
         if not mark_digested(conn, slice_id, at, reason):
             return  # another process digested it meanwhile
         if notes:
-            save_notes(notes, config=config, conn=conn, project=str(row["project"]),
-                       session=str(row["session_id"]), source=SOURCE, slice_id=slice_id,
-                       report=capture, now=at, profiles=profiles)
+            origin = Origin(project=str(row["project"]), session=str(row["session_id"]),
+                            source=SOURCE, slice_id=slice_id)
+            save_notes(notes, config=config, conn=conn, origin=origin, report=capture,
+                       now=at, profiles=profiles)
     report.slices += 1
     report.add(capture)
     if not notes:

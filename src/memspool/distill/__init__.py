@@ -1,33 +1,31 @@
-"""The distiller: payloads in, durable memory notes out.
+"""The distiller: text in, notes out. It never reads or writes the store.
 
-``capture`` is the one verb behind every way of writing memory: split (or
-ask an LLM), classify, key, then
-reconcile each note with the project's memory (update in place, merge a
-near-duplicate, or create), all in one transaction, with a JSON report.
+A capture payload is split (or given to an LLM) into notes; a slice's
+conversation is cut into claims, and the claims the claim model keeps
+become notes. The archivist reconciles notes with memory.
 
-    split.py       payload shapes (JSONL, markdown sections, paragraphs), learnings sections
-    classify.py    note types by cheap local markers
-    keys.py        summary lines, keys, normalized text
-    note.py        the draft note
-    similarity.py  near-duplicate detection and the terms memories are indexed by
-    words.py       the word lists similarity.py reads (stop words, synonyms, antonyms, ...)
-    llm.py         optional LLM distillation (Ollama, OpenAI-compatible), untrusted output
-    capture.py     the verb and its report
+    claims.py          a message cut into claims (sentences, list items) with their context
+    claim_features.py  what the claim model sees of a claim; cues.txt, its cue phrases
+    claim_model.py     the trained model: durable or not, and which type (claim_model.json)
+    transcript.py      a slice's conversation -> notes (the minor pass's rules)
+    payload.py         a capture payload -> notes (split, or an LLM)
+    split.py           payload shapes (JSONL, markdown sections, paragraphs), learnings sections
+    slices.py          a slice's text read back as messages
+    classify.py        note types of a capture's pieces by cheap local markers
+    keys.py            summaries, subject keys, normalized text
+    note.py            the draft note
+    similarity.py      how two texts relate (the same fact, a new value, ...) and index terms
+    words.py           the word lists similarity.py reads (stop words, synonyms, antonyms, ...)
+    llm.py             optional LLM distillation (Ollama, OpenAI-compatible), untrusted output
 """
 
 from __future__ import annotations
 
-from memspool.distill.capture import (
-    MAX_NOTES,
-    MAX_PAYLOAD_BYTES,
-    CaptureReport,
-    NoteOutcome,
-    capture,
-)
 from memspool.distill.classify import NOTE_TYPES, classify
 from memspool.distill.keys import note_key, summary_line
 from memspool.distill.llm import LlmError, LlmOptions
 from memspool.distill.note import Note
+from memspool.distill.payload import MAX_NOTES, MAX_PAYLOAD_BYTES
 from memspool.distill.similarity import is_near_duplicate, trigram_jaccard
 from memspool.distill.split import learnings_items, split_payload
 
@@ -35,12 +33,9 @@ __all__ = [
     "MAX_NOTES",
     "MAX_PAYLOAD_BYTES",
     "NOTE_TYPES",
-    "CaptureReport",
     "LlmError",
     "LlmOptions",
     "Note",
-    "NoteOutcome",
-    "capture",
     "classify",
     "is_near_duplicate",
     "learnings_items",

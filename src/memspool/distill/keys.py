@@ -1,11 +1,16 @@
-"""Summary lines, keys and normalized text of a note.
+"""Summaries, keys and normalized text of a note.
 
-A note's key is its identity inside a project: the same key updates the
-memory in place when the new text revises the same fact. It is a slug of the
-summary line, so a re-capture whose first line is unchanged lands on the same
-memory. A first line is often a generic heading ("## Decision"), so a
-different fact under the same key gets :func:`distinct_key` instead of
+A note's key is its identity inside a project. For a fact distilled from a
+transcript it names the subject (:func:`subject_key`: ``gunicorn-workers-threads``),
+without the values, so the same setting with a new value finds the memory
+that holds the old one. For a capture it is a slug of the summary line, so a
+re-capture whose first line is unchanged lands on the same memory. A
+different fact under a taken key gets :func:`distinct_key` instead of
 overwriting the memory that holds the key.
+
+A summary is the fact itself, whole (:func:`whole_summary`): past
+SUMMARY_CHARS it is cut at the last sentence end, else clause end, and
+marked with "...", never cut inside a word.
 """
 
 from __future__ import annotations
@@ -16,18 +21,28 @@ import unicodedata
 from typing import Final
 
 __all__ = [
+    "HEADLINE_CHARS",
     "KEY_CHARS",
     "SUMMARY_CHARS",
     "distinct_key",
     "normalized_text",
     "note_key",
+    "subject_key",
     "summary_line",
     "text_hash",
     "title",
+    "whole_summary",
 ]
 
-#: docs/distill.md, The rules: the summary line is the first line clipped to 160 characters.
-SUMMARY_CHARS: Final = 160
+#: docs/distill.md, The rules: a capture's summary line is its first line, clipped to 160.
+HEADLINE_CHARS: Final = 160
+#: docs/distill.md, The rules: a distilled fact's summary is the fact, whole, to about 300.
+SUMMARY_CHARS: Final = 300
+#: A summary cut shorter than this share of SUMMARY_CHARS at a sentence end is
+#: cut at a clause end instead, so a long first sentence is not lost.
+_MIN_CUT_SHARE: Final = 0.4
+#: The subject key takes this many words of the subject.
+SUBJECT_WORDS: Final = 4
 #: docs/distill.md, The rules: a key has at most 64 characters.
 KEY_CHARS: Final = 64
 #: A slug longer than KEY_CHARS keeps this many characters and gains a hash of the
@@ -69,8 +84,82 @@ def summary_line(text: str) -> str:
     for line in text.splitlines():
         cleaned = _clean_line(line)
         if cleaned:
-            return _clip(cleaned, SUMMARY_CHARS)
+            return _clip(cleaned, HEADLINE_CHARS)
     return ""
+
+
+_FENCED: Final = re.compile(r"```[^\n]*\n(?P<code>.*?)(?:\n```|\Z)", re.DOTALL)
+_SENTENCE_END: Final = re.compile(r"[.!?][\"')\]*_`]*(?=\s)")
+_CLAUSE_END: Final = re.compile(r"[;,:](?=\s)|\s[\u2014\u2013-]\s")
+#: Code and inline code of at most this many characters stays in a summary.
+_INLINE_CODE_CHARS: Final = 120
+
+
+def _flatten(text: str) -> str:
+    """One line: fenced code inline (short) or left out (long), list markers and
+    emphasis gone, whitespace collapsed."""
+    def inline(match: re.Match[str]) -> str:
+        code = "; ".join(line.strip().rstrip(";") for line in match.group("code").splitlines()
+                         if line.strip())
+        return f" `{code}` " if len(code) <= _INLINE_CODE_CHARS else " "
+
+    text = _FENCED.sub(inline, text)
+    lines = [_MARKUP_PREFIX.sub("", line) for line in text.splitlines()]
+    flat = " ".join(" ".join(lines).split())
+    return flat.replace("**", "").replace("__", "")
+
+
+def whole_summary(text: str, limit: int = SUMMARY_CHARS) -> str:
+    """``text`` on one line, whole when it fits in ``limit``; else cut at the last
+    sentence end (or clause end) that fits, and marked with "..."."""
+    flat = _flatten(text)
+    if len(flat) <= limit:
+        return flat
+    room = flat[: limit - 4]
+    for pattern in (_SENTENCE_END, _CLAUSE_END):
+        ends = [m.end() for m in pattern.finditer(room) if m.end() >= limit * _MIN_CUT_SHARE]
+        if ends:
+            return flat[: ends[-1]].rstrip(" ,;:\u2014\u2013-") + " ..."
+    cut = room.rfind(" ")
+    return flat[: cut if cut > 0 else limit - 4].rstrip(" ,;:") + " ..."
+
+
+#: A leading label the writer gave ("Root cause:", "Gotcha:"): it says what kind
+#: of fact follows, not what it is about.
+_LEADING_LABEL: Final = re.compile(r"^\W{0,3}(?:[A-Za-z][\w-]*(?:\s[\w-]+){0,3})\s*:\s")
+_SUBJECT_TOKEN: Final = re.compile(
+    r"(?<![\w-])--?[a-z][a-z0-9-]*|[a-z_][a-z0-9_]*(?:[./][a-z0-9_]+)*|\d[\w.:/-]*",
+    re.IGNORECASE)
+#: Words that say nothing of a subject: the verbs any setting is said with.
+_GENERIC: Final = frozenset({
+    "use", "uses", "used", "using", "run", "runs", "running", "set", "sets", "add", "added",
+    "make", "makes", "keep", "keeps", "call", "calls", "pass", "passes", "start", "starts",
+    "get", "gets", "put", "puts", "go", "goes", "now", "new", "instead", "always", "never",
+    "only", "not", "no", "don't", "do", "does", "please", "note", "remember", "fix", "fixed"})
+
+
+def subject_key(summary: str) -> str:
+    """The key naming what ``summary`` is about: its first SUBJECT_WORDS words that are
+    neither stop words nor values (numbers, versions, sizes), flags by their name.
+
+    "Run gunicorn with ``--workers 4`` ``--threads 4``" and the same with
+    ``--workers 2`` both give ``gunicorn-workers-threads``.
+    """
+    from memspool.distill.words import STOP_WORDS  # the comparison's own list
+
+    text = _LEADING_LABEL.sub("", _flatten(summary), count=1)
+    words: list[str] = []
+    for token in _SUBJECT_TOKEN.findall(text.lower().replace("\u2019", "'")):
+        if token[0].isdigit():
+            continue  # a value: 4, 8080, 3.11, 512Mi
+        word = token.lstrip("-")
+        if not word or word in STOP_WORDS or word in _GENERIC or len(word) < 2:
+            continue
+        if word not in words:
+            words.append(word)
+        if len(words) == SUBJECT_WORDS:
+            break
+    return note_key(" ".join(words)) if words else note_key(summary)
 
 
 def title(text: str, limit: int) -> str:

@@ -20,12 +20,16 @@ class Note:
     """One distilled fact: its type, its summary line and its full text.
 
     ``key_text`` is what the key is a slug of when it is not the summary.
+    ``clarity`` is how clearly the text states a durable fact (the claim
+    model's probability for a transcript's fact; 1.0 for what a person or
+    an agent chose to save).
     """
 
     type: NoteType
     summary: str
     body: str
     key_text: str = ""
+    clarity: float = 1.0
 
     @property
     def key(self) -> str:

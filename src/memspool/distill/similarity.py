@@ -45,7 +45,7 @@ import unicodedata
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from typing import Final
+from typing import Final, Literal
 
 from memspool.distill import words as vocab
 
@@ -53,11 +53,14 @@ __all__ = [
     "TRIGRAM_BASELINE",
     "Comparison",
     "Profiles",
+    "Relation",
+    "Verdict",
     "adds_detail",
     "compare",
     "index_terms",
     "is_near_duplicate",
     "query_terms",
+    "relate",
     "trigram_jaccard",
 ]
 
@@ -507,6 +510,120 @@ def query_terms(text: str, profiles: Profiles | None = None) -> list[str]:
     profile = _profile(text, profiles)
     extra = sorted(profile.joined)  # "file systems" also looks up "filesystems"
     return index_terms(text, QUERY_TERMS, profiles) + extra[: max(0, QUERY_TERMS // 4)]
+
+
+# --- how a new text relates to a memory -------------------------------------------------
+
+#: What a new text is to an older one of the same project:
+#: ``same``: the fact restated (a corroboration); ``more``: the fact with more said;
+#: ``new-value``: the same subject with another value (a number, port, flag, version,
+#: or a name in code); ``contradiction``: the same subject negated, reversed or turned
+#: to its antonym; ``different``: another fact.
+Relation = Literal["same", "more", "new-value", "contradiction", "different"]
+#: Two texts share a subject when their terms overlap this much even though a
+#: veto tells them apart (weighted Dice; see compare()).
+CONTRADICTION_MIN_DICE: Final = 0.6
+#: With the values masked, a new value's text must be this close to the old.
+VALUE_CHANGE_MIN_DICE: Final = 0.7
+#: A restatement in other words that shares an identifier with the memory (a
+#: function, a flag, a file) is the same fact at this much overlap: the
+#: identifier pins the subject that a generic wording would not.
+RESTATED_MIN_DICE: Final = 0.5
+#: A value stands for the nearest content word before it, at most this many
+#: words away ("--workers 4", "port 8080", "a limit of 512Mi").
+_SLOT_REACH: Final = 3
+_VALUE: Final = re.compile(r"^[-+]?\d[\w.:/-]*$")
+_CODE_SPAN: Final = re.compile(r"`([^`\n]+)`")
+#: What a value is read as when two texts are compared with their values masked.
+_MASK_TOKEN: Final = "zzvalue"  # noqa: S105 - a placeholder word, not a secret
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """How a new text relates to an older one, and the comparison it rests on."""
+
+    relation: Relation
+    comparison: Comparison
+
+    @property
+    def replaces(self) -> bool:
+        """The new text says the old one is no longer true."""
+        return self.relation in ("new-value", "contradiction")
+
+    @property
+    def agrees(self) -> bool:
+        """The new text states the old one's fact (in other words, or with more)."""
+        return self.relation in ("same", "more")
+
+
+def _slots(text: str) -> dict[str, str]:
+    """Each value of ``text`` under the word it belongs to: {"--workers": "4"}."""
+    words = [w for w in _words(text) if w not in vocab.STOP_WORDS]
+    found: dict[str, str] = {}
+    for index, word in enumerate(words):
+        if not _VALUE.match(word):
+            continue
+        for back in range(index - 1, max(-1, index - 1 - _SLOT_REACH), -1):
+            if not _VALUE.match(words[back]):
+                found.setdefault(words[back], word)
+                break
+    return found
+
+
+def _values_differ(old: str, new: str) -> bool:
+    """A slot both texts give a value, with another value on each side."""
+    a, b = _slots(old), _slots(new)
+    return any(a[slot] != b[slot] for slot in a.keys() & b.keys())
+
+
+def _masked(text: str) -> str:
+    words = text.split()
+    return " ".join(_MASK_TOKEN if _VALUE.match(w.strip("`,.;:()")) else w for w in words)
+
+
+def _code_names(text: str) -> set[str]:
+    return {_canonical(span.strip().lower()) for span in _CODE_SPAN.findall(text)}
+
+
+def relate(old: str, new: str, profiles: Profiles | None = None) -> Verdict:
+    """How ``new`` relates to ``old`` (see :data:`Relation`)."""
+    comparison = compare(old, new, profiles)
+    return Verdict(_relation(old, new, comparison, profiles), comparison)
+
+
+def _relation(old: str, new: str, comparison: Comparison,  # noqa: PLR0911 - one per case
+              profiles: Profiles | None) -> Relation:
+    veto = comparison.veto
+    if comparison.duplicate:
+        if _values_differ(old, new):
+            return "new-value"
+        return "more" if adds_detail(old, new, profiles) else "same"
+    if veto == _NEW_VALUE or (veto is None and _values_differ(old, new)):
+        masked = compare(_masked(old), _masked(new), profiles)
+        near = masked.duplicate or (masked.veto is None
+                                    and masked.dice >= VALUE_CHANGE_MIN_DICE)
+        return "new-value" if near else "different"
+    if veto is not None and veto.startswith("substitution "):
+        # A name in code swapped for another (`celery` -> `dramatiq`) in the same
+        # sentence: the subject's new value. A plain word swapped is another fact.
+        left, right = veto.removeprefix("substitution ").split("/", 1)
+        named = left in _code_names(old) and right in _code_names(new)
+        return "new-value" if named and comparison.dice >= VALUE_CHANGE_MIN_DICE \
+            else "different"
+    if veto is not None:
+        contradicts = veto.startswith(_CONTRADICTING) \
+            and comparison.dice >= CONTRADICTION_MIN_DICE
+        return "contradiction" if contradicts else "different"
+    if comparison.shared >= MIN_SHARED_TERMS and comparison.dice >= RESTATED_MIN_DICE:
+        # Reworded around the same identifier: the identifier pins the subject.
+        a, b = _profile(old, profiles), _profile(new, profiles)
+        if a.keys & b.keys - {"1"}:
+            return "same"
+    return "different"
+
+
+_NEW_VALUE: Final = "different identifiers or numbers"
+_CONTRADICTING: Final = ("negated on one side only", "antonyms ", "preference or order reversed")
 
 
 def _trigrams(text: str) -> set[str]:

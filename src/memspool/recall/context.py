@@ -1,13 +1,20 @@
-"""The context block: a project's most useful memories, as compact markdown.
+"""The context block: a project's established memories, whole, as compact markdown.
 
 Rendered when a project's memory changes (the store's triggers mark it in
 ``context_dirty``; every writer calls :func:`render_dirty` after writing),
 stored in ``context_blocks``, and read as one row by the SessionStart hook,
-so its cost does not grow with the store. The block states facts, never
-instructions: each line is a memory's summary with its id, grouped by type,
-canonical and high-confidence memories first. It stays under a hard limit
-(``context_max_chars``, 8,000 by default: Claude Code replaces hook output
-over 10,000 characters with a short preview).
+so its cost does not grow with the store.
+
+The block is the strict tier of memory (docs/recall.md, "Two tiers"): it
+lists only current memories (never superseded or archived ones) that are
+established (canonical), corroborated by two or more sessions, or clearly
+stated (their clarity reaches the claim model's ``clear`` bar). Every
+memory is shown whole (its summary, a complete sentence or one cut at a
+sentence end with "..."), most established and most useful first, grouped
+under the headings of their types. It states facts, never instructions, and
+stays under a hard limit (``context_max_chars``, 8,000 by default: Claude
+Code replaces hook output over 10,000 characters with a short preview); it
+ends between two memories and says how many more there are.
 """
 
 from __future__ import annotations
@@ -16,20 +23,31 @@ import sqlite3
 import time
 from typing import Final
 
+from memspool.distill.claim_model import model
+from memspool.distill.keys import SUMMARY_CHARS, whole_summary
 from memspool.store import transaction
 
-__all__ = ["render", "render_dirty", "stored"]
+__all__ = ["SECTIONS", "render", "render_dirty", "stored"]
 
 #: Type headings, in the order a new session most needs them.
 SECTIONS: Final = (
-    ("pitfall", "Pitfalls"), ("root-cause", "Root causes"), ("decision", "Decisions"),
+    ("preference", "Preferences and rules"), ("pitfall", "Pitfalls"),
+    ("root-cause", "Root causes"), ("decision", "Decisions"),
     ("pattern", "Conventions and patterns"), ("takeaway", "Takeaways"),
     ("passive", "Learnings"),
 )
-#: A summary longer than this is cut in the block (the full text is one `show` away).
-LINE_CHARS: Final = 220
 #: Memories read per project, best first; more never fit in the limit.
 READ_LIMIT: Final = 400
+#: Room kept for the closing line that counts what did not fit.
+_TRAILER_CHARS: Final = 120
+
+
+def _line(row: sqlite3.Row) -> str:
+    summary = whole_summary(" ".join(str(row["summary"]).split()), SUMMARY_CHARS)
+    standing = "established" if row["layer"] == "canonical" else "provisional"
+    sessions = int(row["sessions"])
+    said = f"{sessions} sessions" if sessions > 1 else "1 session"
+    return f"- #{row['id']} {summary} ({standing}, {said})\n"
 
 
 def render(conn: sqlite3.Connection, project: str, max_chars: int) -> tuple[str, int]:
@@ -37,27 +55,24 @@ def render(conn: sqlite3.Connection, project: str, max_chars: int) -> tuple[str,
     rows = conn.execute(
         "SELECT id, type, layer, summary, sessions FROM memories"
         " WHERE project = ? AND layer IN ('buffer', 'canonical')"
-        " ORDER BY layer = 'canonical' DESC, confidence DESC, importance DESC,"
-        " updated_at DESC, id DESC LIMIT ?",
-        (project, READ_LIMIT),
+        " AND (layer = 'canonical' OR sessions >= 2 OR clarity >= ?)"
+        " ORDER BY layer = 'canonical' DESC, sessions DESC, confidence DESC,"
+        " importance DESC, clarity DESC, updated_at DESC, id DESC LIMIT ?",
+        (project, model().clear, READ_LIMIT),
     ).fetchall()
     if not rows:
         return "", 0
     header = (f"## memspool: what is known about the project {project}\n"
               f"Memories from earlier sessions, most established first. "
               f"`memspool memories show ID` prints one in full.\n")
-    budget = max_chars - len(header)
+    budget = max_chars - len(header) - _TRAILER_CHARS
     chosen: dict[str, list[str]] = {}
     listed = 0
     for row in rows:
-        summary = " ".join(str(row["summary"]).split())
-        if len(summary) > LINE_CHARS:
-            summary = summary[: LINE_CHARS - 1] + "…"
-        standing = "established" if row["layer"] == "canonical" else "provisional"
-        line = f"- #{row['id']} {summary} ({standing}, {row['sessions']} session(s))\n"
+        line = _line(row)
         heading = 0 if row["type"] in chosen else len(_title(row["type"])) + 6
         if len(line) + heading > budget:
-            continue
+            break  # the block ends between memories, best first
         budget -= len(line) + heading
         chosen.setdefault(row["type"], []).append(line)
         listed += 1
@@ -66,7 +81,18 @@ def render(conn: sqlite3.Connection, project: str, max_chars: int) -> tuple[str,
         if kind in chosen:
             parts.append(f"\n### {title}\n")
             parts.extend(chosen[kind])
+    more = _count_more(conn, project) - listed
+    if more > 0:
+        parts.append(f"\n{more} more {'memory' if more == 1 else 'memories'} of this project "
+                     f"did not fit; `memspool search` finds them.\n")
     return "".join(parts), listed
+
+
+def _count_more(conn: sqlite3.Connection, project: str) -> int:
+    """Current memories of ``project`` (the strict tier and the searchable one)."""
+    return int(conn.execute(
+        "SELECT count(*) FROM memories WHERE project = ? AND layer IN ('buffer', 'canonical')",
+        (project,)).fetchone()[0])
 
 
 def _title(kind: str) -> str:

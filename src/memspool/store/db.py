@@ -283,6 +283,12 @@ MIGRATIONS: Final[list[str]] = [
         INSERT OR IGNORE INTO vectors_pending (memory_id) VALUES (new.id);
     END;
     """,
+    # 8: how clearly a memory's text states a durable fact (the claim model's
+    # probability; 1.0 for what was saved on purpose, and for every memory
+    # stored before the model judged them).
+    """
+    ALTER TABLE memories ADD COLUMN clarity REAL NOT NULL DEFAULT 1.0;
+    """,
 ]
 
 

@@ -6,9 +6,11 @@ from typing import Final, Literal, get_args
 
 __all__ = ["ACTIONS", "LAYERS", "NOTE_TYPES", "Action", "Layer", "NoteType"]
 
-#: What a memory is about. Marker types are listed in the order the
-#: classifier checks them; ``passive`` is given only to learnings items.
-NoteType = Literal["root-cause", "pitfall", "decision", "pattern", "takeaway", "passive"]
+#: What a memory is about: a cause, a warning, a choice, a convention, the
+#: user's own rule or preference, a command or learning that worked;
+#: ``passive`` is given only to learnings items.
+NoteType = Literal["root-cause", "pitfall", "decision", "pattern", "preference", "takeaway",
+                   "passive"]
 NOTE_TYPES: Final[tuple[NoteType, ...]] = get_args(NoteType)
 
 #: Where a memory stands: ``buffer`` (provisional) -> ``canonical``;

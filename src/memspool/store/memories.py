@@ -53,9 +53,11 @@ __all__ = [
     "memory_ids",
     "provenance",
     "recent_save",
+    "rekey",
     "replace_text",
     "same_summary",
     "set_standing",
+    "supersede",
     "unit_of_work",
     "update_in_place",
 ]
@@ -70,7 +72,7 @@ CONFIDENCE_NEW: Final = 0.5
 _COLUMN_NAMES: Final = (
     "id", "project", "key", "type", "layer", "summary", "body", "importance", "confidence",
     "corroborations", "created_at", "updated_at", "sessions", "superseded_by", "recalled_at",
-    "promote_at", "archive_at",
+    "promote_at", "archive_at", "clarity",
 )
 #: Candidate lookups use at most this many of a note's terms, the rarest first,
 #: and skip a term more memories than this share (docs/distill.md).
@@ -105,6 +107,10 @@ class Memory:
     #: When the major pass is due to look at promoting / archiving it.
     promote_at: float | None = None
     archive_at: float | None = None
+    #: How clearly its text states a durable fact (the claim model's probability;
+    #: 1.0 for what was saved on purpose): the context block's bar for a fact
+    #: no second session has corroborated yet.
+    clarity: float = 1.0
 
     @property
     def live(self) -> bool:
@@ -283,13 +289,15 @@ def insert(
     importance: float = IMPORTANCE_NEW,
     confidence: float = CONFIDENCE_NEW,
     updated_at: float | None = None,
+    clarity: float = 1.0,
 ) -> int:
     """A new memory (provisional unless an import says otherwise); returns its id."""
     cursor = conn.execute(
         "INSERT INTO memories (project, key, type, layer, summary, body, importance, confidence,"
-        " corroborations, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
+        " corroborations, created_at, updated_at, clarity)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
         (project, key, type, layer, summary, body, importance, confidence, at,
-         at if updated_at is None else updated_at),
+         at if updated_at is None else updated_at, clarity),
     )
     memory_id = cursor.lastrowid
     if memory_id is None:  # pragma: no cover - sqlite3 always sets it after an INSERT
@@ -328,24 +336,45 @@ def corroborate(
     *,
     at: float,
     body: str | None = None,
+    summary: str | None = None,
     terms: Sequence[str] = (),
+    clarity: float = 0.0,
 ) -> None:
-    """A near-duplicate re-capture: one more corroboration; ``body`` replaces the text when given
-    (the re-capture said everything the memory said, and more)."""
+    """The same fact said again: one more corroboration. ``body`` (and ``summary``)
+    replace the text when given: the new text said everything the memory said,
+    and more. The memory's clarity becomes the clearer of the two statements."""
     if body is None:
         conn.execute(
-            "UPDATE memories SET corroborations = corroborations + 1, updated_at = ? WHERE id = ?",
-            (at, memory.id),
+            "UPDATE memories SET corroborations = corroborations + 1, updated_at = ?,"
+            " clarity = max(clarity, ?) WHERE id = ?",
+            (at, clarity, memory.id),
         )
         return
-    if body != memory.body:
+    summary = memory.summary if summary is None else summary
+    if (body, summary) != (memory.body, memory.summary):
         keep_history(conn, memory, at=at, reason="merged")
     conn.execute(
-        "UPDATE memories SET corroborations = corroborations + 1, body = ?, updated_at = ?"
-        " WHERE id = ?",
-        (body, at, memory.id),
+        "UPDATE memories SET corroborations = corroborations + 1, body = ?, summary = ?,"
+        " updated_at = ?, clarity = max(clarity, ?) WHERE id = ?",
+        (body, summary, at, clarity, memory.id),
     )
     _set_terms(conn, memory.project, memory.id, terms)
+
+
+def rekey(conn: sqlite3.Connection, memory: Memory, key: str) -> None:
+    """Give ``memory`` another key (its subject's key passes to a newer value)."""
+    conn.execute("UPDATE memories SET key = ? WHERE id = ?", (key, memory.id))
+
+
+def supersede(conn: sqlite3.Connection, memory: Memory, *, by: int, at: float) -> None:
+    """``memory`` is no longer true: memory ``by`` says what is. It leaves recall,
+    keeps its text and history, and points at ``by``."""
+    conn.execute(
+        "INSERT INTO memory_history (memory_id, at, reason, type, summary, body)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (memory.id, at, f"superseded by #{by}", memory.type, memory.summary, memory.body))
+    conn.execute("UPDATE memories SET layer = 'superseded', superseded_by = ?, updated_at = ?"
+                 " WHERE id = ?", (by, at, memory.id))
 
 
 def add_provenance(conn: sqlite3.Connection, record: Provenance) -> None:

@@ -1,9 +1,19 @@
-"""``memspool demo``: a Claude Code session simulated on the bundled sample transcripts.
+"""``memspool demo``: Claude Code sessions simulated on bundled samples.
 
-It installs the real hooks into a scratch settings.json, writes a transcript
-in stages the way Claude Code does, runs the installed Stop, SubagentStop and
-PreCompact commands through ``sh -c`` with their payloads on stdin, waits for
-the detached drainer, and reports what was captured and the byte counts.
+It installs the real hooks into a scratch settings.json and plays two
+sessions through them, exactly as Claude Code runs hooks (``sh -c``, the
+payload on stdin):
+
+1. a real transcript (``memspool.samples``, a planning session): written in
+   stages, with a subagent and a compaction; the report shows what was
+   captured and the byte counts;
+2. a made-up coding session (``session.json`` beside this module: prompts,
+   thinking, tool calls, chatter and a few facts), written record by record
+   as Claude Code writes it (:class:`SessionWriter`).
+
+Then the queue is digested and a maintenance pass runs, and the demo prints
+the memories, the context block a new session of the project would get,
+and one search.
 """
 
 from __future__ import annotations
@@ -13,6 +23,7 @@ import os
 import subprocess
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from importlib.resources import files
 from pathlib import Path
@@ -24,7 +35,7 @@ from memspool.spool import Spool
 from memspool.store import connect
 from memspool.store.slices import list_slices, slice_text
 
-__all__ = ["run_demo"]
+__all__ = ["SessionWriter", "run_demo"]
 
 MAIN_SAMPLE: Final = "spotter-subagent.jsonl"
 SUBAGENT_SAMPLE: Final = (
@@ -37,6 +48,54 @@ DRAIN_DEADLINE_SECS: Final = 60.0
 
 def _sample(name: str) -> bytes:
     return files("memspool.samples").joinpath(name).read_bytes()
+
+
+class SessionWriter:
+    """One session's transcript, written record by record as Claude Code writes it:
+    a user record per prompt; per assistant turn its thinking block, each tool
+    call (one line each, sharing ``message.id``) with a progress record and its
+    result (with the bulky ``toolUseResult``), then the answer's text."""
+
+    def __init__(self, path: Path, session: str, cwd: Path) -> None:
+        self.path = path
+        self.session = session
+        self.cwd = cwd
+        self._parent: str | None = None
+
+    def _write(self, record: dict[str, Any]) -> None:
+        key = str(uuid.uuid4())
+        record = {"uuid": key, "parentUuid": self._parent, "sessionId": self.session,
+                  "cwd": str(self.cwd), "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                                   time.gmtime()), **record}
+        self._parent = key
+        with self.path.open("ab") as out:
+            out.write(json.dumps(record).encode() + b"\n")
+
+    def user(self, text: str) -> None:
+        self._write({"type": "user", "message": {"role": "user", "content": text}})
+
+    def assistant(self, turn: dict[str, Any]) -> None:
+        """An assistant turn: ``{"assistant": text, "thinking"?: text, "tools"?: [...]}``."""
+        message_id = f"msg_{uuid.uuid4().hex[:12]}"
+
+        def block(content: dict[str, Any]) -> None:
+            self._write({"type": "assistant", "message": {
+                "id": message_id, "role": "assistant", "content": [content]}})
+
+        if turn.get("thinking"):
+            block({"type": "thinking", "thinking": turn["thinking"], "signature": "c2ln" * 10})
+        for call in turn.get("tools") or []:
+            tool_id = f"toolu_{uuid.uuid4().hex[:12]}"
+            block({"type": "tool_use", "id": tool_id, "name": call["name"],
+                   "input": {"command": call.get("input", "")}})
+            self._write({"type": "progress", "data": {"type": "bash_progress"}})
+            output = str(call.get("output", ""))
+            self._write({"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": tool_id, "content": output,
+                 "is_error": bool(call.get("error"))}]},
+                "toolUseResult": {"stdout": output, "stderr": ""}})
+        if turn.get("assistant"):
+            block({"type": "text", "text": turn["assistant"]})
 
 
 def _run_hook(command: str, payload: dict[str, Any], env: dict[str, str], home: Path) -> None:
@@ -160,28 +219,82 @@ def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> di
     for line in sample_text[:700].splitlines():
         out(f"    | {line}")
     out("")
-    memories, unused = _memories(home)
+    session = _play_coding_session(home, claude, commands, env, out)
+    memories, unused, block, hits = _outcome(home, session)
     out("")
-    out(f"  memories the session produced ({len(memories)}), digested from the slices:")
+    out(f"  memories ({len(memories)}), digested from the slices and kept true by a "
+        f"maintenance pass:")
     for m in memories:
-        out(f"    #{m['id']:<3} {m['type']:<10} {m['summary'][:100]}")
+        out(f"    #{m['id']:<3} {m['project']}/{m['type']}: {m['summary']}")
     if unused:
         out("  slices that gave no memory:")
         for r in unused:
             out(f"    #{r['id']:<3} {r['digest_note']}")
     out("")
-    out(f"  look around: MEMSPOOL_HOME={home} memspool memories list")
+    out(f"  the context block a new session of {session['project']} gets at start:")
+    for line in (block or "(none)").splitlines():
+        out(f"    | {line}")
+    out("")
+    out(f"  memspool search {session['search']!r} --project {session['project']}:")
+    for hit in hits or [{"id": "-", "summary": "no memory matches"}]:
+        out(f"    #{hit['id']} {hit['summary']}")
+    out("")
+    out(f"  look around: {_cli_hint()} memories list --home {home}")
     return {"home": str(home), "slices": len(rows), "raw_bytes": raw_total, "covered": covered,
             "text_chars": text_chars, "stored_bytes": stored, "drained": drained,
-            "memories": len(memories), "slices_without_memory": len(unused)}
+            "memories": len(memories), "slices_without_memory": len(unused),
+            "context_chars": len(block), "search_hits": len(hits)}
 
 
-def _memories(home: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The memories in the demo's store, and the slices that gave none (with why)."""
+def _cli_hint() -> str:
+    """How to run memspool from here: the command when it is on PATH, else this interpreter."""
+    import shutil
+    import sys
+
+    return "memspool" if shutil.which("memspool") else f"{sys.executable} -m memspool"
+
+
+def _play_coding_session(home: Path, claude: Path, commands: dict[str, str],
+                         env: dict[str, str], out: Callable[[str], None]) -> dict[str, Any]:
+    """The made-up coding session of ``session.json``, through the installed hooks."""
+    session = json.loads(files("memspool.demo").joinpath("session.json").read_text("utf-8"))
+    cwd = home / "demo-work" / session["project"]
+    cwd.mkdir(parents=True, exist_ok=True)
+    folder = claude / "projects" / str(cwd).replace("/", "-")
+    folder.mkdir(parents=True, exist_ok=True)
+    session_id = str(uuid.uuid4())
+    writer = SessionWriter(folder / f"{session_id}.jsonl", session_id, cwd)
+    base = {"session_id": session_id, "transcript_path": str(writer.path), "cwd": str(cwd)}
+    answers = 0
+    for turn in session["turns"]:
+        if "user" in turn:
+            writer.user(turn["user"])
+            continue
+        writer.assistant(turn)
+        answers += 1
+        _run_hook(commands["Stop"], {**base, "hook_event_name": "Stop",
+                                     "stop_hook_active": False}, env, home)
+    _run_hook(commands["SessionEnd"], {**base, "hook_event_name": "SessionEnd",
+                                       "reason": "exit"}, env, home)
+    out("")
+    out(f"  a coding session in {session['project']}: {answers} answers with thinking, tool "
+        f"calls and chatter, fired Stop after each and SessionEnd")
+    _wait_drained(home, time.monotonic() + DRAIN_DEADLINE_SECS)
+    return dict(session)
+
+
+def _outcome(home: Path, session: dict[str, Any]) -> tuple[
+        list[dict[str, Any]], list[dict[str, Any]], str, list[dict[str, Any]]]:
+    """Memories, slices that gave none, the project's context block and one search."""
     from memspool.service import Service
 
     with Service(home) as service:
         service.digest()  # whatever the drainer's time budget left queued
+        service.maintain()
         memories = sorted(service.memories(limit=1000), key=lambda m: m["id"])
         unused = [r for r in service.slices(limit=1000) if r["digest_note"]]
-    return memories, sorted(unused, key=lambda r: r["id"])
+        block = service.context(session["project"])
+        hits = service.search(session["search"], project=session["project"],
+                              limit=3)["results"]
+    current = [m for m in memories if m["layer"] in ("buffer", "canonical")]
+    return current, sorted(unused, key=lambda r: r["id"]), block, hits

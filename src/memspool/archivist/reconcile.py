@@ -1,0 +1,309 @@
+"""Reconciliation: distilled notes meet the project's memory.
+
+One code path for every writer of distilled notes: the minor pass (a
+queued slice's facts), the capture verb and ``save``. For each note, in
+order, up to the cap:
+
+1. its key was already used in this call by the same fact: ``skipped``;
+2. it was forgotten on purpose (a slice's note only): ``skipped``;
+3. its normalized text was saved in the project within 15 minutes: ``skipped``;
+4. the memory that holds its key, then the memories sharing its rarer terms,
+   are compared with it (:func:`memspool.distill.similarity.relate`):
+
+   - the same fact restated: ``merged`` into that memory, one more
+     corroboration (a second session counts towards canonical); with more
+     said, the memory takes the new text (the old goes to its history);
+   - the same subject with a new value, or contradicted: a new memory,
+     ``created``, and the old one is ``superseded`` and points at it. A
+     merge never keeps an older value: a text whose values differ is
+     never merged;
+   - another fact under the same key: the note takes a key of its own;
+
+5. else ``created`` as provisional memory (layer buffer).
+
+Every save adds provenance (session, source, slice, text hash). All writes
+of one call commit together (inside a caller's transaction they join it);
+a dry run does the same work in a transaction it rolls back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+import time
+from typing import Final
+
+from memspool.config import Config
+from memspool.distill.keys import distinct_key, text_hash
+from memspool.distill.note import Note
+from memspool.distill.similarity import (
+    MIN_SHARED_TERMS,
+    Profiles,
+    Verdict,
+    index_terms,
+    query_terms,
+    relate,
+)
+from memspool.errors import StoreError
+from memspool.store import diagnose
+from memspool.store import memories as memory
+from memspool.store.kinds import Action, NoteType
+
+__all__ = [
+    "DUPLICATE_WINDOW_SECS",
+    "MAX_NOTES",
+    "CaptureReport",
+    "NoteOutcome",
+    "Origin",
+    "save_notes",
+]
+
+#: docs/distill.md, The rules: at most 20 notes per invocation; callers may only lower it.
+MAX_NOTES: Final = 20
+#: docs/distill.md, The rules: the same normalized text saved within 15 minutes is skipped.
+DUPLICATE_WINDOW_SECS: Final = 15 * 60
+#: Memories compared with each note. The index ranks candidates by shared terms,
+#: so the memory a note restates or revises, if there is one, is among the first.
+CANDIDATES_PER_NOTE: Final = 8
+#: Candidates must share this many terms with the note; one fewer than the
+#: comparison's own floor, since compounds ("file systems") join only when compared.
+CANDIDATE_MIN_SHARED: Final = MIN_SHARED_TERMS - 1
+DEFAULT_SOURCE: Final = "manual"
+RULE_BASED: Final = "rule_based"
+LLM: Final = "llm"
+
+CREATED: Final[Action] = "created"
+UPDATED: Final[Action] = "updated"
+MERGED: Final[Action] = "merged"
+SKIPPED: Final[Action] = "skipped"
+
+
+@dataclasses.dataclass(frozen=True)
+class Origin:
+    """Where notes come from: the project and session they belong to, what wrote them
+    (``source``), and the queued slice they were distilled from, if any."""
+
+    project: str
+    session: str
+    source: str = DEFAULT_SOURCE
+    slice_id: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class NoteOutcome:
+    """What happened to one note, told by the memory it landed in (for ``merged`` and
+    ``skipped``, the existing memory's key, type and summary). ``id`` is None for a
+    memory a dry run would create. ``supersedes`` names the memory a new value or a
+    contradiction took the place of."""
+
+    id: int | None
+    key: str
+    type: NoteType
+    summary: str
+    action: Action
+    supersedes: int | None = None
+
+
+@dataclasses.dataclass
+class CaptureReport:
+    """The result of one capture; :meth:`as_dict` is the JSON of docs/distill.md, The report."""
+
+    dry_run: bool
+    distiller: str = RULE_BASED
+    llm_fallback: str | None = None
+    passive: bool = False
+    captured: int = 0
+    dropped: int = 0
+    candidates: int = 0
+    notes: list[NoteOutcome] = dataclasses.field(default_factory=list)
+
+    def count(self, action: Action) -> int:
+        return sum(1 for note in self.notes if note.action == action)
+
+    @property
+    def superseded(self) -> int:
+        return sum(1 for note in self.notes if note.supersedes is not None)
+
+    def as_dict(self) -> dict[str, object]:
+        report: dict[str, object] = {
+            "ok": True,
+            "captured": self.captured,
+            "created": self.count(CREATED),
+            "updated": self.count(UPDATED),
+            "merged": self.count(MERGED),
+            "superseded": self.superseded,
+            "skipped": self.count(SKIPPED),
+            "dropped": self.dropped,
+            "candidates": self.candidates,
+            "dry_run": self.dry_run,
+            "distiller": self.distiller,
+        }
+        if self.llm_fallback is not None:
+            report["llm_fallback"] = self.llm_fallback
+        report["notes"] = [dataclasses.asdict(note) for note in self.notes]
+        return report
+
+    def passive_counts(self) -> dict[str, int]:
+        """The mem_capture_passive answer: items saved (new or updated), skipped, found.
+
+        An item merged into a memory that already held its fact added nothing,
+        so it counts as skipped, like an exact re-capture; items over the cap too.
+        """
+        saved = self.count(CREATED) + self.count(UPDATED)
+        return {"saved": saved, "skipped": self.captured - saved, "total": self.captured}
+
+    def to_json(self) -> str:
+        """The report as printed by ``memspool capture`` (the passive answer for ``--passive``)."""
+        return json.dumps(self.passive_counts() if self.passive else self.as_dict(), indent=2)
+
+
+@dataclasses.dataclass
+class _Context:
+    conn: sqlite3.Connection
+    origin: Origin
+    now: float
+    dry_run: bool
+    report: CaptureReport
+    profiles: Profiles
+    #: Keys this call's notes landed on: the memory's id and the first note's text.
+    seen_keys: dict[str, tuple[int, str]] = dataclasses.field(default_factory=dict)
+    created_ids: set[int] = dataclasses.field(default_factory=set)
+
+    @property
+    def project(self) -> str:
+        return self.origin.project
+
+    def terms(self, body: str) -> list[str]:
+        """The terms a memory with this text is indexed under."""
+        return index_terms(body, profiles=self.profiles)
+
+    def shown_id(self, memory_id: int) -> int | None:
+        # A dry run rolls back what it created: such an id will not exist.
+        return None if self.dry_run and memory_id in self.created_ids else memory_id
+
+    def relate(self, old: str, new: str) -> Verdict:
+        return relate(old, new, self.profiles)
+
+
+def _provenance(ctx: _Context, memory_id: int, action: Action, note: Note) -> None:
+    memory.add_provenance(ctx.conn, memory.Provenance(
+        memory_id=memory_id, action=action, session=ctx.origin.session,
+        source=ctx.origin.source, slice_id=ctx.origin.slice_id,
+        text_hash=text_hash(note.body), at=ctx.now,
+    ))
+
+
+def _landed(ctx: _Context, found: memory.Memory, action: Action) -> NoteOutcome:
+    """The outcome of a note that landed in an existing memory: that memory's identity."""
+    return NoteOutcome(id=ctx.shown_id(found.id), key=found.key, type=found.type,
+                       summary=found.summary, action=action)
+
+
+def _merge(ctx: _Context, found: memory.Memory, note: Note, verdict: Verdict) -> NoteOutcome:
+    """The note restates ``found``: one more corroboration, and its text when it says more."""
+    richer = verdict.relation == "more"
+    memory.corroborate(ctx.conn, found, at=ctx.now,
+                       body=note.body if richer else None,
+                       summary=note.summary if richer else None,
+                       terms=ctx.terms(note.body) if richer else (),
+                       clarity=note.clarity)
+    _provenance(ctx, found.id, MERGED, note)
+    ctx.seen_keys.setdefault(found.key, (found.id, note.body))
+    return _landed(ctx, found, MERGED)
+
+
+def _create(ctx: _Context, key: str, note: Note, supersedes: memory.Memory | None,
+            ) -> NoteOutcome:
+    if supersedes is not None and supersedes.key == key:
+        # The new value takes the subject's key; the old memory keeps its own text's.
+        memory.rekey(ctx.conn, supersedes, distinct_key(key, supersedes.body))
+    memory_id = memory.insert(ctx.conn, project=ctx.project, key=key, type=note.type,
+                              summary=note.summary, body=note.body,
+                              terms=ctx.terms(note.body), at=ctx.now, clarity=note.clarity)
+    ctx.created_ids.add(memory_id)
+    _provenance(ctx, memory_id, CREATED, note)
+    if supersedes is not None:
+        memory.supersede(ctx.conn, supersedes, by=memory_id, at=ctx.now)
+    ctx.seen_keys[key] = (memory_id, note.body)
+    return NoteOutcome(id=ctx.shown_id(memory_id), key=key, type=note.type,
+                       summary=note.summary, action=CREATED,
+                       supersedes=None if supersedes is None else supersedes.id)
+
+
+def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
+    key = note.key
+    seen = ctx.seen_keys.get(key)
+    if seen is not None and not ctx.relate(seen[1], note.body).agrees:
+        key = distinct_key(key, note.body)  # another fact under a key used in this call
+        seen = ctx.seen_keys.get(key)
+    if seen is not None:
+        return NoteOutcome(id=ctx.shown_id(seen[0]), key=key, type=note.type,
+                           summary=note.summary, action=SKIPPED)
+    if ctx.origin.slice_id is not None and memory.forgotten(ctx.conn, ctx.project,
+                                                             text_hash(note.body)):
+        # Forgotten on purpose: digesting a transcript again does not bring
+        # it back (a person capturing it by hand does).
+        return NoteOutcome(id=None, key=key, type=note.type, summary=note.summary,
+                           action=SKIPPED)
+    recent = memory.recent_save(ctx.conn, ctx.project, text_hash(note.body),
+                                ctx.now - DUPLICATE_WINDOW_SECS)
+    if recent is not None:
+        ctx.seen_keys[key] = (recent.id, note.body)
+        return _landed(ctx, recent, SKIPPED)
+    holder = memory.get_by_key(ctx.conn, ctx.project, key)
+    if holder is not None and holder.layer != "superseded":
+        verdict = ctx.relate(holder.body, note.body)
+        if verdict.agrees:
+            if not holder.live:  # archived, and said again: back in recall
+                memory.set_standing(ctx.conn, holder.id, layer="buffer")
+            return _merge(ctx, holder, note, verdict)
+        if verdict.replaces and holder.live:
+            return _create(ctx, key, note, supersedes=holder)
+    if holder is not None:
+        # Another fact (or a memory that left recall) holds the key: this text
+        # gets a key of its own, where it lands again when it is re-captured.
+        key = distinct_key(key, note.body)
+        again = memory.get_by_key(ctx.conn, ctx.project, key)
+        if again is not None and again.live:
+            return _merge(ctx, again, note, ctx.relate(again.body, note.body))
+    found = memory.candidates(ctx.conn, ctx.project, query_terms(note.body, ctx.profiles),
+                              min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_NOTE)
+    ctx.report.candidates += len(found)
+    for candidate in found:
+        verdict = ctx.relate(candidate.body, note.body)
+        if verdict.agrees:
+            return _merge(ctx, candidate, note, verdict)
+        if verdict.replaces:
+            return _create(ctx, key, note, supersedes=candidate)
+    return _create(ctx, key, note, supersedes=None)
+
+
+def save_notes(
+    notes: list[Note],
+    *,
+    config: Config,
+    conn: sqlite3.Connection,
+    origin: Origin,
+    report: CaptureReport,
+    cap: int = MAX_NOTES,
+    now: float | None = None,
+    profiles: Profiles | None = None,
+) -> None:
+    """Reconcile distilled ``notes`` with the memory of ``origin.project``; fills ``report``.
+
+    Inside the caller's open transaction the writes join it; otherwise they
+    commit together. Raises :class:`~memspool.errors.StoreError` when the
+    store refuses them (then nothing of the call is kept).
+    """
+    report.captured = len(notes)
+    report.dropped = max(0, len(notes) - cap)
+    ctx = _Context(conn=conn, origin=origin, now=time.time() if now is None else now,
+                   dry_run=report.dry_run, report=report,
+                   profiles=profiles if profiles is not None else Profiles())
+    try:
+        with memory.unit_of_work(conn, keep=not report.dry_run):
+            report.notes = [_reconcile(ctx, note) for note in notes[:cap]]
+    except sqlite3.Error as exc:
+        raise StoreError(f"{diagnose(config.db_path, exc)} Nothing of this capture was "
+                         f"saved.") from exc

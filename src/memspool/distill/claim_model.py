@@ -1,0 +1,152 @@
+"""The claim model: which claims of a message are durable facts, and of what type.
+
+Two stages, each a linear model over the features of
+:mod:`memspool.distill.claim_features`, trained by
+``scripts/train_claim_model.py`` on labelled data (the tuning splits of
+``tests/data``, never the held-out ones) and shipped as ``claim_model.json``
+beside this module:
+
+1. the message: logistic regression over a whole message's framing: does
+   it hold a durable fact at all? A plan, a guess, a question or a report
+   of work done does not, whatever facts it names along the way;
+2. the claim: logistic regression, trained on the messages that do hold
+   one: is this sentence or item the fact, or the chatter beside it ("Found
+   it.", "I'll put this in gunicorn.conf.py.")?
+
+A claim is kept when its message reaches ``message_keep`` and the claim
+``claim_keep`` (both chosen by cross-validation: at most 3% of ephemeral
+messages leave a memory). Its *clarity* is the product of the two
+probabilities; at ``clear`` and above it is clearly stated, what the
+context block asks of a memory no second session has corroborated yet.
+A third model, a softmax over the note types, names the kind of fact.
+
+Scoring is a sum of weights: pure Python, no dependency, microseconds a claim.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from functools import cache
+from importlib.resources import files
+from typing import Final, cast
+
+from memspool.distill.claim_features import features, message_features
+from memspool.distill.claims import Claim
+from memspool.store.kinds import NOTE_TYPES, NoteType
+
+__all__ = ["MODEL_FILE", "MessageVerdict", "Model", "Verdict", "judge", "judge_message", "model"]
+
+MODEL_FILE: Final = "claim_model.json"
+_MAX_LOGIT: Final = 30.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    """The shipped weights and the operating points."""
+
+    message_keep: float
+    claim_keep: float
+    clear: float
+    message: dict[str, float]
+    claim: dict[str, float]
+    types: tuple[NoteType, ...]
+    type_weights: dict[str, tuple[float, ...]]
+
+    @classmethod
+    def from_json(cls, raw: dict[str, object]) -> Model:
+        types = tuple(cast(list[str], raw["types"]))
+        for name in types:
+            if name not in NOTE_TYPES:
+                raise ValueError(f"{MODEL_FILE} names an unknown note type {name!r}")
+        weights = cast(dict[str, list[float]], raw["type_weights"])
+
+        def table(name: str) -> dict[str, float]:
+            return {k: float(v) for k, v in cast(dict[str, float], raw[name]).items()}
+
+        def number(name: str) -> float:
+            return float(cast(float, raw[name]))
+
+        return cls(message_keep=number("message_keep"), claim_keep=number("claim_keep"),
+                   clear=number("clear"), message=table("message"), claim=table("claim"),
+                   types=cast(tuple[NoteType, ...], types),
+                   type_weights={k: tuple(float(x) for x in v) for k, v in weights.items()})
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """What the model says of one claim in its message."""
+
+    #: The claim's probability of being the fact, given a message that holds one.
+    probability: float
+    #: The message's probability of holding a durable fact.
+    message: float
+    type: NoteType
+    keep: bool
+
+    @property
+    def clarity(self) -> float:
+        return self.probability * self.message
+
+
+@dataclasses.dataclass(frozen=True)
+class MessageVerdict:
+    """What the model says of a whole message: how likely it holds a durable fact, and
+    its features (the type model reads them beside each claim's)."""
+
+    probability: float
+    features: tuple[str, ...]
+
+
+def type_features(claim_features: list[str], message: MessageVerdict) -> list[str]:
+    """What the type model reads: the claim's features and its message's, marked."""
+    return [*claim_features, *(f"m{name}" for name in message.features)]
+
+
+@cache
+def model() -> Model:
+    """The shipped model (read once per process)."""
+    raw = json.loads(files("memspool.distill").joinpath(MODEL_FILE).read_text(encoding="utf-8"))
+    return Model.from_json(raw)
+
+
+def _sigmoid(logit: float) -> float:
+    logit = max(-_MAX_LOGIT, min(_MAX_LOGIT, logit))
+    return 1.0 / (1.0 + math.exp(-logit))
+
+
+def probability(found: list[str], weights: dict[str, float]) -> float:
+    """The logistic model's probability for a list of features."""
+    return _sigmoid(sum(weights.get(name, 0.0) for name in found))
+
+
+def best_type(found: list[str], types: tuple[NoteType, ...],
+              weights: dict[str, tuple[float, ...]]) -> NoteType:
+    """The type whose weight vector scores ``found`` highest."""
+    totals = [0.0] * len(types)
+    for name in found:
+        row = weights.get(name)
+        if row is not None:
+            for index, weight in enumerate(row):
+                totals[index] += weight
+    return types[max(range(len(types)), key=totals.__getitem__)]
+
+
+def judge_message(text: str, found: list[Claim], role: str, chosen: Model | None = None,
+                  ) -> MessageVerdict:
+    """The verdict on a whole message (``found``: its claims) said by ``role``."""
+    used = chosen or model()
+    names = message_features(text, found, role)
+    return MessageVerdict(probability(names, used.message), tuple(names))
+
+
+def judge(claim: Claim, role: str, message: MessageVerdict, chosen: Model | None = None,
+          ) -> Verdict:
+    """The verdict on ``claim`` said by ``role`` in ``message``."""
+    used = chosen or model()
+    found = features(claim, role)
+    chance = probability(found, used.claim)
+    kind = best_type(type_features(found, message), used.types, used.type_weights)
+    return Verdict(probability=chance, message=message.probability, type=kind,
+                   keep=message.probability >= used.message_keep and chance >= used.claim_keep)

@@ -1,0 +1,262 @@
+"""A message cut into claims: the sentences, list items and user statements a
+decision is made on.
+
+The minor pass decides per claim, not per message, so a chatty opener
+("Found it.") or a list does not sink the facts beside it, and chatter never
+rides along into a memory. A claim keeps what it needs to be read alone:
+
+- ``previous``: the claim before it in the same message (a durable claim
+  that opens with "It" or "This" takes its subject from there);
+- ``intro``: the line that introduces its list ("The endpoint conventions
+  here:"), or the sentence a code block illustrates ("Set it in
+  gunicorn.conf.py:");
+- ``heading``: the markdown heading it sits under.
+
+Shapes: a paragraph gives one claim per sentence; a list gives one claim per
+item (its nested lines included); a fenced code block belongs to the claim
+before it; a table row is an item introduced by the header row; quoted
+lines (``>``) are a draft or a paste, never claims.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterator
+from typing import Final, Literal
+
+__all__ = ["Claim", "ClaimKind", "claims", "sentences"]
+
+ClaimKind = Literal["sentence", "item"]
+
+_FENCE: Final = re.compile(r"^\s{0,3}(```|~~~)")
+_HEADING: Final = re.compile(r"^\s{0,3}#{1,6}\s+(?P<title>.*?)\s*#*\s*$")
+_ITEM: Final = re.compile(r"^(?P<indent>\s*)(?:[-*+\u2022]|\d{1,3}[.)])\s+(?P<text>.*)$")
+_QUOTE: Final = re.compile(r"^\s{0,3}>")
+_TABLE_ROW: Final = re.compile(r"^\s*\|.*\|\s*$")
+_TABLE_RULE: Final = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_RULE: Final = re.compile(r"^\s{0,3}(?:[-*_]\s*){3,}$")
+#: Spans a sentence never ends inside: inline code, links, URLs, paths and
+#: dotted names ("config.py", "os.rename", "3.11"), and common abbreviations.
+_PROTECTED: Final = re.compile(
+    r"`[^`\n]*`|\[[^\]\n]*\]\([^)\n]*\)|\b[a-z][a-z0-9+.-]*://\S+"
+    r"|\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|resp|min|max|no|fig|ca)\.(?=\s)"
+    r"|\b\w+(?:\.\w+)+\b",
+    re.IGNORECASE,
+)
+#: A sentence ends at ., ! or ? (with closing quotes, brackets or emphasis)
+#: followed by space. "Label: what it says" stays one sentence.
+_BOUNDARY: Final = re.compile(r"[.!?][\"')\]*_]*(?P<space>\s+)(?=\S)")
+#: A line that stands as its own sentence: a labelled line ("Fix: ...") or one
+#: that ends a sentence.
+_LINE_ENDS: Final = re.compile(r"[.!?:;]\s*$")
+_LABEL_LINE: Final = re.compile(r"^\W{0,3}[A-Za-z][\w /-]{0,30}:\s")
+#: A mask character for protected spans while boundaries are looked for.
+_MASK: Final = "\x00"
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    """One sentence or list item of a message, with what it needs to be read alone."""
+
+    text: str
+    kind: ClaimKind
+    #: Position among the message's claims, and how many there are.
+    index: int
+    count: int
+    previous: str = ""
+    intro: str = ""
+    heading: str = ""
+    #: The message's first claim (its framing: "Found it.", "Let me check").
+    opening: str = ""
+
+
+@dataclasses.dataclass
+class _Draft:
+    text: str
+    kind: ClaimKind
+    intro: str = ""
+    heading: str = ""
+
+
+def sentences(paragraph: str) -> list[str]:
+    """The sentences of one paragraph, in order, whitespace collapsed.
+
+    Inline code, links, URLs, dotted names and abbreviations never end a
+    sentence; a sentence of chat that starts in lower case ("nice. heads-up
+    though: ...") does.
+    """
+    text = " ".join(paragraph.split())
+    if not text:
+        return []
+    masked = _PROTECTED.sub(lambda m: _MASK * len(m.group()), text)
+    found: list[str] = []
+    start = 0
+    for boundary in _BOUNDARY.finditer(masked):
+        piece = text[start:boundary.start("space")].strip()
+        if piece:
+            found.append(piece)
+        start = boundary.end()
+    tail = text[start:].strip()
+    if tail:
+        found.append(tail)
+    return found
+
+
+def _paragraph_lines(lines: list[str]) -> Iterator[str]:
+    """A paragraph's lines joined into runs: a line that ends a sentence, or a
+    labelled line ("Fix: ..."), stands apart from the next."""
+    run: list[str] = []
+    for line in lines:
+        stripped = line.strip()
+        if run and _LABEL_LINE.match(stripped):
+            yield " ".join(run)
+            run = []
+        run.append(stripped)
+        if _LINE_ENDS.search(stripped):
+            yield " ".join(run)
+            run = []
+    if run:
+        yield " ".join(run)
+
+
+def _blocks(text: str) -> Iterator[tuple[str, list[str]]]:
+    """(kind, lines) of the message: heading, paragraph, list, code, table, quote."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if not line.strip() or _RULE.match(line):
+            index += 1
+            continue
+        if _FENCE.match(line):
+            fence = _FENCE.match(line).group(1)  # type: ignore[union-attr]
+            end = index + 1
+            while end < len(lines) and not lines[end].lstrip().startswith(fence):
+                end += 1
+            yield "code", lines[index:end + 1]
+            index = end + 1
+            continue
+        if _HEADING.match(line):
+            yield "heading", [line]
+            index += 1
+            continue
+        kind = ("list" if _ITEM.match(line) else "table" if _TABLE_ROW.match(line)
+                else "quote" if _QUOTE.match(line) else "paragraph")
+        end = index + 1
+        while end < len(lines):
+            nxt = lines[end]
+            if not nxt.strip():
+                # A list goes on past a blank line when the next line is an item
+                # or indented under one.
+                after = next((ln for ln in lines[end + 1:] if ln.strip()), "")
+                if kind == "list" and (_ITEM.match(after) or after.startswith((" ", "\t"))):
+                    end += 1
+                    continue
+                break
+            if _FENCE.match(nxt) or _HEADING.match(nxt):
+                break
+            if _ends_block(kind, nxt):
+                break
+            end += 1
+        yield kind, lines[index:end]
+        index = end
+
+
+def _ends_block(kind: str, line: str) -> bool:
+    """Whether ``line`` (not blank) starts a block of another kind after a ``kind`` block.
+    A line back at the margin after list items continues the last item."""
+    if kind == "paragraph":
+        return bool(_ITEM.match(line) or _TABLE_ROW.match(line))
+    if kind == "table":
+        return not _TABLE_ROW.match(line)
+    if kind == "quote":
+        return not _QUOTE.match(line)
+    return False
+
+
+def _items(lines: list[str]) -> Iterator[str]:
+    """Top-level list items, each with its nested lines."""
+    margin: int | None = None
+    current: list[str] = []
+    for line in lines:
+        match = _ITEM.match(line)
+        if match is not None and (margin is None or len(match.group("indent")) <= margin):
+            margin = len(match.group("indent")) if margin is None else margin
+            if current:
+                yield " ".join(current)
+            current = [match.group("text").strip()]
+        elif line.strip():
+            nested = _ITEM.match(line)
+            current.append(nested.group("text").strip() if nested else line.strip())
+    if current:
+        yield " ".join(current)
+
+
+def _cells(row: str) -> list[str]:
+    return [cell.strip() for cell in row.strip().strip("|").split("|")]
+
+
+def _drafts(text: str) -> list[_Draft]:
+    drafts: list[_Draft] = []
+    heading = ""
+    pending_intro = ""
+    for kind, lines in _blocks(text):
+        if kind == "heading":
+            match = _HEADING.match(lines[0])
+            heading = match.group("title").strip() if match else ""
+            pending_intro = ""
+            continue
+        if kind == "quote":
+            pending_intro = ""
+            continue
+        if kind == "code":
+            code = "\n".join(lines).strip()
+            if drafts:
+                # The claim before it is what the code shows ("Set it in X:").
+                last = drafts[-1]
+                drafts[-1] = dataclasses.replace(last, text=f"{last.text}\n{code}")
+            pending_intro = ""
+            continue
+        if kind == "list":
+            intro = pending_intro
+            drafts.extend(_Draft(item, "item", intro, heading) for item in _items(lines)
+                          if item.strip())
+            pending_intro = ""
+            continue
+        if kind == "table":
+            rows = [ln for ln in lines if not _TABLE_RULE.match(ln)]
+            header = " | ".join(_cells(rows[0])) if len(rows) > 1 else ""
+            cells = [" | ".join(c for c in _cells(row) if c) for row in rows[1 if header else 0:]]
+            drafts.extend(_Draft(row, "item", header or pending_intro, heading)
+                          for row in cells if row.strip())
+            pending_intro = ""
+            continue
+        said = [s for run in _paragraph_lines(lines) for s in sentences(run)]
+        if not said:
+            continue
+        # "The conventions here:" introduces what follows: a list takes it as its
+        # intro; anything else keeps it as a sentence of its own.
+        pending_intro = said[-1] if said[-1].endswith(":") else ""
+        drafts.extend(_Draft(sentence, "sentence", "", heading) for sentence in said)
+    return _fold_intros(drafts)
+
+
+def _fold_intros(drafts: list[_Draft]) -> list[_Draft]:
+    """An intro line is not a claim of its own when items follow that carry it."""
+    intros = {draft.intro for draft in drafts if draft.kind == "item" and draft.intro}
+    return [d for d in drafts if not (d.kind == "sentence" and d.text in intros)]
+
+
+def claims(text: str) -> list[Claim]:
+    """The claims of one message, in order."""
+    drafts = _drafts(text)
+    count = len(drafts)
+    opening = drafts[0].text if drafts else ""
+    found: list[Claim] = []
+    for index, draft in enumerate(drafts):
+        previous = drafts[index - 1].text if index else ""
+        found.append(Claim(text=draft.text, kind=draft.kind, index=index, count=count,
+                           previous=previous, intro=draft.intro, heading=draft.heading,
+                           opening=opening))
+    return found

@@ -1,0 +1,202 @@
+"""A slice's conversation, claim by claim, into notes: what the minor pass keeps.
+
+Each message is cut into claims (:mod:`memspool.distill.claims`), the
+message judged as a whole and each claim in it by the claim model
+(:mod:`memspool.distill.claim_model`). A kept claim becomes a note:
+
+- its summary is the claim itself, whole (cut only at a sentence or clause
+  end, marked with "...", past SUMMARY_CHARS);
+- a claim that opens by pointing back ("It", "This", "So") takes the
+  sentence before it along, when that sentence is not chatter; the next
+  claim of the paragraph joins it when that one points back in turn;
+- a list item takes its list's introduction ("The endpoint conventions:")
+  when the introduction is not chatter;
+- its key names the subject (:func:`~memspool.distill.keys.subject_key`).
+
+A session summary (Claude Code's compaction summary: its known sections)
+is judged on its findings sections only; the rest retells the session. A
+learnings section ("## Key Learnings:") gives one note per item: its
+writer said what is durable. A user's claims are judged by the same model (their role is one of its
+features): "remember: ...", "I prefer ...", "never ..." are the user's
+own rules; requests and questions are not. A session summary (Claude
+Code's compaction summary) is read as the assistant's text. Chatter never
+enters a note: every sentence of a note's text was judged, kept or taken
+as context above the chatter bar.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterator
+from typing import Final
+
+from memspool.distill.claim_model import (
+    MessageVerdict,
+    Model,
+    Verdict,
+    judge,
+    judge_message,
+    model,
+)
+from memspool.distill.claims import Claim, claims
+from memspool.distill.keys import subject_key, whole_summary
+from memspool.distill.note import Note
+from memspool.distill.slices import messages
+from memspool.distill.split import learnings_items
+
+__all__ = ["CONTEXT_SHARE", "notes_of", "transcript_notes"]
+
+#: A sentence taken along as context must score at least this share of the
+#: claim threshold: below it, it reads as chatter ("Found it.") and stays out.
+CONTEXT_SHARE: Final = 0.5
+#: The words a sentence opens with when its subject is in the sentence before
+#: (closed-class words: pronouns, determiners and connectives).
+_POINTS_BACK: Final = re.compile(
+    r"^\W{0,3}(?:it|its|it's|this|that|these|those|they|them|their|there|so|which|both"
+    r"|otherwise|then|hence|thus|same|such|and|but|because|also|without it|without that)\b",
+    re.IGNORECASE)
+#: A user's framing of a fact, left out of its summary: "remember: X" is X.
+_FRAMING: Final = re.compile(
+    r"^\W{0,3}(?:please\s+)?(?:remember|note(?: for (?:later|the future))?|fyi|btw"
+    r"|for future reference|keep in mind|memo)\b(?:\s+that\b)?\s*[:,\-\u2014]?\s*",
+    re.IGNORECASE)
+_ROLES: Final = {"assistant": "assistant", "summary": "assistant", "user": "user"}
+#: The sections Claude Code's compaction prompt asks a session summary for, and
+#: the two of them that hold findings; the others retell this session (its
+#: request, files, messages, pending work and next step). A format, not phrasing.
+_SUMMARY_SECTIONS: Final = (
+    "primary request and intent", "key technical concepts", "files and code sections",
+    "errors and fixes", "problem solving", "all user messages", "pending tasks",
+    "current work", "optional next step")
+_FINDINGS: Final = frozenset({"errors and fixes", "problem solving"})
+#: A message naming this many of those sections is a session summary.
+_SUMMARY_MIN_SECTIONS: Final = 3
+_SECTION_LINE: Final = re.compile(
+    r"^\W{0,4}(?:\d{1,2}[.)]\s*)?(?:\*\*)?(?P<title>[A-Za-z ]{4,40}?)(?:\*\*)?:\W*$|"
+    r"^#{1,6}\s+(?:\d{1,2}[.)]\s*)?(?P<heading>[A-Za-z ]{4,40}?):?\s*$")
+_ANALYSIS: Final = re.compile(r"<analysis>.*?(?:</analysis>|\Z)", re.IGNORECASE | re.DOTALL)
+
+
+@dataclasses.dataclass
+class _Group:
+    role: str
+    claims: list[Claim]
+    verdicts: list[Verdict]
+    context: str = ""
+
+
+def _points_back(claim: Claim) -> bool:
+    return claim.kind == "sentence" and bool(_POINTS_BACK.match(claim.text))
+
+
+def _groups(found: list[Claim], verdicts: list[Verdict], role: str, message: MessageVerdict,
+            used: Model) -> Iterator[_Group]:
+    floor = used.claim_keep * CONTEXT_SHARE
+    group: _Group | None = None
+    for index, (claim, verdict) in enumerate(zip(found, verdicts, strict=True)):
+        if not verdict.keep:
+            if group is not None:
+                yield group
+                group = None
+            continue
+        if group is not None and _points_back(claim) and claim.kind == "sentence" \
+                and group.claims[-1].kind == "sentence":
+            group.claims.append(claim)
+            group.verdicts.append(verdict)
+            continue
+        if group is not None:
+            yield group
+        group = _Group(role, [claim], [verdict])
+        if index and _points_back(claim) and verdicts[index - 1].probability >= floor:
+            group.context = found[index - 1].text
+        elif claim.intro and judge(_intro_claim(claim), role, message,
+                                   used).probability >= floor:
+            group.context = claim.intro
+    if group is not None:
+        yield group
+
+
+def _intro_claim(claim: Claim) -> Claim:
+    return Claim(text=claim.intro, kind="sentence", index=max(0, claim.index - 1),
+                 count=claim.count, heading=claim.heading, opening=claim.opening)
+
+
+def _note(group: _Group) -> Note:
+    said = "\n".join(c.text for c in group.claims)
+    if group.role == "user":
+        said = _FRAMING.sub("", said, count=1)
+    lead = group.context
+    if lead and group.claims[0].kind == "item":
+        # "The endpoint conventions here:" + "one blueprint per resource".
+        headline = f"{lead.rstrip(':').rstrip()}: {said}"
+    elif lead:
+        headline = f"{lead} {said}"
+    else:
+        headline = said
+    summary = whole_summary(headline)
+    body = f"{lead}\n{said}".strip() if lead else said
+    best = max(group.verdicts, key=lambda v: v.probability)
+    return Note(type=best.type, summary=summary, body=body,
+                key_text=subject_key(summary), clarity=round(best.clarity, 4))
+
+
+def _learning(item: str, used: Model) -> Note:
+    found = claims(item) or [Claim(text=item, kind="item", index=0, count=1)]
+    message = judge_message(item, found, "assistant", used)
+    kind = judge(found[0], "assistant", message, used).type
+    summary = whole_summary(item)
+    return Note(type=kind, summary=summary, body=item, key_text=subject_key(summary))
+
+
+def _findings_of_summary(text: str) -> str | None:
+    """A session summary's findings sections ("Errors and fixes", "Problem Solving"),
+    or ``None`` when ``text`` is not a session summary."""
+    text = _ANALYSIS.sub("", text)
+    sections: list[tuple[str, list[str]]] = [("", [])]
+    for line in text.splitlines():
+        match = _SECTION_LINE.match(line.strip())
+        title = (match.group("title") or match.group("heading") or "").strip().lower() \
+            if match else ""
+        if title in _SUMMARY_SECTIONS:
+            sections.append((title, []))
+        else:
+            sections[-1][1].append(line)
+    if len({title for title, _ in sections if title}) < _SUMMARY_MIN_SECTIONS:
+        return None
+    return "\n".join(line for title, lines in sections if title in _FINDINGS for line in lines)
+
+
+def transcript_notes(text: str, used: Model | None = None) -> list[Note]:
+    """The notes the claim model keeps from one conversation's text (a slice's)."""
+    chosen = used or model()
+    notes: list[Note] = []
+    for message in messages(text):
+        role = _ROLES.get(message.role)
+        if role is None:
+            continue
+        said = message.text
+        if role == "assistant":
+            findings = _findings_of_summary(said)
+            said = said if findings is None else findings
+        items = learnings_items(said) if role == "assistant" else []
+        if items:
+            # "## Key Learnings:": the writer says what is durable, one item a note.
+            notes.extend(_learning(item, chosen) for item in items)
+            continue
+        found = claims(said)
+        verdict = judge_message(said, found, role, chosen)
+        verdicts = [judge(claim, role, verdict, chosen) for claim in found]
+        notes.extend(_note(group) for group in _groups(found, verdicts, role, verdict, chosen))
+    return [note for note in notes if note.summary]
+
+
+def notes_of(text: str) -> tuple[list[Note], str]:
+    """The notes of one slice's text, and, when there are none, why (for the report)."""
+    notes = transcript_notes(text)
+    if notes:
+        return notes, ""
+    said = [m for m in messages(text) if m.role in _ROLES]
+    if not any(m.role != "user" for m in said):
+        return [], "no assistant text (prompts, tool calls or thinking only)"
+    return [], f"{len(said)} message(s), no claim durable"

@@ -1,0 +1,97 @@
+"""A message cut into claims: sentences, list items with their introduction, code with the
+sentence it illustrates; and the notes the claim model makes of them."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memspool.distill.claims import claims, sentences
+from memspool.distill.keys import SUMMARY_CHARS, subject_key, whole_summary
+from memspool.distill.transcript import transcript_notes
+
+
+def test_sentences_end_at_stops_not_inside_code_names_or_abbreviations() -> None:
+    text = ("Found it. The pool in `db.session.get()` drops idle connections, e.g. after a "
+            "deploy. Set `pool_pre_ping=True` in config.py! does 3.11 matter? no.")
+    assert sentences(text) == [
+        "Found it.",
+        "The pool in `db.session.get()` drops idle connections, e.g. after a deploy.",
+        "Set `pool_pre_ping=True` in config.py!",
+        "does 3.11 matter?",
+        "no.",
+    ]
+
+
+def test_a_list_gives_one_claim_per_item_with_its_introduction() -> None:
+    found = claims("The endpoint conventions in this repo:\n\n"
+                   "1. One blueprint per resource.\n"
+                   "2. Errors go through `abort()`,\n   never a bare 500.\n"
+                   "3. SQLAlchemy Core, not the ORM.\n\nWant me to open a PR?")
+    assert [(c.kind, c.text) for c in found] == [
+        ("item", "One blueprint per resource."),
+        ("item", "Errors go through `abort()`, never a bare 500."),
+        ("item", "SQLAlchemy Core, not the ORM."),
+        ("sentence", "Want me to open a PR?"),
+    ]
+    assert {c.intro for c in found[:3]} == {"The endpoint conventions in this repo:"}
+    assert found[3].previous == "SQLAlchemy Core, not the ORM."
+
+
+def test_code_belongs_to_the_sentence_before_and_quotes_are_no_claims() -> None:
+    found = claims("Set it in `src/server.ts`:\n```ts\nserver.keepAliveTimeout = 65_000;\n```\n"
+                   "> a pasted draft that says nothing of ours\n\n## Why\nThe ALB keeps idle "
+                   "connections for 60 s.")
+    assert found[0].text.startswith("Set it in `src/server.ts`:\n```ts")
+    assert "keepAliveTimeout" in found[0].text
+    assert all("draft" not in c.text for c in found)
+    assert found[-1].heading == "Why"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab .:!?`-*#>|\n1)"), max_size=200))
+def test_the_splitter_never_fails_and_never_invents_text(text: str) -> None:
+    words = set(re.findall(r"\w+", text))
+    for claim in claims(text):
+        assert claim.text.strip()
+        assert set(re.findall(r"\w+", claim.text)) <= words
+
+
+def test_a_summary_is_whole_or_cut_at_a_sentence_end() -> None:
+    short = "Run gunicorn with `--workers 4`."
+    assert whole_summary(short) == short
+    long = ("The checkout timeouts come from stale pooled connections after a deploy. " * 3
+            + "Set `pool_pre_ping=True` on the engine so each checkout tests its connection.")
+    cut = whole_summary(long)
+    assert len(cut) <= SUMMARY_CHARS and cut.endswith("deploy. ...")
+    assert whole_summary("x" * 400).endswith(" ...") or len(whole_summary("x" * 400)) <= 300
+
+
+def test_a_subject_key_leaves_values_out() -> None:
+    old = subject_key("Run gunicorn with `--workers 2 --threads 4` in production.")
+    new = subject_key("Run gunicorn with `--workers 4 --threads 4` in production.")
+    assert old == new == "gunicorn-workers-threads-production"
+    assert subject_key("Root cause: the staging API listens on port 8080.") == \
+        subject_key("Root cause: the staging API listens on port 9090.")
+
+
+def test_chatter_around_a_fact_stays_out_of_the_note() -> None:
+    text = ("[user] the first request after a deploy fails\n\n"
+            "[assistant] Found it. All 48 tests pass now. One gotcha: PgBouncer drops idle "
+            "server connections after a deploy, so set `pool_pre_ping=True` on the engine or "
+            "the first request gets a dead connection. I'll put this in the README.")
+    notes = transcript_notes(text)
+    assert notes, "the gotcha is lost"
+    for note in notes:
+        for chatter in ("Found it", "All 48 tests", "I'll put this"):
+            assert chatter not in note.body and chatter not in note.summary
+    assert any("pool_pre_ping" in note.summary for note in notes)
+
+
+def test_a_plan_and_a_question_leave_no_note() -> None:
+    text = ("[assistant] Here's my plan: first I'll reproduce it locally with the sample "
+            "data, then I'll check the query plan, and then I'll decide on an index.\n\n"
+            "[assistant] Should I use `date-fns` here, or stick with `Intl.DateTimeFormat`?")
+    assert transcript_notes(text) == []
