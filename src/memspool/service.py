@@ -36,11 +36,12 @@ from memspool.recall.vectors import VectorIndex, bump_epoch, embed_pending, remo
 from memspool.redact import redact
 from memspool.spool import Spool
 from memspool.spool.segments import QUARANTINE_DIR
-from memspool.store import connect, connect_readonly, diagnose, get_state, transaction
+from memspool.store import connect, connect_readonly, diagnose, erase, get_state, transaction
 from memspool.store import memories as memory_rows
 from memspool.store import vectors as vector_rows
 from memspool.store.kinds import NOTE_TYPES
 from memspool.store.slices import list_slices, slice_text
+from memspool.store.slices import scrub as scrub_slices
 
 __all__ = ["Service"]
 
@@ -250,21 +251,38 @@ class Service:
             return [dataclasses.asdict(m) for m in memory_rows.list_filtered(
                 conn, project=project, type=type, layer=layer, limit=limit)]
 
-    def forget(self, memory_id: int) -> dict[str, Any]:
+    def forget(self, memory_id: int, *, purge_source: bool = False) -> dict[str, Any]:
         """Delete a memory for good; digesting a transcript again does not bring it back
-        (a person capturing or importing the same text does)."""
+        (a person capturing or importing the same text does).
+
+        Its text leaves every table and index, and the file: the search index is
+        merged, deleted pages are zeroed, the WAL is checkpointed and truncated
+        (``wal_cleared`` says whether a reader let it be). ``purge_source``: its
+        text (whole and line by line, history included) is also replaced by
+        ``[FORGOTTEN]`` in the slices it was saved from.
+        """
         conn = self.conn
         with transaction(conn):
             found = memory_rows.get(conn, memory_id)
             if found is None:
-                raise NotFound(f"No memory with id {memory_id}; `memspool memories list` "
+                raise NotFound(f"No memory with id {memory_id}; it was forgotten, or never "
+                               f"existed (ids are never reused). `memspool memories list` "
                                f"shows the ids.")
-            memory_rows.forget(conn, found, at=time.time())
+            texts = [found.summary, found.body, *(
+                text for entry in memory_rows.history(conn, memory_id)
+                for text in (entry.summary, entry.body))]
+            slice_ids = memory_rows.forget(conn, found, at=time.time())
+            scrubbed = scrub_slices(conn, slice_ids, texts) if purge_source else 0
             bump_epoch(conn)  # no vector set written before this is read after it
+            erase.merge_search_index(conn)
         # The vector files go at once: a forgotten memory's vector must not linger.
         self._render(forgot=True)
-        return {"ok": True, "forgotten": memory_id, "project": found.project,
-                "summary": found.summary}
+        cleared = erase.clear_wal(conn)
+        result: dict[str, Any] = {"ok": True, "forgotten": memory_id, "project": found.project,
+                                  "summary": found.summary, "wal_cleared": cleared}
+        if purge_source:
+            result["slices_scrubbed"] = scrubbed
+        return result
 
     def digest(self, *, budget_secs: float | None = None,
                llm: LlmOptions | None = None) -> DigestReport:

@@ -84,11 +84,17 @@ def _show(args: argparse.Namespace) -> int:
 
 def _forget(args: argparse.Namespace) -> int:
     with Service(args.home) as service:
-        result = service.forget(args.id)
+        result = service.forget(args.id, purge_source=args.purge_source)
     if args.json:
         print_json(result)
-    else:
-        print(f"forgot #{result['forgotten']} ({result['project']}: {result['summary'][:80]})")
+        return 0
+    print(f"forgot #{result['forgotten']} ({result['project']}: {result['summary'][:80]})")
+    if args.purge_source:
+        print(f"scrubbed its text from {result['slices_scrubbed']} slice(s) it came from")
+    if not result["wal_cleared"]:
+        print("warning: another process was reading the store, so its write-ahead log "
+              "(memspool.db-wal) may still hold the text until that process closes it or "
+              "the next forget", file=sys.stderr)
     return 0
 
 
@@ -173,9 +179,16 @@ def register(sub: Subparsers) -> None:
     add_json(show, "the memory")
     forget = command(inner, "forget", "Forget a memory: gone from the store and from recall; "
                      "digesting transcripts again does not bring it back.\n\n"
-                     "Example:\n    memspool memories forget 12", _forget)
+                     "Its text leaves every table, index and the database file (the WAL is\n"
+                     "checkpointed); --purge-source also replaces it with [FORGOTTEN] in the\n"
+                     "slices it was made from. Ids are never reused: forgetting the same id\n"
+                     "again says there is no such memory.\n\n"
+                     "Example:\n    memspool memories forget 12 --purge-source", _forget)
     add_home(forget)
     forget.add_argument("id", type=int, help="memory id")
+    forget.add_argument("--purge-source", action="store_true",
+                        help="also scrub its text (whole and line by line, earlier texts "
+                             "too) from the slices it came from")
     add_json(forget)
     export = command(inner, "export", "Write memories as JSONL on stdout, one a line.\n\n"
                      "Example:\n    memspool memories export --project api > api.jsonl",

@@ -13,13 +13,14 @@ import contextlib
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeAlias
 
 from memspool.config import FILE_MODE, Config, tighten_home
 from memspool.errors import HomeError, StoreError
 from memspool.hooks.fts import identifiers
+from memspool.store.upgrades import ids_never_reused, tombstones_keyed
 
 __all__ = [
     "MIGRATIONS", "connect", "connect_readonly", "damaged", "diagnose", "get_state", "set_state",
@@ -33,9 +34,13 @@ BUSY_TIMEOUT_SECS: Final = 30.0
 #: Pause between attempts to switch a new store to WAL (see _enter_wal).
 WAL_RETRY_SECS: Final = 0.02
 
+#: One migration: an SQL script, or a function of the connection for what SQL
+#: alone cannot write (see memspool.store.upgrades).
+Migration: TypeAlias = str | Callable[[sqlite3.Connection], None]
+
 #: Each entry moves the schema one version up (PRAGMA user_version).
 #: Append only: never edit a migration that has shipped.
-MIGRATIONS: Final[list[str]] = [
+MIGRATIONS: Final[list[Migration]] = [
     # 1: the capture path.
     """
     CREATE TABLE captures (
@@ -283,6 +288,14 @@ MIGRATIONS: Final[list[str]] = [
         INSERT OR IGNORE INTO vectors_pending (memory_id) VALUES (new.id);
     END;
     """,
+    # (trust) ids are never reused: memories.id becomes AUTOINCREMENT, by a
+    # rebuild of the table that keeps every row, index and trigger, so a
+    # retried forget of a memory that is gone finds nothing instead of the
+    # next memory (memspool.store.upgrades).
+    ids_never_reused,
+    # (trust) a forget tombstone keeps keyed hashes only, never the key of
+    # the memory it stands for (memspool.store.tombstones).
+    tombstones_keyed,
 ]
 
 
@@ -379,6 +392,9 @@ def connect(config: Config) -> sqlite3.Connection:
         # only a process crash; the drainer commits a few times per turn.
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA foreign_keys=ON")
+        # What is deleted (a forgotten memory above all) is overwritten with
+        # zeros, not left in free pages for anyone reading the file.
+        conn.execute("PRAGMA secure_delete=ON")
         # The search index's triggers call it on every write of a memory.
         conn.create_function("memspool_identifiers", 1, identifiers, deterministic=True)
         _migrate(conn)
@@ -455,6 +471,17 @@ def _enter_wal(conn: sqlite3.Connection) -> None:
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
+    # A table rebuild (memspool.store.upgrades) drops the old table: with
+    # foreign keys on, that would cascade into every table referring to it.
+    # The pragma is a no-op inside a transaction, so it is set around them.
+    conn.execute("PRAGMA foreign_keys=OFF")
+    try:
+        _migrate_all(conn)
+    finally:
+        conn.execute("PRAGMA foreign_keys=ON")
+
+
+def _migrate_all(conn: sqlite3.Connection) -> None:
     while True:
         with transaction(conn):
             # Read the version inside the write transaction: two processes
@@ -468,8 +495,12 @@ def _migrate(conn: sqlite3.Connection) -> None:
                 )
             if version == len(MIGRATIONS):
                 return
-            for statement in _statements(MIGRATIONS[version]):
-                conn.execute(statement)
+            migration = MIGRATIONS[version]
+            if callable(migration):
+                migration(conn)
+            else:
+                for statement in _statements(migration):
+                    conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {version + 1}")
 
 

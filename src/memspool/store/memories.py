@@ -22,6 +22,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Final
 
+from memspool.store import tombstones
 from memspool.store.db import transaction
 from memspool.store.kinds import Action, Layer, NoteType
 
@@ -260,6 +261,10 @@ def _set_terms(
     conn.executemany(
         "UPDATE term_counts SET memories = memories - 1 WHERE project = ? AND term = ?",
         [(project, term) for term in gone])
+    # A term no memory holds any more goes: its row would keep a forgotten word.
+    conn.executemany(
+        "DELETE FROM term_counts WHERE project = ? AND term = ? AND memories <= 0",
+        [(project, term) for term in gone])
     conn.executemany(
         "INSERT INTO memory_terms (project, term, memory_id) VALUES (?, ?, ?)",
         [(project, term, memory_id) for term in added])
@@ -478,27 +483,23 @@ def replace_text(conn: sqlite3.Connection, memory: Memory, *, type: NoteType, su
     _set_terms(conn, memory.project, memory.id, terms)
 
 
-def forget(conn: sqlite3.Connection, memory: Memory, *, at: float) -> None:
-    """Delete ``memory`` with its history and terms, leaving a tombstone per text it was
-    saved with, so the same note is not created again (see :func:`forgotten`)."""
-    hashes = {row[0] for row in conn.execute(
-        "SELECT text_hash FROM provenance WHERE memory_id = ?", (memory.id,))}
-    conn.executemany(
-        "INSERT OR IGNORE INTO forgotten (project, key, text_hash, at) VALUES (?, ?, ?, ?)",
-        [(memory.project, memory.key, text_hash, at) for text_hash in hashes or {""}],
-    )
+def forget(conn: sqlite3.Connection, memory: Memory, *, at: float) -> list[int]:
+    """Delete ``memory`` with its history, provenance and terms, leaving a tombstone of keyed
+    hashes per text it was saved with, so the same note is not created again (see
+    :func:`forgotten`); returns the ids of the slices it was saved from."""
+    saves = conn.execute("SELECT text_hash, slice_id FROM provenance WHERE memory_id = ?",
+                         (memory.id,)).fetchall()
+    tombstones.bury(conn, memory.project, memory.key, {row[0] for row in saves}, at)
     conn.execute("UPDATE memories SET superseded_by = NULL WHERE superseded_by = ?",
                  (memory.id,))
     _set_terms(conn, memory.project, memory.id, ())
     conn.execute("DELETE FROM memories WHERE id = ?", (memory.id,))
+    return sorted({int(row[1]) for row in saves if row[1] is not None})
 
 
 def forgotten(conn: sqlite3.Connection, project: str, text_hash: str) -> bool:
     """Was a memory saved with this text in ``project`` forgotten on purpose?"""
-    return conn.execute(
-        "SELECT 1 FROM forgotten WHERE project = ? AND text_hash = ? LIMIT 1",
-        (project, text_hash),
-    ).fetchone() is not None
+    return tombstones.buried(conn, project, text_hash)
 
 
 def count_by_layer(conn: sqlite3.Connection) -> dict[str, int]:
