@@ -42,6 +42,7 @@ from memspool.store import vectors as vector_rows
 from memspool.store.kinds import NOTE_TYPES
 from memspool.store.slices import list_slices, slice_text
 from memspool.store.slices import scrub as scrub_slices
+from memspool.untrusted import printable
 
 __all__ = ["Service"]
 
@@ -58,6 +59,13 @@ STORE_COUNTS: Final = {
 
 #: Seconds a write (capture, save, import, ...) spends embedding what waits.
 EMBED_BUDGET_SECS: Final = 2.0
+
+
+def _named(project: str | None) -> str | None:
+    """A project name given from outside, as memory keeps it (printable, redacted)."""
+    if project is None:
+        return None
+    return redact(printable(project, one_line=True))[0] or None
 
 
 class Service:
@@ -124,7 +132,7 @@ class Service:
         llm: LlmOptions | None = None,
     ) -> CaptureReport:
         """The capture verb: distil ``text`` into notes and reconcile them with memory."""
-        report = capture(text, config=self.config, conn=self.conn, project=project,
+        report = capture(text, config=self.config, conn=self.conn, project=_named(project),
                          session=session, source=source, dry_run=dry_run,
                          max_entities=max_entities, passive=passive, llm=llm,
                          profiles=self.profiles)
@@ -147,13 +155,20 @@ class Service:
         takes this text (the old text kept in history); without one the capture verb's
         reconciliation applies (update, merge or new)."""
         title, content = title.strip(), content.strip()
-        if not title or not content:
-            raise PayloadError("A memory needs a title and a content; both were empty.")
+        empty = [name for name, value in (("title", title), ("content", content)) if not value]
+        if empty:
+            raise PayloadError(f"A memory needs a title (one line) and a content; the "
+                               f"{' and the '.join(empty)} {'was' if len(empty) == 1 else 'were'}"
+                               f" empty.")
         if type not in NOTE_TYPES:
             raise PayloadError(f"type must be one of {', '.join(NOTE_TYPES)}, got {type!r}.")
-        project = project or project_name(Path.cwd())
+        project = _named(project) or project_name(Path.cwd())
         kind = next(t for t in NOTE_TYPES if t == type)
-        summary, body = redact(title)[0][:SUMMARY_CHARS], redact(content)[0]
+        summary = redact(printable(title, one_line=True))[0][:SUMMARY_CHARS]
+        body = redact(printable(content))[0]
+        # A key is text from outside too: redacted before it becomes a slug (a key is
+        # shown everywhere, and kept, hashed, in a forget tombstone).
+        key = redact(printable(key, one_line=True))[0] if key else None
         conn = self.conn
         if key:
             slug = note_key(key)
@@ -331,10 +346,12 @@ class Service:
             yield from export_lines(conn, project)
 
     def import_lines(self, lines: Iterable[bytes], *,
-                     progress: Callable[[int], None] | None = None) -> ImportReport:
-        """Import exported memories (idempotent)."""
+                     progress: Callable[[int], None] | None = None,
+                     trust: bool = False) -> ImportReport:
+        """Import exported memories (idempotent), redacted; as provisional memory unless
+        ``trust`` keeps the file's layer, confidence and provenance."""
         report = import_lines(self.conn, lines, config=self.config, progress=progress,
-                              profiles=self.profiles)
+                              profiles=self.profiles, trust=trust)
         self._render()
         return report
 

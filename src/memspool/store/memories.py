@@ -25,6 +25,7 @@ from typing import Final
 from memspool.store import tombstones
 from memspool.store.db import transaction
 from memspool.store.kinds import Action, Layer, NoteType
+from memspool.untrusted import printable
 
 __all__ = [
     "BUFFER_LAYER",
@@ -289,7 +290,12 @@ def insert(
     confidence: float = CONFIDENCE_NEW,
     updated_at: float | None = None,
 ) -> int:
-    """A new memory (provisional unless an import says otherwise); returns its id."""
+    """A new memory (provisional unless an import says otherwise); returns its id.
+
+    Text is stored :func:`~memspool.untrusted.printable` (no terminal control
+    characters), here and in every other write of this module, whoever calls.
+    ``project`` and ``key`` are identities the caller looks up by: it cleans them."""
+    summary, body = printable(summary, one_line=True), printable(body)
     cursor = conn.execute(
         "INSERT INTO memories (project, key, type, layer, summary, body, importance, confidence,"
         " corroborations, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
@@ -316,6 +322,7 @@ def update_in_place(
     """The same key was captured again: its text replaces the memory's (the old text
     goes to its history). A memory that had left recall (superseded, archived) is
     current again: the newer capture wins."""
+    summary, body = printable(summary, one_line=True), printable(body)
     if (type, summary, body) != (memory.type, memory.summary, memory.body):
         keep_history(conn, memory, at=at, reason="updated")
     conn.execute(
@@ -343,6 +350,7 @@ def corroborate(
             (at, memory.id),
         )
         return
+    body = printable(body)
     if body != memory.body:
         keep_history(conn, memory, at=at, reason="merged")
     conn.execute(
@@ -358,8 +366,8 @@ def add_provenance(conn: sqlite3.Connection, record: Provenance) -> None:
     conn.execute(
         "INSERT INTO provenance (memory_id, action, session, source, slice_id, text_hash, at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (record.memory_id, record.action, record.session, record.source, record.slice_id,
-         record.text_hash, record.at),
+        (record.memory_id, record.action, printable(record.session, one_line=True),
+         printable(record.source, one_line=True), record.slice_id, record.text_hash, record.at),
     )
     count_sessions(conn, record.memory_id)
 
@@ -477,6 +485,7 @@ def absorb(conn: sqlite3.Connection, survivor: Memory, other: Memory, *, at: flo
 def replace_text(conn: sqlite3.Connection, memory: Memory, *, type: NoteType, summary: str,
                  body: str, terms: Sequence[str], at: float, reason: str) -> None:
     """Give ``memory`` another text, keeping the current one in its history."""
+    summary, body = printable(summary, one_line=True), printable(body)
     keep_history(conn, memory, at=at, reason=reason)
     conn.execute("UPDATE memories SET type = ?, summary = ?, body = ?, updated_at = ?"
                  " WHERE id = ?", (type, summary, body, at, memory.id))
