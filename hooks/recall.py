@@ -45,7 +45,8 @@ MIN_SHARED_SHARE: Final = 0.3
 MAX_SESSIONS: Final = 200
 _SESSION: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 #: A tag (``<system-reminder>``, ``</x>``, ``<!-- ... -->``), whole; then the ``<``
-#: of any tag left open. They show between single angle quotation marks (U+2039, U+203A): readable, inert.
+#: of any tag left open. They show between single angle quotation marks (U+2039,
+#: U+203A): readable, inert.
 _TAG: Final = re.compile(r"<(/?[A-Za-z!?][^<>\n]{0,200})>")
 _TAG_START: Final = re.compile(r"<(?=[/!?A-Za-z])")
 #: A code fence (three or more backticks or tildes) becomes modifier letters that
