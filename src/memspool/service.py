@@ -36,7 +36,15 @@ from memspool.recall.vectors import VectorIndex, bump_epoch, embed_pending, remo
 from memspool.redact import redact
 from memspool.spool import Spool
 from memspool.spool.segments import QUARANTINE_DIR
-from memspool.store import connect, connect_readonly, diagnose, erase, get_state, transaction
+from memspool.store import (
+    connect,
+    connect_readonly,
+    damaged,
+    diagnose,
+    erase,
+    get_state,
+    transaction,
+)
 from memspool.store import memories as memory_rows
 from memspool.store import vectors as vector_rows
 from memspool.store.kinds import NOTE_TYPES
@@ -449,4 +457,10 @@ class Service:
                 counts["last_error"] = get_state(conn, "last_error")
         except StoreError as exc:
             return {"store": f"unusable: {exc}", **counts}
+        # The counts read a few pages; SQLite's own check reads them all, as doctor does.
+        broken = damaged(self.config.db_path)
+        if broken is not None:
+            return {"store": f"damaged: SQLite's quick_check says {broken}. `memspool doctor` "
+                             f"gives the fix (move the store aside, keeping the copy, then "
+                             f"`memspool drainer --resume`).", **counts}
         return {"store": "ok", **counts}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -316,6 +317,9 @@ def _refuse_symlink(path: Path) -> None:
 
 #: SQLite's words for a file that is not (or no longer) a sound database.
 _DAMAGE_WORDS: Final = ("malformed", "not a database", "corrupt")
+#: The WAL file's header, and each frame's header before its page (walformat.html).
+WAL_HEADER_BYTES: Final = 32
+WAL_FRAME_HEADER_BYTES: Final = 24
 #: Less free space than this on the store's file system reads as a full disk:
 #: SQLite needs room for a page, its journal and the WAL index.
 LOW_SPACE_BYTES: Final = 1024 * 1024
@@ -349,10 +353,38 @@ def _disk_full(path: Path) -> bool:
     return fs.f_bavail * fs.f_frsize < LOW_SPACE_BYTES
 
 
+def _wal_lost(path: Path) -> bool:
+    """Whether the WAL index (-shm) counts frames that the -wal file no longer holds: the
+    WAL was deleted (or cut short) while a process had the store open."""
+    shm, wal = path.with_name(f"{path.name}-shm"), path.with_name(f"{path.name}-wal")
+    try:
+        with shm.open("rb") as index:
+            header = index.read(20)
+        size = wal.stat().st_size if wal.exists() else 0
+    except OSError:
+        return False
+    if len(header) < 20:
+        return False
+    # The WAL-index header (sqlite.org/walformat.html), in the machine's byte order:
+    # the page size at byte 14 (1 meaning 65536), the last valid frame at byte 16.
+    page = int.from_bytes(header[14:16], sys.byteorder) or 1
+    frames = int.from_bytes(header[16:20], sys.byteorder)
+    page = 65536 if page == 1 else page
+    return frames > 0 and size < WAL_HEADER_BYTES + frames * (WAL_FRAME_HEADER_BYTES + page)
+
+
 def diagnose(path: Path, exc: sqlite3.Error) -> StoreError:
     """A store error that says what is wrong and what to do; moving the store aside
     is advised only when SQLite itself finds it damaged."""
     reason = str(exc)
+    if "disk I/O error" in reason and _wal_lost(path):
+        wal = path.with_name(f"{path.name}-wal")
+        return StoreError(
+            f"The store's write-ahead log {wal} was deleted while a memspool process (a "
+            f"drainer, `memspool serve` or `memspool mcp`) had the store open; that process "
+            f"still holds the log. Stop it the usual way (Ctrl-C, or `kill` without -9): as "
+            f"it closes it writes the log into the store. Then run the command again; never "
+            f"delete the -wal file by hand.")
     if "full" in reason or _disk_full(path):
         return StoreError(f"Cannot write the store {path}: the disk is full ({reason}). Free "
                           f"some space; the store is intact and nothing stored was lost.")
@@ -523,7 +555,10 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     try:
         yield conn
     except BaseException:
-        conn.execute("ROLLBACK")
+        # SQLite rolls back by itself after some errors (I/O, full disk): a second
+        # ROLLBACK would fail and hide the error that says what happened.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
 
