@@ -123,9 +123,9 @@ def _through_import(tmp_path: Path) -> None:
     run_cli("memories", "import", str(dump), "--trust")  # trusted or not, redacted
 
 
-def _through_an_llm(serve: Callable[[Reply], _Server]) -> None:
+def _through_an_llm(start: Callable[[Reply], _Server]) -> None:
     token = SECRETS["llm"]
-    server = serve(ollama({"notes": [
+    server = start(ollama({"notes": [
         {"type": "decision", "summary": f"Deploy token is {_fullwidth(token[:4])}{token[4:]}",
          "body": f"The deploy job reads GITHUB_TOKEN={token} from the runner."}]}))
     report = json.loads(run_cli(
