@@ -132,7 +132,8 @@ def build_server(home: Path | None = None) -> MCPServer:
 
     @server.tool(description=(
         "Forget a memory by id: gone from the store, from search and from the context block; "
-        "digesting transcripts again does not bring it back."))
+        "digesting transcripts again does not bring it back. Ids are never reused, so "
+        "forgetting an id again says there is no such memory."))
     async def forget(id: int) -> dict[str, Any]:
         result: dict[str, Any] = call(service.forget, id)
         return result
