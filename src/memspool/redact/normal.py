@@ -111,9 +111,18 @@ class View:
         return end + (pos - view_start - size)
 
 
-def _reads_as(decoded: str) -> str:
-    """What a decoded entity or escape reads as: it may itself be invisible or fullwidth."""
-    return "".join("" if _INVISIBLE_CHAR.match(c) else _nfkc(c) for c in decoded)
+#: What a decoded entity or escape must read as to be worth a change of the view:
+#: nothing (an invisible character), or characters a secret or the name before it
+#: is written with. ``&amp;``, ``&lt;`` or a JSON-escaped ESC (``\u001b``, common
+#: in terminal output) change no secret, and would only cost a rerun of the rules.
+_SECRET_CHARS: Final = re.compile(r"[A-Za-z0-9_\-.=:/+~@]*")
+
+
+def _reads_as(decoded: str) -> str | None:
+    """What a decoded entity or escape reads as (it may itself be invisible or
+    fullwidth), or ``None`` when that cannot be part of a secret."""
+    reads = "".join("" if _INVISIBLE_CHAR.match(c) else _nfkc(c) for c in decoded)
+    return reads if _SECRET_CHARS.fullmatch(reads) else None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -147,8 +156,9 @@ def _changes(text: str) -> list[tuple[int, int, str]]:
     if "&" in text:
         for match in _ENTITY.finditer(text):
             decoded = html.unescape(match.group())
-            if decoded != match.group():
-                changes.append((match.start(), match.end(), _reads_as(decoded)))
+            reads = None if decoded == match.group() else _reads_as(decoded)
+            if reads is not None:
+                changes.append((match.start(), match.end(), reads))
     if "\\" in text:
         escaped = 0
         for match in _ESCAPE.finditer(text):
@@ -159,8 +169,9 @@ def _changes(text: str) -> list[tuple[int, int, str]]:
             start = match.start()
             while start > 0 and text[start - 1] == "\\":
                 start -= 1
-            if start >= escaped:
-                changes.append((start, match.end(), _reads_as(chr(code))))
+            reads = _reads_as(chr(code))
+            if start >= escaped and reads is not None:
+                changes.append((start, match.end(), reads))
                 escaped = match.end()
     # The three kinds never overlap: entities and escapes are ASCII.
     return sorted(changes)
