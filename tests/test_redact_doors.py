@@ -35,7 +35,9 @@ SECRETS: dict[str, str] = {
     "hook": github(_R), "hook-key-id": aws_key_id(_R),
     "capture": stripe(_R),
     "mcp-save": slack_bot(_R), "mcp-key": aws_key_id(_R), "mcp-capture": github(_R),
+    "mcp-session": github(_R),
     "http-save": openai_project(_R), "http-key": aws_key_id(_R), "http-capture": github(_R),
+    "http-source": github(_R),
     "import": stripe(_R), "import-key": aws_key_id(_R), "import-session": github(_R),
     "llm": github(_R),
 }
@@ -87,7 +89,8 @@ def _through_mcp(home: Path) -> None:
             "content": f"The alert bot posts with {token.replace('-', '&#45;', 1)} to #ops."}))
         _data(await session.call_tool("capture", {
             "text": f"Pitfall: CI fails when GH_TOKEN={SECRETS['mcp-capture']} expires; "
-                    f"rotate it monthly.", "project": "shop"}))
+                    f"rotate it monthly.", "project": "shop",
+            "session": f"ci {SECRETS['mcp-session']}"}))
 
     _session(home, body)
 
@@ -103,7 +106,8 @@ def _through_http(home: Path, tmp_path: Path) -> None:
         assert status == 200
         status, _ = server.request("POST", "/capture", {
             "text": f"Decision: the release job pushes with {SECRETS['http-capture']} "
-                    f"from the vault.", "project": "shop"})
+                    f"from the vault.", "project": "shop",
+            "source": f"release {SECRETS['http-source']}"})
         assert status == 200
     finally:
         log = server.stop()

@@ -69,11 +69,12 @@ STORE_COUNTS: Final = {
 EMBED_BUDGET_SECS: Final = 2.0
 
 
-def _named(project: str | None) -> str | None:
-    """A project name given from outside, as memory keeps it (printable, redacted)."""
-    if project is None:
+def _named(name: str | None) -> str | None:
+    """A name given from outside (a project, a session, a source), as memory keeps it:
+    printable, on one line, redacted."""
+    if name is None:
         return None
-    return redact(printable(project, one_line=True))[0] or None
+    return redact(printable(name, one_line=True))[0] or None
 
 
 class Service:
@@ -141,7 +142,7 @@ class Service:
     ) -> CaptureReport:
         """The capture verb: distil ``text`` into notes and reconcile them with memory."""
         report = capture(text, config=self.config, conn=self.conn, project=_named(project),
-                         session=session, source=source, dry_run=dry_run,
+                         session=_named(session), source=_named(source), dry_run=dry_run,
                          max_entities=max_entities, passive=passive, llm=llm,
                          profiles=self.profiles)
         self._render()
@@ -192,7 +193,8 @@ class Service:
         note = Note(type=kind, summary=summary, body=body, key_text=key or "")
         report = CaptureReport(dry_run=False)
         save_notes([note], config=self.config, conn=conn, project=project,
-                   session=session or f"manual-save-{project}", source=source or "save",
+                   session=_named(session) or f"manual-save-{project}",
+                   source=_named(source) or "save",
                    slice_id=None, report=report, profiles=self.profiles)
         self._render()
         outcome = report.notes[0]
