@@ -48,10 +48,27 @@ def _give_up(signum: int, frame: FrameType | None) -> None:
 
 
 def read_only(db: str) -> sqlite3.Connection:
-    """The store opened for reading only (never created)."""
+    """The store opened for reading only (never created).
+
+    Reading a WAL store needs its -shm index, which a read-only home (or a
+    full disk) does not let SQLite create. With no WAL content waiting, the
+    database file is the whole store: it is then read as an immutable file,
+    as ``memspool context`` reads it (memspool.store.db).
+    """
     uri = "file:" + db.replace("?", "%3f").replace("#", "%23") + "?mode=ro"
     conn = sqlite3.connect(uri, uri=True, timeout=BUSY_MS / 1000, isolation_level=None)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError:
+        conn.close()
+        try:
+            waiting = os.stat(db + "-wal").st_size > 0
+        except OSError:
+            waiting = False
+        if waiting:
+            raise
+        conn = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None)
     return conn
 
 

@@ -260,9 +260,11 @@ def _claude_json(data: object) -> None:
     (Path(os.environ["CLAUDE_CONFIG_DIR"]) / ".claude.json").write_text(json.dumps(data))
 
 
-def test_mcp_absent_is_a_note_naming_install_mcp(config: Config) -> None:
+def test_mcp_absent_is_a_note_with_the_claude_mcp_add_line_itself(config: Config) -> None:
     mcp = next(f for f in diagnose(config) if f.check == "mcp")
-    assert mcp.level == "note" and "memspool install --mcp" in (mcp.fix or "")
+    assert mcp.level == "note"
+    assert mcp.fix == (f"run `claude mcp add --scope user memspool -- {sys.executable} -m "
+                       f"memspool mcp --home {config.home}`")
 
 
 def test_mcp_registered_for_a_project_is_ok(config: Config) -> None:
@@ -275,7 +277,9 @@ def test_mcp_registered_with_a_missing_command_is_a_problem(config: Config) -> N
     _claude_json({"mcpServers": {"memspool": {"command": "/nonexistent/memspool"}}})
     problem = _one_problem(diagnose(config), "mcp")
     assert "/nonexistent/memspool" in problem.message
-    assert "memspool install --mcp" in (problem.fix or "")
+    assert problem.fix == (f"run `claude mcp remove --scope user memspool`, then `claude mcp "
+                           f"add --scope user memspool -- {sys.executable} -m memspool mcp "
+                           f"--home {config.home}`")
 
 
 def test_a_config_that_does_not_load_is_a_finding(home: Path) -> None:
@@ -331,7 +335,8 @@ def test_semantic_recall_without_the_extra_is_a_note_with_the_install_command(
     proc = run_cli("doctor", "--json", check=False, hide=("model2vec",))
     found = [f for f in json.loads(proc.stdout)["findings"] if f["check"] == "semantic"]
     assert [f["level"] for f in found] == ["note"]
-    assert "pip install 'memspool[semantic]'" in found[0]["fix"]
+    # The README's words, run by this install's interpreter.
+    assert f"{sys.executable} -m pip install '.[semantic]'" in found[0]["fix"]
 
 
 def test_a_broken_model_or_a_symlinked_vectors_folder_is_a_problem(config: Config,

@@ -215,14 +215,22 @@ def test_the_plugin_hook_is_drained(tmp_path: Path, home: Path, projects: Path) 
     wait_for(lambda: json.loads(run_cli("status", "--json").stdout)["slices_total"] == 1)
 
 
-def test_recall_on_prompt_is_added_on_request_and_removed_without_it(tmp_path: Path) -> None:
+def test_recall_on_prompt_is_kept_by_a_plain_install_and_removed_on_request(
+        tmp_path: Path) -> None:
     settings = tmp_path / "settings.json"
     run_cli("install", "--settings", str(settings), "--recall-on-prompt")
     hooks = json.loads(settings.read_text())["hooks"]
     assert "recall.py" in hooks[RECALL_EVENT][0]["hooks"][0]["command"]
     assert "context.py" in hooks[CONTEXT_EVENT][0]["hooks"][0]["command"]
-    run_cli("install", "--settings", str(settings))
+    again = json.loads(run_cli("install", "--settings", str(settings), "--json").stdout)
+    assert RECALL_EVENT in json.loads(settings.read_text())["hooks"]
+    assert again["removed"] == [] and not again["changed"]
+    said = run_cli("install", "--settings", str(settings), "--no-recall-on-prompt").stdout
     assert RECALL_EVENT not in json.loads(settings.read_text())["hooks"]
+    assert f"removed: the memspool hook at {RECALL_EVENT}".encode() in said
+    plain = run_cli("install", "--settings", str(settings)).stdout
+    assert RECALL_EVENT not in json.loads(settings.read_text())["hooks"]
+    assert b"removed:" not in plain
 
 
 def test_the_plugin_hooks_json_is_the_one_install_would_write() -> None:

@@ -378,8 +378,8 @@ def test_without_the_extra_everything_works_and_status_says_how(home: Path) -> N
     found = json.loads(cli("search", "--json", "refunds twice"))["results"]
     assert found and "meaning" not in found[0]["found_by"]
     status = cli("status")
-    assert "semantic recall:   off: the semantic extra is not installed: pip install " \
-           "'memspool[semantic]'" in status
+    assert "semantic recall:   off: the semantic extra is not installed: " in status
+    assert "-m pip install '.[semantic]'" in status
     assert not (home / VECTORS_DIR).exists()
 
 

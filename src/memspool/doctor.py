@@ -25,7 +25,7 @@ from memspool import install
 from memspool.config import Config, default_home, load_config
 from memspool.drainer.lock import drainer_pid
 from memspool.errors import ConfigError, MemspoolError
-from memspool.recall.embed import INSTALL_HINT, semantic_state
+from memspool.recall.embed import install_hint, semantic_state
 from memspool.recall.vectors import VECTORS_DIR
 from memspool.spool import ACTIVE_NAME, Spool
 from memspool.spool import home as layout
@@ -325,7 +325,8 @@ def check_mcp(config: Config, now: float) -> Report:
     # its registrations in .claude.json, user-wide and per project.
     config_dir = os.environ.get("CLAUDE_CONFIG_DIR", "").strip()
     path = (Path(config_dir).expanduser() if config_dir else Path.home()) / ".claude.json"
-    fix = "register it with `memspool install --mcp`"
+    # The command itself: `memspool install --mcp` only prints it where `claude` is missing.
+    fix = f"run `{shlex.join(install.mcp_command(config))}`"
     try:
         data = parse_json(path.read_bytes()) if path.exists() else {}
     except (OSError, ValueError) as exc:
@@ -342,7 +343,8 @@ def check_mcp(config: Config, now: float) -> Report:
         on_path = "" if shutil.which("claude") else " (`claude` is not on PATH either)"
         yield "note", f"No MCP server named memspool in {path}{on_path}.", fix
     elif gone:
-        yield "problem", f"memspool's MCP server in {path} runs {gone[0]}: gone.", f"re-{fix}"
+        yield "problem", f"memspool's MCP server in {path} runs {gone[0]}: gone.", (
+            f"run `claude mcp remove --scope user {install.MCP_NAME}`, then {fix[4:]}")
     else:
         yield "ok", f"The memspool MCP server is registered in {path}.", None
 
@@ -374,8 +376,10 @@ def check_semantic(config: Config, now: float) -> Report:
         yield "problem", str(exc), "fix or remove the semantic_model setting"
         return
     if not state.on or state.encoder is None:
-        fix = INSTALL_HINT if "not installed" in state.reason else None
-        yield "note", f"Semantic recall is off: {state.reason}.", fix and f"`{fix}`"
+        fix = install_hint() if "not installed" in state.reason else None
+        # The reason already holds the command; the fix says it again, on its own.
+        reason = state.reason.split(": ")[0] if fix else state.reason
+        yield "note", f"Semantic recall is off: {reason}.", fix and f"run `{fix}`"
         return
     counts = _vector_counts(config, state.encoder.hash) if config.db_path.exists() else None
     if counts is None:

@@ -230,18 +230,30 @@ def record_transcript_roots(config: Config, roots: list[Path]) -> list[str]:
     return warnings
 
 
+def _our_events(hooks: dict[str, Any]) -> set[str]:
+    """The events that hold a memspool hook (any home) in a settings.json's hooks."""
+    return {event for event, groups in hooks.items() if isinstance(groups, list) and any(
+        _is_ours(hook) for group in groups if isinstance(group, dict)
+        and isinstance(group.get("hooks"), list) for hook in group["hooks"])}
+
+
 def install_hooks(settings: Path, config: Config, python: str | None = None,
                   transcript_roots: list[Path] | None = None, *,
-                  recall_on_prompt: bool = False) -> dict[str, Any]:
-    """Merge memspool's hook commands into ``settings``; returns what was done.
+                  recall_on_prompt: bool | None = None) -> dict[str, Any]:
+    """Merge memspool's hook commands into ``settings``; returns what was done, with the
+    events whose memspool hook it removed (``removed``).
 
-    ``transcript_roots`` (besides the configured ones) are where the Claude
-    Code that reads ``settings`` keeps its transcripts; they are recorded in
-    config.toml.
+    ``recall_on_prompt``: add the UserPromptSubmit hook (True), remove it
+    (False), or keep it as the file has it (None). ``transcript_roots``
+    (besides the configured ones) are where the Claude Code that reads
+    ``settings`` keeps its transcripts; they are recorded in config.toml.
     """
     data = _read(settings)
     original = json.dumps(data, sort_keys=True)
     hooks = data.setdefault("hooks", {})
+    before = _our_events(hooks)
+    if recall_on_prompt is None:
+        recall_on_prompt = RECALL_EVENT in before
     _strip_ours(hooks)
     def command(script: str) -> str:
         return hook_command(config.home, python, script)
@@ -256,8 +268,8 @@ def install_hooks(settings: Path, config: Config, python: str | None = None,
     backup = _write(settings, data) if changed else None
     return {"settings": str(settings), "changed": changed,
             "backup": str(backup) if backup else None,
-            "events": list(entries), "command": command(HOOK_SCRIPT),
-            "home": str(config.home),
+            "events": list(entries), "removed": sorted(before - set(entries)),
+            "command": command(HOOK_SCRIPT), "home": str(config.home),
             "warnings": warnings}
 
 

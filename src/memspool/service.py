@@ -43,11 +43,21 @@ from memspool.recall.vectors import VectorIndex, bump_epoch, embed_pending, remo
 from memspool.redact import redact
 from memspool.spool import Spool
 from memspool.spool.segments import QUARANTINE_DIR
-from memspool.store import connect, connect_readonly, diagnose, get_state, transaction
+from memspool.store import (
+    connect,
+    connect_readonly,
+    damaged,
+    diagnose,
+    erase,
+    get_state,
+    transaction,
+)
 from memspool.store import memories as memory_rows
 from memspool.store import vectors as vector_rows
 from memspool.store.kinds import NOTE_TYPES
 from memspool.store.slices import list_slices, slice_text
+from memspool.store.slices import scrub as scrub_slices
+from memspool.untrusted import printable
 
 __all__ = ["Service"]
 
@@ -64,6 +74,14 @@ STORE_COUNTS: Final = {
 
 #: Seconds a write (capture, save, import, ...) spends embedding what waits.
 EMBED_BUDGET_SECS: Final = 2.0
+
+
+def _named(name: str | None) -> str | None:
+    """A name given from outside (a project, a session, a source), as memory keeps it:
+    printable, on one line, redacted."""
+    if name is None:
+        return None
+    return redact(printable(name, one_line=True))[0] or None
 
 
 class Service:
@@ -130,8 +148,8 @@ class Service:
         llm: LlmOptions | None = None,
     ) -> CaptureReport:
         """The capture verb: distil ``text`` into notes and reconcile them with memory."""
-        report = capture(text, config=self.config, conn=self.conn, project=project,
-                         session=session, source=source, dry_run=dry_run,
+        report = capture(text, config=self.config, conn=self.conn, project=_named(project),
+                         session=_named(session), source=_named(source), dry_run=dry_run,
                          max_entities=max_entities, passive=passive, llm=llm,
                          profiles=self.profiles)
         self._render()
@@ -153,13 +171,20 @@ class Service:
         takes this text (the old text kept in history); without one the capture verb's
         reconciliation applies (update, merge or new)."""
         title, content = title.strip(), content.strip()
-        if not title or not content:
-            raise PayloadError("A memory needs a title and a content; both were empty.")
+        empty = [name for name, value in (("title", title), ("content", content)) if not value]
+        if empty:
+            raise PayloadError(f"A memory needs a title (one line) and a content; the "
+                               f"{' and the '.join(empty)} {'was' if len(empty) == 1 else 'were'}"
+                               f" empty.")
         if type not in NOTE_TYPES:
             raise PayloadError(f"type must be one of {', '.join(NOTE_TYPES)}, got {type!r}.")
-        project = project or project_name(Path.cwd())
+        project = _named(project) or project_name(Path.cwd())
         kind = next(t for t in NOTE_TYPES if t == type)
-        summary, body = whole_summary(redact(title)[0], SUMMARY_CHARS), redact(content)[0]
+        summary = whole_summary(redact(printable(title, one_line=True))[0], SUMMARY_CHARS)
+        body = redact(printable(content))[0]
+        # A key is text from outside too: redacted before it becomes a slug (a key is
+        # shown everywhere, and kept, hashed, in a forget tombstone).
+        key = redact(printable(key, one_line=True))[0] if key else None
         conn = self.conn
         if key:
             slug = note_key(key)
@@ -174,8 +199,8 @@ class Service:
                 return {"ok": True, "id": found.id, "key": slug, "action": "updated"}
         note = Note(type=kind, summary=summary, body=body, key_text=key or "")
         report = CaptureReport(dry_run=False)
-        origin = Origin(project=project, session=session or f"manual-save-{project}",
-                        source=source or "save")
+        origin = Origin(project=project, session=_named(session) or f"manual-save-{project}",
+                        source=_named(source) or "save")
         save_notes([note], config=self.config, conn=conn, origin=origin, report=report,
                    profiles=self.profiles)
         self._render()
@@ -258,21 +283,38 @@ class Service:
             return [dataclasses.asdict(m) for m in memory_rows.list_filtered(
                 conn, project=project, type=type, layer=layer, limit=limit)]
 
-    def forget(self, memory_id: int) -> dict[str, Any]:
+    def forget(self, memory_id: int, *, purge_source: bool = False) -> dict[str, Any]:
         """Delete a memory for good; digesting a transcript again does not bring it back
-        (a person capturing or importing the same text does)."""
+        (a person capturing or importing the same text does).
+
+        Its text leaves every table and index, and the file: the search index is
+        merged, deleted pages are zeroed, the WAL is checkpointed and truncated
+        (``wal_cleared`` says whether a reader let it be). ``purge_source``: its
+        text (whole and line by line, history included) is also replaced by
+        ``[FORGOTTEN]`` in the slices it was saved from.
+        """
         conn = self.conn
         with transaction(conn):
             found = memory_rows.get(conn, memory_id)
             if found is None:
-                raise NotFound(f"No memory with id {memory_id}; `memspool memories list` "
+                raise NotFound(f"No memory with id {memory_id}; it was forgotten, or never "
+                               f"existed (ids are never reused). `memspool memories list` "
                                f"shows the ids.")
-            memory_rows.forget(conn, found, at=time.time())
+            texts = [found.summary, found.body, *(
+                text for entry in memory_rows.history(conn, memory_id)
+                for text in (entry.summary, entry.body))]
+            slice_ids = memory_rows.forget(conn, found, at=time.time())
+            scrubbed = scrub_slices(conn, slice_ids, texts) if purge_source else 0
             bump_epoch(conn)  # no vector set written before this is read after it
+            erase.merge_search_index(conn)
         # The vector files go at once: a forgotten memory's vector must not linger.
         self._render(forgot=True)
-        return {"ok": True, "forgotten": memory_id, "project": found.project,
-                "summary": found.summary}
+        cleared = erase.clear_wal(conn)
+        result: dict[str, Any] = {"ok": True, "forgotten": memory_id, "project": found.project,
+                                  "summary": found.summary, "wal_cleared": cleared}
+        if purge_source:
+            result["slices_scrubbed"] = scrubbed
+        return result
 
     def digest(self, *, budget_secs: float | None = None,
                llm: LlmOptions | None = None) -> DigestReport:
@@ -321,10 +363,12 @@ class Service:
             yield from export_lines(conn, project)
 
     def import_lines(self, lines: Iterable[bytes], *,
-                     progress: Callable[[int], None] | None = None) -> ImportReport:
-        """Import exported memories (idempotent)."""
+                     progress: Callable[[int], None] | None = None,
+                     trust: bool = False) -> ImportReport:
+        """Import exported memories (idempotent), redacted; as provisional memory unless
+        ``trust`` keeps the file's layer, confidence and provenance."""
         report = import_lines(self.conn, lines, config=self.config, progress=progress,
-                              profiles=self.profiles)
+                              profiles=self.profiles, trust=trust)
         self._render()
         return report
 
@@ -422,4 +466,10 @@ class Service:
                 counts["last_error"] = get_state(conn, "last_error")
         except StoreError as exc:
             return {"store": f"unusable: {exc}", **counts}
+        # The counts read a few pages; SQLite's own check reads them all, as doctor does.
+        broken = damaged(self.config.db_path)
+        if broken is not None:
+            return {"store": f"damaged: SQLite's quick_check says {broken}. `memspool doctor` "
+                             f"gives the fix (move the store aside, keeping the copy, then "
+                             f"`memspool drainer --resume`).", **counts}
         return {"store": "ok", **counts}

@@ -7,7 +7,10 @@ turns *any* failure (bad syntax, nesting deeper than a parser allows) into
 never escapes a per-record guard as ``RecursionError``. Text that enters the
 store passes :func:`no_surrogates` first: a lone UTF-16 surrogate (an emoji
 cut in half, ``"\\ud83d"`` in JSON) cannot be encoded as UTF-8, so it would
-make a stored slice unshowable.
+make a stored slice unshowable. Memory text passes :func:`printable` too:
+an escape sequence (ESC, BEL, OSC 52) from a transcript, a capture or an
+import must not reach a terminal that prints it, and a carriage return must
+not forge a line.
 """
 
 from __future__ import annotations
@@ -18,11 +21,15 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["REPLACEMENT", "no_surrogates", "parse_json"]
+__all__ = ["REPLACEMENT", "no_surrogates", "parse_json", "printable"]
 
 #: What a lone surrogate becomes: U+FFFD, the Unicode replacement character.
 REPLACEMENT: Final = "\ufffd"
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_LINE_BREAK: Final = re.compile("\r\n?")
+#: C0 controls but tab and line feed, DEL, and the C1 controls (0x9b is CSI,
+#: an escape sequence's start to many terminals).
+_CONTROL: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def parse_json(data: str | bytes) -> Any:
@@ -46,3 +53,12 @@ def parse_json(data: str | bytes) -> Any:
 def no_surrogates(text: str) -> str:
     """``text`` with each lone surrogate replaced by U+FFFD; other text unchanged."""
     return _SURROGATE.sub(REPLACEMENT, text)
+
+
+def printable(text: str, *, one_line: bool = False) -> str:
+    """``text`` as memory keeps it: lone surrogates become U+FFFD, CR LF and a lone CR
+    become LF, every other control character but tab and LF is removed; with
+    ``one_line`` (a summary, a key, a project) every run of white space becomes one
+    blank."""
+    text = _CONTROL.sub("", _LINE_BREAK.sub("\n", no_surrogates(text)))
+    return " ".join(text.split()) if one_line else text

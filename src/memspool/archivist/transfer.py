@@ -1,17 +1,26 @@
 """Memories out and in as JSONL: one memory a line, the same shape both ways.
 
-Export writes every field a memory has, with its provenance. Import keeps
-the given key, layer and confidence and is idempotent: a line whose
-project and key already hold the same text changes nothing, so importing a
-file twice, or an export into the store it came from, adds nothing. A line
-with new text for a known key updates it in place (the old text kept in
-history). Each batch of lines is one transaction.
+Export writes every field a memory has, with its provenance. Import is
+idempotent: a line whose project and key already hold the same text changes
+nothing, so importing a file twice, or an export into the store it came
+from, adds nothing. A line with new text for a known key updates it in place
+(the old text kept in history). Each batch of lines is one transaction.
+
+A file is untrusted input, like a transcript: every text in it (summary,
+body, key, project, provenance) is redacted and stripped of control
+characters, and a key becomes a slug again. Its layer, confidence,
+importance, times and sessions are claims: an imported memory lands as
+provisional memory (``buffer``, confidence and importance no higher than a
+new memory's, one ``import`` session, changed now), which the archivist
+still has to corroborate, unless the caller trusts the file (``trust``,
+``memspool memories import --trust``): then they are kept as written.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final
 
@@ -19,13 +28,14 @@ import orjson
 
 from memspool.archivist import lifecycle
 from memspool.config import Config
-from memspool.distill.keys import text_hash
+from memspool.distill.keys import note_key, text_hash
 from memspool.distill.similarity import Profiles, index_terms
 from memspool.errors import PayloadError
+from memspool.redact import redact
 from memspool.store import memories as rows
 from memspool.store import transaction
 from memspool.store.kinds import ACTIONS, LAYERS, NOTE_TYPES, Action, Layer, NoteType
-from memspool.untrusted import no_surrogates, parse_json
+from memspool.untrusted import parse_json, printable
 
 __all__ = ["EXPORT_FIELDS", "ImportReport", "export_lines", "import_lines"]
 
@@ -38,6 +48,12 @@ EXPORT_FIELDS: Final = (
 IMPORT_BATCH: Final = 2000
 #: A line longer than this is refused: no memory is that long.
 MAX_LINE_BYTES: Final = 8 * 1024 * 1024
+#: The session an untrusted import's saves are recorded under: one session, however
+#: many the file names, so an import alone never makes a memory canonical.
+IMPORT_SESSION: Final = "import"
+#: Layers an untrusted line may claim: those that take a memory out of recall. A
+#: claim of ``canonical`` lands in ``buffer``.
+_CLAIMABLE: Final[tuple[Layer, ...]] = ("buffer", "superseded", "archived")
 
 
 def export_lines(conn: sqlite3.Connection, project: str | None = None) -> Iterator[bytes]:
@@ -66,10 +82,15 @@ class ImportReport:
         return dataclasses.asdict(self)
 
 
-def _text(record: dict[str, Any], field: str, line: int, *, required: bool = True) -> str:
+def _clean(value: str, *, one_line: bool = False) -> str:
+    """Text of a file as memory may keep it: printable, then redacted."""
+    return redact(printable(value, one_line=one_line))[0]
+
+
+def _text(record: dict[str, Any], field: str, line: int, *, one_line: bool = False) -> str:
     value = record.get(field)
-    if isinstance(value, str) and (value.strip() or not required):
-        return no_surrogates(value)
+    if isinstance(value, str) and (cleaned := _clean(value, one_line=one_line)).strip():
+        return cleaned
     raise PayloadError(f"Line {line}: {field!r} must be a non-empty string; nothing of that "
                        f"batch was imported. Fix the line and import again.")
 
@@ -99,8 +120,12 @@ def _parse(raw: bytes, line: int) -> dict[str, Any]:
 def import_lines(conn: sqlite3.Connection, lines: Iterable[bytes], *,
                  config: Config | None = None,
                  progress: Callable[[int], None] | None = None,
-                 profiles: Profiles | None = None) -> ImportReport:
-    """Import exported memories; returns what happened to them."""
+                 profiles: Profiles | None = None, trust: bool = False,
+                 now: float | None = None) -> ImportReport:
+    """Import exported memories; returns what happened to them. ``trust``: keep the
+    file's layer, confidence, importance, times and provenance (see the module doc);
+    ``now`` is for tests."""
+    claims = _Claims(trust=trust, now=time.time() if now is None else now)
     report = ImportReport()
     profiles = profiles if profiles is not None else Profiles(max_entries=256)
     #: The file's ids -> this store's, to carry superseded_by across.
@@ -112,7 +137,7 @@ def import_lines(conn: sqlite3.Connection, lines: Iterable[bytes], *,
         with transaction(conn):
             for number, record in batch:
                 memory_id = _import_one(conn, record, number, report=report, ids=ids,
-                                        links=links, profiles=profiles)
+                                        links=links, profiles=profiles, claims=claims)
                 if config is not None:
                     _schedule(conn, config, memory_id)
         if progress is not None:
@@ -136,20 +161,44 @@ def import_lines(conn: sqlite3.Connection, lines: Iterable[bytes], *,
     return report
 
 
+@dataclasses.dataclass(frozen=True)
+class _Claims:
+    """How much of a line is believed: all of it (``trust``), or only its text."""
+
+    trust: bool
+    now: float
+
+    def standing(self, record: dict[str, Any]) -> tuple[Layer, float, float]:
+        """The layer, confidence and importance the memory gets."""
+        layer: Layer = next((name for name in LAYERS if name == record.get("layer")), "buffer")
+        confidence = _number(record, "confidence", rows.CONFIDENCE_NEW)
+        importance = _number(record, "importance", rows.IMPORTANCE_NEW)
+        if self.trust:
+            return layer, confidence, importance
+        return (layer if layer in _CLAIMABLE else "buffer",
+                min(confidence, rows.CONFIDENCE_NEW), min(importance, rows.IMPORTANCE_NEW))
+
+    def times(self, record: dict[str, Any]) -> tuple[float, float]:
+        """When it was created and last changed: untrusted, it changed now (so its
+        promotion is scheduled from today, as a new memory's is)."""
+        created = _number(record, "created_at", 0.0, 0.0, 1e11)
+        if not self.trust:
+            return min(created, self.now), self.now
+        return created, _number(record, "updated_at", created, created, 1e11)
+
+
 def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *,
                 report: ImportReport, ids: dict[int, int], links: list[tuple[int, int]],
-                profiles: Profiles) -> int:
-    project = _text(record, "project", number)
-    key = _text(record, "key", number)
-    summary = _text(record, "summary", number)
+                profiles: Profiles, claims: _Claims) -> int:
+    project = _text(record, "project", number, one_line=True)
+    # A key becomes a slug again: whatever the file says, it is a slug of its text.
+    key = note_key(_text(record, "key", number, one_line=True))
+    summary = _text(record, "summary", number, one_line=True)
     body = _text(record, "body", number)
     kind = record.get("type")
     note_type: NoteType = next((t for t in NOTE_TYPES if t == kind), "takeaway")
-    layer: Layer = next((name for name in LAYERS if name == record.get("layer")), "buffer")
-    confidence = _number(record, "confidence", rows.CONFIDENCE_NEW)
-    importance = _number(record, "importance", rows.IMPORTANCE_NEW)
-    created = _number(record, "created_at", 0.0, 0.0, 1e11)
-    updated = _number(record, "updated_at", created, created, 1e11)
+    layer, confidence, importance = claims.standing(record)
+    created, updated = claims.times(record)
     existing = rows.get_by_key(conn, project, key)
     if existing is None:
         memory_id = rows.insert(conn, project=project, key=key, type=note_type, summary=summary,
@@ -157,7 +206,7 @@ def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *
                                 at=created, layer=layer, importance=importance,
                                 confidence=confidence, updated_at=updated)
         report.created += 1
-        _provenance(conn, memory_id, record, body)
+        _provenance(conn, memory_id, record, body, claims=claims, action="created")
     elif (existing.type, existing.summary, existing.body) == (note_type, summary, body):
         memory_id = existing.id
         report.unchanged += 1
@@ -168,7 +217,7 @@ def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *
                           reason="imported")
         rows.set_standing(conn, memory_id, layer=layer, confidence=confidence)
         report.updated += 1
-        _provenance(conn, memory_id, record, body)
+        _provenance(conn, memory_id, record, body, claims=claims, action="updated")
     old_id = record.get("id")
     if isinstance(old_id, int):
         ids[old_id] = memory_id
@@ -188,25 +237,26 @@ def _schedule(conn: sqlite3.Connection, config: Config, memory_id: int) -> None:
 
 
 def _provenance(conn: sqlite3.Connection, memory_id: int, record: dict[str, Any],
-                body: str) -> None:
+                body: str, *, claims: _Claims, action: Action) -> None:
     entries = record.get("provenance")
     saved = False
-    for entry in entries if isinstance(entries, list) else []:
+    for entry in entries if claims.trust and isinstance(entries, list) else []:
         if not isinstance(entry, dict) or not isinstance(entry.get("session"), str):
             continue
-        action: Action = next((a for a in ACTIONS if a == entry.get("action")), "created")
+        kind: Action = next((a for a in ACTIONS if a == entry.get("action")), "created")
         at = entry.get("at")
         rows.add_provenance(conn, rows.Provenance(
             memory_id=memory_id,
-            action=action,
-            session=no_surrogates(entry["session"]),
-            source=no_surrogates(str(entry.get("source") or "import")),
+            action=kind,
+            session=_clean(entry["session"], one_line=True),
+            source=_clean(str(entry.get("source") or "import"), one_line=True),
             slice_id=None,  # slices belong to the store they were drained into
             text_hash=text_hash(body),
             at=float(at) if isinstance(at, int | float) and not isinstance(at, bool) else 0.0,
         ))
         saved = True
     if not saved:
+        # Untrusted, the file's sessions are claims too: one save, by the import.
         rows.add_provenance(conn, rows.Provenance(
-            memory_id=memory_id, action="created", session="import", source="import",
-            slice_id=None, text_hash=text_hash(body), at=0.0))
+            memory_id=memory_id, action=action, session=IMPORT_SESSION, source="import",
+            slice_id=None, text_hash=text_hash(body), at=claims.now if not claims.trust else 0.0))

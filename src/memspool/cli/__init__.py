@@ -73,6 +73,18 @@ def _os_error_message(exc: OSError) -> str:
             f"write to, that the disk has room, then run the command again.")
 
 
+def _store_failure(args: argparse.Namespace, exc: sqlite3.Error) -> MemspoolError:
+    from memspool.config import load_config
+    from memspool.store import diagnose
+
+    try:
+        config = load_config(getattr(args, "home", None))
+    except MemspoolError:
+        return MemspoolError(f"The store refused the operation: {exc}. `memspool doctor` "
+                             f"says what is wrong.")
+    return diagnose(config.db_path, exc)
+
+
 def report_failure(message: str, *, as_json: bool) -> int:
     """Say what went wrong the one way every command does; returns the exit code 1."""
     if as_json:
@@ -97,9 +109,9 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one exit 
     except MemspoolError as exc:
         return report_failure(str(exc), as_json=as_json)
     except sqlite3.Error as exc:
-        return report_failure(
-            f"The store refused the operation: {exc}. If another memspool process holds it, "
-            f"try again; `memspool status` says whether the store is damaged.", as_json=as_json)
+        # What is wrong (a full disk, a read-only folder, a damaged file, a deleted
+        # WAL) is worth more than a guess that another process holds the store.
+        return report_failure(str(_store_failure(args, exc)), as_json=as_json)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 
 import orjson
 
 __all__ = [
-    "Handler", "Subparsers", "add_home", "add_json", "command", "positive_int", "print_json",
+    "Handler", "Subparsers", "add_home", "add_json", "command", "for_terminal", "positive_int",
+    "print_json",
 ]
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -29,6 +31,24 @@ def add_home(parser: argparse.ArgumentParser) -> None:
 def add_json(parser: argparse.ArgumentParser, what: str = "the result") -> None:
     parser.add_argument("--json", action="store_true",
                         help=f"print {what} as JSON (errors as {{\"ok\": false, \"error\": ...}})")
+
+
+#: What a terminal would act on instead of printing: C0 controls (ESC, BEL, CR, ...),
+#: DEL, C1 controls (CSI), and the bidi controls that reorder a line as it shows.
+_TERMINAL_CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_LINE_CONTROL: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def for_terminal(text: str, *, one_line: bool = False) -> str:
+    """``text`` safe to print: every control character shown as an escape (``\\x1b``)
+    instead of acted on, so stored text cannot retitle the terminal, clear it, write
+    the clipboard (OSC 52) or forge a line. ``one_line``: line breaks and tabs too."""
+    return (_TERMINAL_CONTROL if one_line else _LINE_CONTROL).sub(_escaped, text)
 
 
 def positive_int(value: str) -> int:

@@ -13,6 +13,7 @@ Installs the real hooks into a scratch settings.json under a new home (your
 own settings and home are not touched), writes a transcript in stages, fires
 the installed Stop, SubagentStop and PreCompact commands, lets the detached
 drainer ship the slices, then prints the slices and their byte counts.
+The temporary home is removed at the end; --home keeps one to look around in.
 
 Example:
     memspool demo
@@ -32,5 +33,6 @@ def _demo(args: argparse.Namespace) -> int:
 def register(sub: Subparsers) -> None:
     parser = command(sub, "demo", DOC, _demo)
     parser.add_argument("--home", type=Path, default=argparse.SUPPRESS,
-                        help="use this folder as the demo's home (default: a new temp folder)")
+                        help="use this folder as the demo's home, and keep it (default: a new "
+                             "temporary folder, removed at the end)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")

@@ -20,9 +20,10 @@ INSTALL_DOC = """Add memspool's hooks to Claude Code: capture each turn, give me
 
 Capture runs at Stop, SubagentStop, PreCompact and SessionEnd; the context
 block is printed at SessionStart; with --recall-on-prompt, matching memories
-are injected at UserPromptSubmit. Merges into settings.json (default
-~/.claude/settings.json, or under CLAUDE_CONFIG_DIR; --scope project uses
-./.claude/settings.json), keeps every
+are injected at UserPromptSubmit (running install again keeps it;
+--no-recall-on-prompt removes it). Whatever hook it removes, it says.
+Merges into settings.json (default ~/.claude/settings.json, or under
+CLAUDE_CONFIG_DIR; --scope project uses ./.claude/settings.json), keeps every
 other hook and setting, backs the file up first, and refuses to touch a file
 it cannot parse. Running it again changes nothing. The hook command carries
 the home it was installed for.
@@ -62,6 +63,10 @@ def _install(args: argparse.Namespace) -> int:
     else:
         verb = "installed" if result["changed"] else "already installed"
         print(f"memspool hooks {verb} in {result['settings']} ({', '.join(result['events'])})")
+        for event in result["removed"]:
+            what = (" (recall on prompt; --recall-on-prompt adds it back)"
+                    if event == "UserPromptSubmit" else "")
+            print(f"removed: the memspool hook at {event}{what}")
         if result["backup"]:
             print(f"backup: {result['backup']}")
         for warning in result["warnings"]:
@@ -107,7 +112,9 @@ def register(sub: Subparsers) -> None:
             parser.add_argument("--mcp", action="store_true",
                                 help="also register the MCP server with Claude Code (claude mcp "
                                      "add --scope user), or print the command to do it")
-            parser.add_argument("--recall-on-prompt", action="store_true",
-                                help="also add a UserPromptSubmit hook that injects up to 3 "
-                                     "memories matching each prompt (installing without this "
-                                     "flag turns it off)")
+            parser.add_argument("--recall-on-prompt", action=argparse.BooleanOptionalAction,
+                                default=None,
+                                help="add (or, with --no-recall-on-prompt, remove) the "
+                                     "UserPromptSubmit hook that injects up to 3 memories "
+                                     "matching each prompt; without either, an install keeps "
+                                     "it as it is")

@@ -7,7 +7,15 @@ import sys
 import time
 from pathlib import Path
 
-from memspool.cli._common import Subparsers, add_home, add_json, command, positive_int, print_json
+from memspool.cli._common import (
+    Subparsers,
+    add_home,
+    add_json,
+    command,
+    for_terminal,
+    positive_int,
+    print_json,
+)
 from memspool.distill import LlmOptions
 from memspool.errors import PayloadError
 from memspool.service import Service
@@ -54,7 +62,8 @@ def _list(args: argparse.Namespace) -> int:
         return 0
     for m in found:
         print(f"{m['id']:>6}  {m['layer']:<10} {m['type']:<10} {m['sessions']:>2} session(s)  "
-              f"conf {m['confidence']:.2f}  {m['project']}: {m['summary'][:90]}")
+              f"conf {m['confidence']:.2f}  {for_terminal(m['project'], one_line=True)}: "
+              f"{for_terminal(m['summary'][:90], one_line=True)}")
     return 0
 
 
@@ -64,31 +73,41 @@ def _show(args: argparse.Namespace) -> int:
     if args.json:
         print_json(memory)
         return 0
-    print(f"#{memory['id']} {memory['type']} in {memory['project']} ({memory['layer']}"
+    print(f"#{memory['id']} {memory['type']} in {for_terminal(memory['project'], one_line=True)}"
+          f" ({memory['layer']}"
           + (f", superseded by #{memory['superseded_by']}" if memory["superseded_by"] else "")
-          + f"); key {memory['key']}")
+          + f"); key {for_terminal(memory['key'], one_line=True)}")
     print(f"confidence {memory['confidence']:.2f}, importance {memory['importance']:.2f}, "
           f"{memory['sessions']} session(s); created {_when(memory['created_at'])}, "
           f"changed {_when(memory['updated_at'])}")
     print()
-    print(memory["body"])
+    print(for_terminal(memory["body"]))
     for entry in memory["history"]:
-        print(f"\n-- before {_when(entry['at'])} ({entry['reason']}):\n{entry['body']}")
+        print(f"\n-- before {_when(entry['at'])} ({entry['reason']}):\n"
+              f"{for_terminal(entry['body'])}")
     print("\nprovenance:")
     for p in memory["provenance"]:
         where = f" slice {p['slice_id']}" if p["slice_id"] else ""
-        print(f"  {_when(p['at'])} {p['action']:<8} session {p['session']} "
-              f"({p['source']}{where})")
+        print(f"  {_when(p['at'])} {p['action']:<8} session "
+              f"{for_terminal(p['session'], one_line=True)} "
+              f"({for_terminal(p['source'], one_line=True)}{where})")
     return 0
 
 
 def _forget(args: argparse.Namespace) -> int:
     with Service(args.home) as service:
-        result = service.forget(args.id)
+        result = service.forget(args.id, purge_source=args.purge_source)
     if args.json:
         print_json(result)
-    else:
-        print(f"forgot #{result['forgotten']} ({result['project']}: {result['summary'][:80]})")
+        return 0
+    print(f"forgot #{result['forgotten']} ({for_terminal(result['project'], one_line=True)}: "
+          f"{for_terminal(result['summary'][:80], one_line=True)})")
+    if args.purge_source:
+        print(f"scrubbed its text from {result['slices_scrubbed']} slice(s) it came from")
+    if not result["wal_cleared"]:
+        print("warning: another process was reading the store, so its write-ahead log "
+              "(memspool.db-wal) may still hold the text until that process closes it or "
+              "the next forget", file=sys.stderr)
     return 0
 
 
@@ -115,7 +134,7 @@ def _import(args: argparse.Namespace) -> int:
     with handle, Service(args.home) as service, tqdm(
             total=total, unit=" memories", disable=not sys.stderr.isatty(),
             file=sys.stderr) as bar:
-        report = service.import_lines(handle, progress=bar.update)
+        report = service.import_lines(handle, progress=bar.update, trust=args.trust)
     if args.json:
         print_json({"ok": True, **report.as_dict()})
     else:
@@ -173,9 +192,16 @@ def register(sub: Subparsers) -> None:
     add_json(show, "the memory")
     forget = command(inner, "forget", "Forget a memory: gone from the store and from recall; "
                      "digesting transcripts again does not bring it back.\n\n"
-                     "Example:\n    memspool memories forget 12", _forget)
+                     "Its text leaves every table, index and the database file (the WAL is\n"
+                     "checkpointed); --purge-source also replaces it with [FORGOTTEN] in the\n"
+                     "slices it was made from. Ids are never reused: forgetting the same id\n"
+                     "again says there is no such memory.\n\n"
+                     "Example:\n    memspool memories forget 12 --purge-source", _forget)
     add_home(forget)
     forget.add_argument("id", type=int, help="memory id")
+    forget.add_argument("--purge-source", action="store_true",
+                        help="also scrub its text (whole and line by line, earlier texts "
+                             "too) from the slices it came from")
     add_json(forget)
     export = command(inner, "export", "Write memories as JSONL on stdout, one a line.\n\n"
                      "Example:\n    memspool memories export --project api > api.jsonl",
@@ -183,9 +209,20 @@ def register(sub: Subparsers) -> None:
     add_home(export)
     export.add_argument("--project", help="only this project's memories")
     imported = command(inner, "import", "Import memories from a JSONL export (idempotent).\n\n"
-                       "Example:\n    memspool memories import api.jsonl", _import)
+                       "A file is untrusted input: its text is redacted and stripped of\n"
+                       "control characters, and each memory lands as provisional memory\n"
+                       "(buffer, confidence 0.5, one import session) that the archivist\n"
+                       "still has to corroborate, whatever layer and confidence the file\n"
+                       "claims. --trust keeps the file's layer, confidence, importance,\n"
+                       "times and provenance: only for a file you made yourself.\n\n"
+                       "Example:\n    memspool memories import api.jsonl\n"
+                       "    memspool memories export | memspool --home ~/new memories import - "
+                       "--trust", _import)
     add_home(imported)
     imported.add_argument("file", help="the JSONL file ('-' for stdin)")
+    imported.add_argument("--trust", action="store_true",
+                          help="keep the file's layer, confidence, importance, times and "
+                               "provenance (a file you exported yourself)")
     add_json(imported)
 
     maintain = command(sub, "maintain", MAINTAIN_DOC, _maintain)

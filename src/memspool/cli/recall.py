@@ -6,7 +6,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from memspool.cli._common import Subparsers, add_home, add_json, command, positive_int, print_json
+from memspool.cli._common import (
+    Subparsers,
+    add_home,
+    add_json,
+    command,
+    for_terminal,
+    positive_int,
+    print_json,
+)
 from memspool.project import project_name
 from memspool.service import Service
 from memspool.store.kinds import NOTE_TYPES
@@ -48,8 +56,9 @@ def _search(args: argparse.Namespace) -> int:
         return 0
     for hit in result["results"]:
         layer = "" if hit["layer"] in ("buffer", "canonical") else f" [{hit['layer']}]"
-        print(f"{hit['id']:>6}  {hit['score']:>7.2f}  {hit['project']}/{hit['type']}{layer}: "
-              f"{hit['summary'][:100]}")
+        print(f"{hit['id']:>6}  {hit['score']:>7.2f}  "
+              f"{for_terminal(hit['project'], one_line=True)}/{hit['type']}{layer}: "
+              f"{for_terminal(hit['summary'][:100], one_line=True)}")
     return 0
 
 
@@ -60,9 +69,10 @@ def _context(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"project": project, "text": text})
     elif text:
-        sys.stdout.write(text)
+        sys.stdout.write(for_terminal(text))
     else:
-        print(f"no memories in recall for the project {project}", file=sys.stderr)
+        print(f"no memories in recall for the project {for_terminal(project, one_line=True)}",
+              file=sys.stderr)
     return 0
 
 

@@ -39,9 +39,13 @@ def _bytes(value: str) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     # Imported here: Starlette and uvicorn load only when a server starts.
-    from memspool.http.app import create_app, run
+    from memspool.http.app import create_app, listen, run
 
+    # Bound first: a port in use is said before anything claims to be serving.
+    sock = listen(args.host, args.port)
     app = create_app(args.home, host=args.host, port=args.port, max_body=args.max_body)
+    if app.state.token_replaced:
+        print(f"memspool: warning: {app.state.token_replaced}", file=sys.stderr)
     if not is_loopback(args.host):
         print(f"memspool: warning: serving on {args.host}, not only this machine: anyone who "
               f"can reach it and holds the token can read and change your memory. Prefer "
@@ -49,7 +53,7 @@ def _serve(args: argparse.Namespace) -> int:
     where = f"[{args.host}]" if ":" in args.host else args.host
     print(f"memspool: serving http://{where}:{args.port} (token in "
           f"{app.state.home / TOKEN_NAME}); Ctrl-C stops it", file=sys.stderr)
-    run(app, args.host, args.port)
+    run(app, args.host, args.port, sock)
     return 0
 
 

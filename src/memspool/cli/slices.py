@@ -11,6 +11,7 @@ from memspool.cli._common import (
     add_home,
     add_json,
     command,
+    for_terminal,
     positive_int,
     print_json,
 )
@@ -52,6 +53,9 @@ def _list(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     with Service(args.home, readonly=True) as service:
         text = service.slice_text(args.id)
+    if sys.stdout.isatty():
+        # A transcript's escape sequences are shown, not acted on; a pipe gets the text.
+        text = for_terminal(text)
     # A terminal or pipe that cannot take a character gets an escape, not a traceback.
     data = (text if text.endswith("\n") else text + "\n").encode("utf-8", "backslashreplace")
     sys.stdout.flush()

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -132,10 +135,43 @@ def _wait_drained(home: Path, deadline: float, *, since: float | None = None) ->
     return False
 
 
+def memspool_command() -> str:
+    """How to run this memspool from a shell: ``memspool`` when that name on PATH is this
+    install's, else this interpreter with ``-m memspool``."""
+    found = shutil.which("memspool")
+    if found and Path(found).resolve().parent == Path(sys.executable).resolve().parent:
+        return "memspool"
+    return f"{shlex.quote(sys.executable)} -m memspool"
+
+
+def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> dict[str, Any]:
+    """Run the simulated session; returns the numbers it printed.
+
+    Without ``home`` it runs in a new temporary folder, removed at the end (once
+    the detached drainer has exited); a ``home`` given is kept to look around in.
+    """
+    if home is not None:
+        result = _simulate(home.absolute(), out)
+        out(f"  look around: MEMSPOOL_HOME={shlex.quote(result['home'])} "
+            f"{memspool_command()} memories list")
+        return result
+    scratch = Path(tempfile.mkdtemp(prefix="memspool-demo-")).absolute()
+    result = _simulate(scratch, out)
+    from memspool.drainer.lock import drainer_running
+
+    if drainer_running(load_config(scratch, env={})):
+        out(f"  the demo's home {scratch} is kept: its drainer is still running")
+        return result
+    shutil.rmtree(scratch, ignore_errors=True)
+    result["home"] = None
+    out(f"  the demo's home was a temporary folder, now removed; to keep one and look "
+        f"around: {memspool_command()} demo --home DIR")
+    return result
+
+
 # One long function on purpose: it reads top to bottom as the session it simulates.
-def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> dict[str, Any]:  # noqa: PLR0915
-    """Run the simulated session; returns the numbers it printed."""
-    home = (home or Path(tempfile.mkdtemp(prefix="memspool-demo-"))).absolute()
+def _simulate(home: Path, out: Callable[[str], None]) -> dict[str, Any]:  # noqa: PLR0915
+    """The simulated session in ``home``; returns the numbers it printed."""
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
     claude = home / "demo-claude"
     project_dir = claude / "projects" / "-home-user-projects-spotter"
@@ -238,20 +274,10 @@ def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> di
     out(f"  memspool search {session['search']!r} --project {session['project']}:")
     for hit in hits or [{"id": "-", "summary": "no memory matches"}]:
         out(f"    #{hit['id']} {hit['summary']}")
-    out("")
-    out(f"  look around: {_cli_hint()} memories list --home {home}")
     return {"home": str(home), "slices": len(rows), "raw_bytes": raw_total, "covered": covered,
             "text_chars": text_chars, "stored_bytes": stored, "drained": drained,
             "memories": len(memories), "slices_without_memory": len(unused),
             "context_chars": len(block), "search_hits": len(hits)}
-
-
-def _cli_hint() -> str:
-    """How to run memspool from here: the command when it is on PATH, else this interpreter."""
-    import shutil
-    import sys
-
-    return "memspool" if shutil.which("memspool") else f"{sys.executable} -m memspool"
 
 
 def _play_coding_session(home: Path, claude: Path, commands: dict[str, str],

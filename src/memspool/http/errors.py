@@ -17,8 +17,10 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
+from memspool.config import load_config
 from memspool.errors import MemspoolError, NotFound, StoreError
 from memspool.http.responses import error_response
+from memspool.store import diagnose
 
 __all__ = ["HANDLERS"]
 
@@ -38,6 +40,10 @@ async def _memspool(request: Request, exc: Exception) -> Response:
 
 
 async def _sqlite(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, sqlite3.Error):
+        # What is wrong (full disk, read-only, damaged, a deleted WAL), in one sentence.
+        home = request.app.state.home
+        return error_response(503, str(diagnose(load_config(home).db_path, exc)))
     return error_response(503, f"The store refused the operation ({exc}). If another memspool "
                                f"process holds it, try again; GET /status says whether the "
                                f"store is damaged.")

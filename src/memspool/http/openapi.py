@@ -67,8 +67,9 @@ def _paths() -> dict[str, Any]:
             "get": _operation("One memory with its history and provenance.",
                               _answer("The memory.", errors=("400", "404")),
                               parameters=[memory_id]),
-            "delete": _operation("Forget a memory for good.",
-                                 _answer("{ok, forgotten, project, summary}.",
+            "delete": _operation("Forget a memory for good: its text leaves the store and "
+                                 "its files. Ids are never reused: a retry is a 404.",
+                                 _answer("{ok, forgotten, project, summary, wal_cleared}.",
                                          errors=("400", "404")),
                                  parameters=[memory_id]),
         },

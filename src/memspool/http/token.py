@@ -1,8 +1,16 @@
-"""The API's bearer token: made once in HOME/api-token, read on every later start."""
+"""The API's bearer token: made once in HOME/api-token, read on every later start.
+
+A token file others could read (its mode allows group or other access) may
+have been read: it is replaced by a new token, and the server says so. A
+token path that is not a regular file of the user's (a named pipe, a
+device, a symlink) is refused with a sentence, never opened so that a read
+could block.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import secrets
 import stat
@@ -12,7 +20,7 @@ from typing import Final
 from memspool.errors import HomeError
 from memspool.http.limits import TOKEN_NAME
 
-__all__ = ["read_or_create_token"]
+__all__ = ["ApiToken", "read_or_create_token"]
 
 #: 32 random bytes, URL-safe base64: 43 characters.
 TOKEN_BYTES: Final = 32
@@ -20,8 +28,17 @@ _SHORTEST: Final = 32
 _READ_LIMIT: Final = 1024
 
 
-def read_or_create_token(home: Path) -> str:
-    """The token in ``home``/api-token, made first if there is none.
+@dataclasses.dataclass(frozen=True)
+class ApiToken:
+    """The token, and why it was replaced (``None`` when it was not)."""
+
+    value: str
+    replaced: str | None = None
+
+
+def read_or_create_token(home: Path) -> ApiToken:
+    """The token in ``home``/api-token, made first if there is none, made anew if
+    others could read it.
 
     ``home`` must exist. The file is created whole or not at all: the token
     is written to a private temporary file that is then hard-linked to its
@@ -31,10 +48,17 @@ def read_or_create_token(home: Path) -> str:
     path = home / TOKEN_NAME
     if not path.exists() and not path.is_symlink():
         _create(path)
-    return _read(path)
+    value, mode = _read(path)
+    if not mode & 0o077:
+        return ApiToken(value)
+    _create(path, replace=True)
+    value, _ = _read(path)
+    return ApiToken(value, replaced=(
+        f"the API token {path} was readable by others (mode {mode:o}), so it may have been "
+        f"read: it was replaced by a new one (mode 600). Clients must read the new token."))
 
 
-def _create(path: Path) -> None:
+def _create(path: Path, *, replace: bool = False) -> None:
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
@@ -44,9 +68,12 @@ def _create(path: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-        # link() fails if the name exists: whoever linked first made the token.
-        with contextlib.suppress(FileExistsError):
-            os.link(temporary, path)
+        if replace:
+            temporary.replace(path)  # atomically: a reader sees the old or the new
+        else:
+            # link() fails if the name exists: whoever linked first made the token.
+            with contextlib.suppress(FileExistsError):
+                os.link(temporary, path)
     except OSError as exc:
         raise HomeError(f"Cannot create the API token {path}: {exc.strerror or exc}. Check "
                         f"that {path.parent} is yours and writable.", str(path)) from None
@@ -55,25 +82,28 @@ def _create(path: Path) -> None:
             temporary.unlink()
 
 
-def _read(path: Path) -> str:
+def _read(path: Path) -> tuple[str, int]:
+    """The token in ``path`` and the file's permission bits."""
     advice = f"Delete {path} and start the server again; it makes a new token."
     try:
         # O_NOFOLLOW: a symlink planted in place of the token must not hand
         # the server (and so any client) a token chosen by someone else.
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        # O_NONBLOCK: opening a named pipe for reading would wait for a writer.
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError as exc:
         raise HomeError(f"Cannot read the API token {path}: {exc.strerror or exc}. {advice}",
                         str(path)) from None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+        if not stat.S_ISREG(info.st_mode):
+            raise HomeError(f"The API token {path} is not a regular file (a named pipe, a "
+                            f"socket or a device). {advice}", str(path))
+        if info.st_uid != os.getuid():
             raise HomeError(f"The API token {path} is not a file of yours. {advice}", str(path))
-        if info.st_mode & 0o077:
-            os.fchmod(fd, 0o600)
         data = os.read(fd, _READ_LIMIT)
     finally:
         os.close(fd)
     token = data.decode("ascii", "replace").strip()
     if len(token) < _SHORTEST or not all(c.isalnum() or c in "-_" for c in token):
         raise HomeError(f"The API token {path} is damaged. {advice}", str(path))
-    return token
+    return token, stat.S_IMODE(info.st_mode)

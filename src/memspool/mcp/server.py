@@ -11,6 +11,8 @@ then run on the server's one thread, where the store connection lives.
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Final
@@ -20,6 +22,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from memspool import __version__
 from memspool.errors import MemspoolError
+from memspool.mcp.wire import repaired_stdin
 from memspool.project import project_name
 from memspool.service import Service
 
@@ -129,7 +132,8 @@ def build_server(home: Path | None = None) -> MCPServer:
 
     @server.tool(description=(
         "Forget a memory by id: gone from the store, from search and from the context block; "
-        "digesting transcripts again does not bring it back."))
+        "digesting transcripts again does not bring it back. Ids are never reused, so "
+        "forgetting an id again says there is no such memory."))
     async def forget(id: int) -> dict[str, Any]:
         result: dict[str, Any] = call(service.forget, id)
         return result
@@ -151,6 +155,19 @@ def _project() -> str:
 
 
 def main(home: Path | None = None) -> int:
-    """Serve over stdio until the client closes the connection."""
-    build_server(home).run("stdio")
+    """Serve over stdio until the client closes the connection.
+
+    A message with a lone surrogate is repaired before the SDK reads it (see
+    :mod:`memspool.mcp.wire`), so every call is answered. A client that goes
+    away in the middle of a call (its end of the pipe closed) ends the server
+    quietly: there is no one left to answer.
+    """
+    server = build_server(home)
+    sys.stdin = repaired_stdin(sys.stdin.buffer)
+    try:
+        server.run("stdio")
+    except* (BrokenPipeError, ConnectionResetError):
+        # Nothing more can be written to the client; keep the interpreter's own
+        # flush of stdout at exit from reporting the closed pipe.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0

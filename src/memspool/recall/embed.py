@@ -22,8 +22,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import importlib.metadata
 import importlib.util
 import json
+import shlex
+import sys
+import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -34,14 +38,36 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["SHIPPED_MODEL", "Encoder", "SemanticState", "semantic_state"]
+__all__ = ["SHIPPED_MODEL", "Encoder", "SemanticState", "install_hint", "semantic_state"]
 
 SHIPPED_MODEL: Final = Path(__file__).resolve().parent / "model"
 #: The files that make a model; their bytes make its hash.
 MODEL_FILES: Final = ("config.json", "tokenizer.json", "model.safetensors")
-INSTALL_HINT: Final = "pip install 'memspool[semantic]'"
+#: The README's words for adding the extra (memspool installs from a clone).
+INSTALL_HINT: Final = "pip install '.[semantic]'"
 #: Texts tokenized per call while embedding many.
 ENCODE_BATCH: Final = 1024
+
+
+def _installed_from() -> str | None:
+    """The folder memspool was installed from (pip records it, PEP 610), if it was one."""
+    try:
+        record = importlib.metadata.distribution("memspool").read_text("direct_url.json")
+        url = json.loads(record or "{}").get("url", "")
+    except (importlib.metadata.PackageNotFoundError, ValueError, AttributeError):
+        return None
+    if not isinstance(url, str) or not url.startswith("file://"):
+        return None
+    folder = Path(urllib.parse.unquote(urllib.parse.urlparse(url).path))
+    return str(folder) if (folder / "pyproject.toml").is_file() else None
+
+
+def install_hint() -> str:
+    """The command that adds the semantic extra to this install: the README's
+    ``pip install '.[semantic]'``, run with this interpreter in the clone it came from."""
+    pip = f"{shlex.quote(sys.executable)} -m {INSTALL_HINT}"
+    folder = _installed_from()
+    return f"cd {shlex.quote(folder)} && {pip}" if folder else f"{pip} in your memspool clone"
 
 
 class Encoder:
@@ -155,7 +181,7 @@ def semantic_state(config: Config, *, load: bool = True) -> SemanticState:
     if importlib.util.find_spec("model2vec") is None:
         asked = " (semantic = on)" if config.semantic == "on" else ""
         return SemanticState(False, f"the semantic extra is not installed{asked}: "
-                                    f"{INSTALL_HINT}", model)
+                                    f"{install_hint()}", model)
     if not load:
         return SemanticState(True, "on", model)
     return SemanticState(True, "on", model, _load(folder))

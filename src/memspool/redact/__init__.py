@@ -3,6 +3,7 @@
     engine.py        one trigger scan over the text, then the anchored rule at each hit
     rules.py         how rules are written; URLs, headers, keyword assignments
     rules_vendor.py  what vendors and tools know: token families, curl/mysql/.netrc passwords
+    normal.py        the normalised view: a disguised secret read as it reads
 
 ``redact(text) -> (text, counts)`` is the whole interface; a second pass
 changes nothing.

@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
+from memspool.redact.normal import view
 from memspool.redact.rules import (
     BARE_RUN,
     CONTEXT,
@@ -194,22 +195,24 @@ def _finding_at(
     return None
 
 
-def _matches(text: str) -> Iterator[Finding]:
-    """Yield ``(start, end, family, priority)`` for every secret found, in trigger order."""
+def _matches(text: str, start: int = 0, end: int | None = None) -> Iterator[Finding]:
+    """Yield ``(start, end, family, priority)`` for every secret found, in trigger order;
+    only triggers in ``text[start:end]`` are looked at (a match may reach past ``end``)."""
+    stop = len(text) if end is None else end
     # Per priority (GENERIC, CONTEXT, FORMAT: 0, 1, 2), where the text its findings (and
     # claims) settled ends.
-    settled = [0, 0, 0]
+    settled = [start, start, start]
     claims = _Claims(text)
-    pos = 0
-    while True:
+    pos = start
+    while pos < stop:
         level = _level(settled, pos)
         if level == FORMAT:
             pos = settled[FORMAT]
             continue
         scan, rules_at = _SCANS[level]
         if level < 0:
-            hit = scan.search(text, pos)
-            if hit is None:
+            hit = scan.search(text, pos, stop + _TRIGGER_REACH)
+            if hit is None or hit.start() >= stop:
                 return
         else:
             # Within the settled text, and as far past it as a trigger there may reach.
@@ -225,6 +228,27 @@ def _matches(text: str) -> Iterator[Finding]:
         if finding is not None:
             yield finding
             settled[finding[3]] = max(settled[finding[3]], finding[1])
+
+
+#: A secret the normalised view reveals has a change of the view inside it, and
+#: the trigger it is found by inside it too, so the rules run on the view only
+#: around each change: back as far as the longest secret a rule takes whole
+#: (the PEM block of a 4096-bit RSA key is about 3.3 KB), forward as far as a
+#: trigger may sit from the start of its match.
+_VIEW_BACK: Final = 4096
+_VIEW_AHEAD: Final = 1024
+
+
+def _view_windows(changes: list[tuple[int, int]], size: int) -> list[tuple[int, int]]:
+    """The stretches of the view around ``changes`` (view spans), merged."""
+    windows: list[tuple[int, int]] = []
+    for start, end in changes:
+        lo, hi = max(0, start - _VIEW_BACK), min(size, end + _VIEW_AHEAD)
+        if windows and lo <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], max(windows[-1][1], hi))
+        else:
+            windows.append((lo, hi))
+    return windows
 
 
 def _json_safe(text: str, start: int, end: int) -> tuple[int, int]:
@@ -248,8 +272,20 @@ def redact(text: str) -> tuple[str, dict[str, int]]:
 
     Overlapping findings become one replacement, named after the finding of the highest
     priority (a vendor format over a header or URL over a generic name), else the first.
+
+    The rules also run over the text as it reads (:mod:`memspool.redact.normal`: invisible
+    characters removed, NFKC, entities and escapes decoded, AWS key ids upper-cased); a
+    secret found there is replaced over the span of the original it was read from.
     """
-    found = sorted(_matches(text), key=lambda m: (m[0], -m[1]))
+    found = list(_matches(text))
+    normal = view(text)
+    if normal is not None:
+        for lo, hi in _view_windows(normal.changed(), len(normal.text)):
+            for start, end, family, priority in _matches(normal.text, lo, hi):
+                begin, stop = normal.original(start, end)
+                if stop > begin:
+                    found.append((begin, stop, family, priority))
+    found.sort(key=lambda m: (m[0], -m[1]))
     if not found:
         return text, {}
     spans: list[tuple[int, int, str, int]] = []

@@ -4,6 +4,9 @@
     cursors.py   per-transcript byte cursors
     slices.py    the queue the drainer fills (never searched)
     memories.py  memory rows, their provenance and the term index
+    tombstones.py  what a forgotten memory leaves: keyed hashes, never text
+    erase.py     after a forget: the search index merged, the WAL emptied
+    upgrades.py  migrations SQL alone cannot write (the memories rebuild)
 
 Every other room reaches SQLite through here.
 """

@@ -12,14 +12,16 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeAlias
 
 from memspool.config import FILE_MODE, Config, tighten_home
 from memspool.errors import HomeError, StoreError
 from memspool.hooks.fts import identifiers
+from memspool.store.upgrades import ids_never_reused, tombstones_keyed
 
 __all__ = [
     "MIGRATIONS", "connect", "connect_readonly", "damaged", "diagnose", "get_state", "set_state",
@@ -33,9 +35,13 @@ BUSY_TIMEOUT_SECS: Final = 30.0
 #: Pause between attempts to switch a new store to WAL (see _enter_wal).
 WAL_RETRY_SECS: Final = 0.02
 
+#: One migration: an SQL script, or a function of the connection for what SQL
+#: alone cannot write (see memspool.store.upgrades).
+Migration: TypeAlias = str | Callable[[sqlite3.Connection], None]
+
 #: Each entry moves the schema one version up (PRAGMA user_version).
 #: Append only: never edit a migration that has shipped.
-MIGRATIONS: Final[list[str]] = [
+MIGRATIONS: Final[list[Migration]] = [
     # 1: the capture path.
     """
     CREATE TABLE captures (
@@ -289,6 +295,14 @@ MIGRATIONS: Final[list[str]] = [
     """
     ALTER TABLE memories ADD COLUMN clarity REAL NOT NULL DEFAULT 1.0;
     """,
+    # 9: ids are never reused: memories.id becomes AUTOINCREMENT, by a rebuild
+    # of the table that keeps every row, index and trigger, so a retried forget
+    # of a memory that is gone finds nothing instead of the next memory
+    # (memspool.store.upgrades).
+    ids_never_reused,
+    # 10: a forget tombstone keeps keyed hashes only, never the key of the
+    # memory it stands for (memspool.store.tombstones).
+    tombstones_keyed,
 ]
 
 
@@ -309,6 +323,9 @@ def _refuse_symlink(path: Path) -> None:
 
 #: SQLite's words for a file that is not (or no longer) a sound database.
 _DAMAGE_WORDS: Final = ("malformed", "not a database", "corrupt")
+#: The WAL file's header, and each frame's header before its page (walformat.html).
+WAL_HEADER_BYTES: Final = 32
+WAL_FRAME_HEADER_BYTES: Final = 24
 #: Less free space than this on the store's file system reads as a full disk:
 #: SQLite needs room for a page, its journal and the WAL index.
 LOW_SPACE_BYTES: Final = 1024 * 1024
@@ -342,10 +359,38 @@ def _disk_full(path: Path) -> bool:
     return fs.f_bavail * fs.f_frsize < LOW_SPACE_BYTES
 
 
+def _wal_lost(path: Path) -> bool:
+    """Whether the WAL index (-shm) counts frames that the -wal file no longer holds: the
+    WAL was deleted (or cut short) while a process had the store open."""
+    shm, wal = path.with_name(f"{path.name}-shm"), path.with_name(f"{path.name}-wal")
+    try:
+        with shm.open("rb") as index:
+            header = index.read(20)
+        size = wal.stat().st_size if wal.exists() else 0
+    except OSError:
+        return False
+    if len(header) < 20:
+        return False
+    # The WAL-index header (sqlite.org/walformat.html), in the machine's byte order:
+    # the page size at byte 14 (1 meaning 65536), the last valid frame at byte 16.
+    page = int.from_bytes(header[14:16], sys.byteorder) or 1
+    frames = int.from_bytes(header[16:20], sys.byteorder)
+    page = 65536 if page == 1 else page
+    return frames > 0 and size < WAL_HEADER_BYTES + frames * (WAL_FRAME_HEADER_BYTES + page)
+
+
 def diagnose(path: Path, exc: sqlite3.Error) -> StoreError:
     """A store error that says what is wrong and what to do; moving the store aside
     is advised only when SQLite itself finds it damaged."""
     reason = str(exc)
+    if "disk I/O error" in reason and _wal_lost(path):
+        wal = path.with_name(f"{path.name}-wal")
+        return StoreError(
+            f"The store's write-ahead log {wal} was deleted while a memspool process (a "
+            f"drainer, `memspool serve` or `memspool mcp`) had the store open; that process "
+            f"still holds the log. Stop it the usual way (Ctrl-C, or `kill` without -9): as "
+            f"it closes it writes the log into the store. Then run the command again; never "
+            f"delete the -wal file by hand.")
     if "full" in reason or _disk_full(path):
         return StoreError(f"Cannot write the store {path}: the disk is full ({reason}). Free "
                           f"some space; the store is intact and nothing stored was lost.")
@@ -385,6 +430,9 @@ def connect(config: Config) -> sqlite3.Connection:
         # only a process crash; the drainer commits a few times per turn.
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA foreign_keys=ON")
+        # What is deleted (a forgotten memory above all) is overwritten with
+        # zeros, not left in free pages for anyone reading the file.
+        conn.execute("PRAGMA secure_delete=ON")
         # The search index's triggers call it on every write of a memory.
         conn.create_function("memspool_identifiers", 1, identifiers, deterministic=True)
         _migrate(conn)
@@ -461,6 +509,17 @@ def _enter_wal(conn: sqlite3.Connection) -> None:
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
+    # A table rebuild (memspool.store.upgrades) drops the old table: with
+    # foreign keys on, that would cascade into every table referring to it.
+    # The pragma is a no-op inside a transaction, so it is set around them.
+    conn.execute("PRAGMA foreign_keys=OFF")
+    try:
+        _migrate_all(conn)
+    finally:
+        conn.execute("PRAGMA foreign_keys=ON")
+
+
+def _migrate_all(conn: sqlite3.Connection) -> None:
     while True:
         with transaction(conn):
             # Read the version inside the write transaction: two processes
@@ -474,8 +533,12 @@ def _migrate(conn: sqlite3.Connection) -> None:
                 )
             if version == len(MIGRATIONS):
                 return
-            for statement in _statements(MIGRATIONS[version]):
-                conn.execute(statement)
+            migration = MIGRATIONS[version]
+            if callable(migration):
+                migration(conn)
+            else:
+                for statement in _statements(migration):
+                    conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {version + 1}")
 
 
@@ -498,7 +561,10 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     try:
         yield conn
     except BaseException:
-        conn.execute("ROLLBACK")
+        # SQLite rolls back by itself after some errors (I/O, full disk): a second
+        # ROLLBACK would fail and hide the error that says what happened.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
 

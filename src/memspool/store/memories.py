@@ -22,8 +22,10 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Final
 
+from memspool.store import tombstones
 from memspool.store.db import transaction
 from memspool.store.kinds import Action, Layer, NoteType
+from memspool.untrusted import printable
 
 __all__ = [
     "BUFFER_LAYER",
@@ -266,6 +268,10 @@ def _set_terms(
     conn.executemany(
         "UPDATE term_counts SET memories = memories - 1 WHERE project = ? AND term = ?",
         [(project, term) for term in gone])
+    # A term no memory holds any more goes: its row would keep a forgotten word.
+    conn.executemany(
+        "DELETE FROM term_counts WHERE project = ? AND term = ? AND memories <= 0",
+        [(project, term) for term in gone])
     conn.executemany(
         "INSERT INTO memory_terms (project, term, memory_id) VALUES (?, ?, ?)",
         [(project, term, memory_id) for term in added])
@@ -291,7 +297,12 @@ def insert(
     updated_at: float | None = None,
     clarity: float = 1.0,
 ) -> int:
-    """A new memory (provisional unless an import says otherwise); returns its id."""
+    """A new memory (provisional unless an import says otherwise); returns its id.
+
+    Text is stored :func:`~memspool.untrusted.printable` (no terminal control
+    characters), here and in every other write of this module, whoever calls.
+    ``project`` and ``key`` are identities the caller looks up by: it cleans them."""
+    summary, body = printable(summary, one_line=True), printable(body)
     cursor = conn.execute(
         "INSERT INTO memories (project, key, type, layer, summary, body, importance, confidence,"
         " corroborations, created_at, updated_at, clarity)"
@@ -319,6 +330,7 @@ def update_in_place(
     """The same key was captured again: its text replaces the memory's (the old text
     goes to its history). A memory that had left recall (superseded, archived) is
     current again: the newer capture wins."""
+    summary, body = printable(summary, one_line=True), printable(body)
     if (type, summary, body) != (memory.type, memory.summary, memory.body):
         keep_history(conn, memory, at=at, reason="updated")
     conn.execute(
@@ -350,7 +362,8 @@ def corroborate(
             (at, clarity, memory.id),
         )
         return
-    summary = memory.summary if summary is None else summary
+    body = printable(body)
+    summary = memory.summary if summary is None else printable(summary, one_line=True)
     if (body, summary) != (memory.body, memory.summary):
         keep_history(conn, memory, at=at, reason="merged")
     conn.execute(
@@ -382,8 +395,8 @@ def add_provenance(conn: sqlite3.Connection, record: Provenance) -> None:
     conn.execute(
         "INSERT INTO provenance (memory_id, action, session, source, slice_id, text_hash, at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (record.memory_id, record.action, record.session, record.source, record.slice_id,
-         record.text_hash, record.at),
+        (record.memory_id, record.action, printable(record.session, one_line=True),
+         printable(record.source, one_line=True), record.slice_id, record.text_hash, record.at),
     )
     count_sessions(conn, record.memory_id)
 
@@ -501,33 +514,30 @@ def absorb(conn: sqlite3.Connection, survivor: Memory, other: Memory, *, at: flo
 def replace_text(conn: sqlite3.Connection, memory: Memory, *, type: NoteType, summary: str,
                  body: str, terms: Sequence[str], at: float, reason: str) -> None:
     """Give ``memory`` another text, keeping the current one in its history."""
+    summary, body = printable(summary, one_line=True), printable(body)
     keep_history(conn, memory, at=at, reason=reason)
     conn.execute("UPDATE memories SET type = ?, summary = ?, body = ?, updated_at = ?"
                  " WHERE id = ?", (type, summary, body, at, memory.id))
     _set_terms(conn, memory.project, memory.id, terms)
 
 
-def forget(conn: sqlite3.Connection, memory: Memory, *, at: float) -> None:
-    """Delete ``memory`` with its history and terms, leaving a tombstone per text it was
-    saved with, so the same note is not created again (see :func:`forgotten`)."""
-    hashes = {row[0] for row in conn.execute(
-        "SELECT text_hash FROM provenance WHERE memory_id = ?", (memory.id,))}
-    conn.executemany(
-        "INSERT OR IGNORE INTO forgotten (project, key, text_hash, at) VALUES (?, ?, ?, ?)",
-        [(memory.project, memory.key, text_hash, at) for text_hash in hashes or {""}],
-    )
+def forget(conn: sqlite3.Connection, memory: Memory, *, at: float) -> list[int]:
+    """Delete ``memory`` with its history, provenance and terms, leaving a tombstone of keyed
+    hashes per text it was saved with, so the same note is not created again (see
+    :func:`forgotten`); returns the ids of the slices it was saved from."""
+    saves = conn.execute("SELECT text_hash, slice_id FROM provenance WHERE memory_id = ?",
+                         (memory.id,)).fetchall()
+    tombstones.bury(conn, memory.project, memory.key, {row[0] for row in saves}, at)
     conn.execute("UPDATE memories SET superseded_by = NULL WHERE superseded_by = ?",
                  (memory.id,))
     _set_terms(conn, memory.project, memory.id, ())
     conn.execute("DELETE FROM memories WHERE id = ?", (memory.id,))
+    return sorted({int(row[1]) for row in saves if row[1] is not None})
 
 
 def forgotten(conn: sqlite3.Connection, project: str, text_hash: str) -> bool:
     """Was a memory saved with this text in ``project`` forgotten on purpose?"""
-    return conn.execute(
-        "SELECT 1 FROM forgotten WHERE project = ? AND text_hash = ? LIMIT 1",
-        (project, text_hash),
-    ).fetchone() is not None
+    return tombstones.buried(conn, project, text_hash)
 
 
 def count_by_layer(conn: sqlite3.Connection) -> dict[str, int]:

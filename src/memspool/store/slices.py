@@ -17,9 +17,15 @@ import zstandard
 from memspool.errors import SliceNotFound
 
 __all__ = [
-    "LIST_COLUMNS", "NewSlice", "insert_slice", "list_slices", "mark_digested", "queued",
-    "slice_text",
+    "FORGOTTEN_MARK", "LIST_COLUMNS", "NewSlice", "insert_slice", "list_slices", "mark_digested",
+    "queued", "scrub", "slice_text",
 ]
+
+#: What a scrubbed piece of a slice becomes (``memspool memories forget --purge-source``).
+FORGOTTEN_MARK: Final = "[FORGOTTEN]"
+#: A shorter piece of a forgotten memory is not looked for in its slices: a
+#: word that short is not the secret, and would blank out ordinary text.
+SCRUB_MIN_CHARS: Final = 8
 
 #: Columns shown by `memspool slices list`.
 LIST_COLUMNS: Final = (
@@ -117,3 +123,33 @@ def mark_digested(conn: sqlite3.Connection, slice_id: int, at: float, note: str 
         "UPDATE slices SET digested_at = ?, digest_note = ? WHERE id = ? AND digested_at IS NULL",
         (at, note or None, slice_id))
     return cursor.rowcount == 1
+
+
+def _pieces(texts: list[str]) -> list[str]:
+    """The texts and each of their lines, longest first (a line inside a text
+    that is also found whole is replaced with it)."""
+    found = {piece.strip() for text in texts for piece in (text, *text.splitlines())}
+    return sorted((p for p in found if len(p) >= SCRUB_MIN_CHARS), key=lambda p: (-len(p), p))
+
+
+def scrub(conn: sqlite3.Connection, slice_ids: list[int], texts: list[str]) -> int:
+    """Replace every occurrence of ``texts`` (whole, and line by line) in the given slices
+    with :data:`FORGOTTEN_MARK` (inside the caller's transaction); returns how many
+    slices changed."""
+    pieces = _pieces(texts)
+    changed = 0
+    for slice_id in slice_ids:
+        try:
+            text = slice_text(conn, slice_id)
+        except SliceNotFound:
+            continue
+        scrubbed = text
+        for piece in pieces:
+            scrubbed = scrubbed.replace(piece, FORGOTTEN_MARK)
+        if scrubbed == text:
+            continue
+        body = zstandard.ZstdCompressor().compress(scrubbed.encode("utf-8", "surrogatepass"))
+        conn.execute("UPDATE slices SET body = ?, text_chars = ?, stored_bytes = ? WHERE id = ?",
+                     (body, len(scrubbed), len(body), slice_id))
+        changed += 1
+    return changed

@@ -1,0 +1,33 @@
+"""`memspool demo` as a new user runs it: no folder left behind, a hint that works."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import run_cli
+
+
+def test_the_demo_leaves_no_temporary_folder_and_its_hint_runs(tmp_path: Path) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    # A shell where `memspool` is not on PATH, as after `python3 -m venv .venv && pip install .`.
+    env = {"TMPDIR": str(scratch), "PATH": "/usr/bin:/bin"}
+    proc = run_cli("demo", env=env)
+    assert list(scratch.iterdir()) == []
+    last = proc.stdout.decode().strip().splitlines()[-1]
+    assert "removed" in last and f"{shlex.quote(sys.executable)} -m memspool demo --home" in last
+    command = last.split("around: ", 1)[1].replace("DIR", str(tmp_path / "kept"))
+    kept = subprocess.run(command, shell=True, capture_output=True, timeout=120,  # noqa: S602 - the hint is run as a user would paste it
+                          env={**os.environ, **env}, check=False)
+    assert kept.returncode == 0, kept.stderr.decode()
+    hint = kept.stdout.decode().strip().splitlines()[-1]
+    assert hint.startswith("  look around: MEMSPOOL_HOME=")
+    listed = subprocess.run(hint.split("look around: ", 1)[1], shell=True,  # noqa: S602 - as pasted
+                            capture_output=True, timeout=60, env={**os.environ, **env},
+                            check=False)
+    assert listed.returncode == 0 and listed.stdout, listed.stderr.decode()
+    assert (tmp_path / "kept").is_dir()
