@@ -198,12 +198,14 @@ class VectorIndex:
 
     def nearest(self, conn: sqlite3.Connection, query: str, *, limit: int,
                 project: str | None = None, type: str | None = None,
-                live_only: bool = False) -> list[Nearest]:
-        """The ``limit`` memories whose vectors are nearest to ``query``'s, of ``project``
-        and ``type`` when given, and only buffer and canonical ones with ``live_only``."""
+                live_only: bool = False, vector: NDArray[np.float32] | None = None,
+                ) -> list[Nearest]:
+        """The ``limit`` memories whose vectors are nearest to ``query``'s (or to
+        ``vector``, the query's, when the caller has it), of ``project`` and ``type``
+        when given, and only buffer and canonical ones with ``live_only``."""
         import numpy as np
 
-        q = self.encoder.encode([query])[0]
+        q = self.encoder.encode([query])[0] if vector is None else vector
         if not q.any():
             return []
         keep = vector_rows.Filter(project, type, live_only)
@@ -235,6 +237,21 @@ class VectorIndex:
         scored = {row.memory_id: float(s) for row, s in zip(current, sims, strict=True)}
         best = sorted(scored.items(), key=lambda item: (-item[1], item[0]))[:limit]
         return [Nearest(memory_id, round(sim, 6)) for memory_id, sim in best]
+
+    def similarities(self, conn: sqlite3.Connection, vector: NDArray[np.float32],
+                     memory_ids: list[int]) -> dict[int, float]:
+        """The cosine similarity of each of ``memory_ids`` that has a vector of this
+        model (read from the store) to ``vector``."""
+        import numpy as np
+
+        if not memory_ids or not vector.any():
+            return {}
+        rows = vector_rows.current(conn, self.encoder.hash, sorted(memory_ids))
+        if not rows:
+            return {}
+        block = np.frombuffer(b"".join(row.vector for row in rows), dtype=np.float32)
+        sims = block.reshape(len(rows), -1) @ vector
+        return {row.memory_id: round(float(s), 6) for row, s in zip(rows, sims, strict=True)}
 
     # -- writing ----------------------------------------------------------------
 
