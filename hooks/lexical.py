@@ -141,6 +141,11 @@ class Query:
         self.whole = sum(idf for term, idf in zip(self.terms, self.idf, strict=True)
                          if term.weight >= 1.0)
         self.own = sum(1 for term in self.terms if term.weight >= 1.0)
+        #: (stem, weight times idf, the user's own?) of each distinct stem, for scoring.
+        scored: dict[str, tuple[str, float, bool]] = {}
+        for term, idf in zip(self.terms, self.idf, strict=True):
+            scored.setdefault(term.stem, (term.stem, term.weight * idf, term.weight >= 1.0))
+        self._scored = list(scored.values())
 
     def _count(self, conn: sqlite3.Connection, term: Term) -> int:
         count, oldest = conn.execute(
@@ -202,22 +207,18 @@ class Query:
         them are related words rather than the user's own) of one memory."""
         if self.whole <= 0:
             return 0.0, 0, 0
-        fields = _fields(summary, body, memory_id)
-        weights = [weight / (1 - B + B * length / average) for weight, (length, _), average
-                   in zip(COLUMN_WEIGHTS, fields, self.averages, strict=True)]
-        score, held, related, seen = 0.0, 0, 0, set()
-        for term, idf in zip(self.terms, self.idf, strict=True):
-            if term.stem in seen:
-                continue
-            seen.add(term.stem)
-            tf = 0.0
-            for weight, (_, counts) in zip(weights, fields, strict=True):
-                if term.stem in counts:
-                    tf += weight * counts[term.stem]
+        (n1, c1), (n2, c2), (n3, c3) = _fields(summary, body, memory_id)
+        a1, a2, a3 = self.averages
+        w1 = COLUMN_WEIGHTS[0] / (1 - B + B * n1 / a1)
+        w2 = COLUMN_WEIGHTS[1] / (1 - B + B * n2 / a2)
+        w3 = COLUMN_WEIGHTS[2] / (1 - B + B * n3 / a3)
+        score, held, related = 0.0, 0, 0
+        for root, weight, own in self._scored:
+            tf = w1 * c1.get(root, 0) + w2 * c2.get(root, 0) + w3 * c3.get(root, 0)
             if tf:
-                score += term.weight * idf * tf / (tf + K1)
+                score += weight * tf / (tf + K1)
                 held += 1
-                related += term.weight < 1.0
+                related += not own
         return min(1.0, score / self.whole), held, related
 
 

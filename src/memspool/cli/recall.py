@@ -19,6 +19,11 @@ src/db/pool.py), and a concept map adds words for the same trouble
 (slow/latency/timeout) with less weight than your own. --all adds
 superseded and archived memories.
 
+Each line shows how well the memory answers the query, from 0% to 100%:
+the share of the query it holds, by weight (with semantic recall, blended
+with how near its meaning is). A query no memory answers well prints
+"no memory matches".
+
 Example:
     memspool search "refunds counted twice" --project shop
     memspool search imageGCHighThreshold --json
@@ -48,8 +53,8 @@ def _search(args: argparse.Namespace) -> int:
         return 0
     for hit in result["results"]:
         layer = "" if hit["layer"] in ("buffer", "canonical") else f" [{hit['layer']}]"
-        print(f"{hit['id']:>6}  {hit['score']:>7.2f}  {hit['project']}/{hit['type']}{layer}: "
-              f"{hit['summary'][:100]}")
+        print(f"{hit['id']:>6}  {round(100 * hit['score']):>3d}%  "
+              f"{hit['project']}/{hit['type']}{layer}: {hit['summary'][:100]}")
     return 0
 
 

@@ -47,7 +47,7 @@ __all__ = ["Hit", "search"]
 
 SYNONYM_WEIGHT: Final = 0.4
 #: Concept words added to one query, at most (a long query expands to many).
-MAX_CONCEPTS: Final = 12
+MAX_CONCEPTS: Final = 24
 LAYER_WEIGHTS: Final = {"canonical": 1.0, "buffer": 0.95, "archived": 0.6, "superseded": 0.5}
 RECENCY_HALF_LIFE_DAYS: Final = 90.0
 _DAY: Final = 86400.0
@@ -138,19 +138,13 @@ def _filters(project: str | None, type: str | None, include_all: bool,
 
 
 def _by_words(conn: sqlite3.Connection, terms: list[str], *, where: str, params: list[object],
-              project: str | None, limit: int) -> tuple[Query, list[_Scored]]:
-    query = prepare(conn, terms)
-    found = [_Scored(*item) for item in rank(conn, query, _COLUMNS, where=where,
-                                             params=params, project=project)]
-    # The concept map is for words that differ: when enough memories hold every
-    # word of the query already, it would only add noise (and cost).
-    if sum(1 for s in found if s.held == query.own) < limit:
-        related = _related(terms)[:MAX_CONCEPTS]
-        if related:
-            query = prepare(conn, terms, related, SYNONYM_WEIGHT)
-            found = [_Scored(*item) for item in rank(conn, query, _COLUMNS, where=where,
-                                                     params=params, project=project)]
-    return query, found
+              project: str | None, concepts: bool) -> tuple[Query, list[_Scored]]:
+    """The query by words, and its best memories; with ``concepts``, the concept
+    map's words for the same trouble join it at ``SYNONYM_WEIGHT``."""
+    related = _related(terms)[:MAX_CONCEPTS] if concepts else []
+    query = prepare(conn, terms, related, SYNONYM_WEIGHT)
+    return query, [_Scored(*item) for item in rank(conn, query, _COLUMNS, where=where,
+                                                   params=params, project=project)]
 
 
 def search(conn: sqlite3.Connection, query: str, *, project: str | None = None,
@@ -163,7 +157,7 @@ def search(conn: sqlite3.Connection, query: str, *, project: str | None = None,
         return []
     where, params = _filters(project, type, include_all)
     words, found = _by_words(conn, terms, where=where, params=params, project=project,
-                            limit=limit)
+                             concepts=True)
     if vectors is not None:
         hits = _fused(conn, query, words, found, vectors, where=where, params=params,
                       project=project, type=type, include_all=include_all, limit=limit,
