@@ -56,7 +56,10 @@ LEXICAL_WINDOW: Final = 30
 #: Nearest memories read from the vectors, beyond the ``limit`` asked for.
 SEMANTIC_WINDOW: Final = 20
 #: How much meaning weighs in the blend (chosen on the tune splits: docs/recall.md).
-MEANING_WEIGHT: Final = 0.4
+MEANING_WEIGHT: Final = 0.35
+#: Below this best relevance the words are unsure, and meaning weighs this much.
+UNSURE_BELOW: Final = 0.3
+MEANING_WEIGHT_UNSURE: Final = 0.6
 #: Cosine similarity from which a memory answers a query by meaning alone (the
 #: bar); a query about nothing stored still reaches 0.4-0.6 with the shipped
 #: model (tests/data/recall_noise.jsonl).
@@ -200,12 +203,16 @@ def _fused(conn: sqlite3.Connection, text: str, words: Query, found: list[_Score
     if not any(relevant(s.relevance, s.held, words.own)
                or (s.similarity or 0.0) >= SEMANTIC_FLOOR for s in by_id.values()):
         return []
+    # How sure the words are: when no memory holds much of the query (a
+    # paraphrase), meaning weighs more.
+    best = max((s.relevance for s in by_id.values()), default=0.0)
+    weight = MEANING_WEIGHT if best >= UNSURE_BELOW else MEANING_WEIGHT_UNSURE
     hits = []
     for s in by_id.values():
         similarity = max(0.0, s.similarity or 0.0)
         if s.relevance <= 0 and similarity < MEANING_ALONE:
             continue
-        blend = (1 - MEANING_WEIGHT) * s.relevance + MEANING_WEIGHT * similarity
+        blend = (1 - weight) * s.relevance + weight * similarity
         hit = _hit(s, blend, now)
         if similarity >= MEANING_ALONE:
             hit.found_by = f"{hit.found_by}+meaning" if s.relevance > 0 else "meaning"
@@ -214,7 +221,7 @@ def _fused(conn: sqlite3.Connection, text: str, words: Query, found: list[_Score
     # What the words alone put in the top 3 holding every query word stays there.
     lexical_top = sorted((by_id[i] for i in by_words), key=lambda s: -s.relevance * _standing(
         s.row, now))[:KEPT_TOP]
-    kept = [int(s.row[0]) for s in lexical_top if s.held >= words.own
+    kept = [int(s.row[0]) for s in lexical_top if s.held - s.related >= words.own
             and relevant(s.relevance, s.held, words.own)]
     return _keep_in_top(hits, kept, KEPT_TOP)
 
