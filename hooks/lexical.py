@@ -31,6 +31,7 @@ at least two of them. ``memspool search`` shows nothing below the bar
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 import unicodedata
@@ -45,20 +46,21 @@ if TYPE_CHECKING:
     from typing import Any, Final
 
 __all__ = [
-    "FIRST_STAGE", "RELEVANCE_FLOOR", "Query", "Term", "prepare", "rank", "relevant", "tokens",
+    "FIRST_STAGE", "RELEVANCE_FLOOR", "Query", "Term", "forget", "prepare", "rank", "relevant",
+    "tokens",
 ]
 
 #: bm25 column weights: summary, body, identifier parts (the index's columns).
 COLUMN_WEIGHTS: Final = (4.0, 1.0, 2.0)
 K1: Final = 1.2
 B: Final = 0.75
-#: A term's memories are counted exactly up to this many (about 0.1 ms).
-DF_COUNTED: Final = 2000
+#: A term's memories are counted exactly up to this many (a few hundredths of a ms).
+DF_COUNTED: Final = 500
 #: Matches read for one term at most, and for one query in all.
-TERM_READ: Final = 500
-READ_BUDGET: Final = 2000
+TERM_READ: Final = 300
+READ_BUDGET: Final = 1200
 #: Memories read from the store and scored in full.
-FIRST_STAGE: Final = 100
+FIRST_STAGE: Final = 50
 #: The bar: the least relevance of a memory that answers a query. Chosen on
 #: the tune queries and the tune noise queries (docs/recall.md).
 RELEVANCE_FLOOR: Final = 0.2
@@ -162,8 +164,10 @@ class Query:
     # -- candidates -------------------------------------------------------------
 
     def candidates(self, conn: sqlite3.Connection, project: str | None = None,
-                   want: int = FIRST_STAGE) -> list[int]:
-        """The ids of the (up to) ``want`` memories most worth scoring, best first."""
+                   want: int | None = None) -> list[int]:
+        """The ids of the (up to) ``want`` (``FIRST_STAGE``) memories most worth
+        scoring, best first."""
+        want = FIRST_STAGE if want is None else want
         order = sorted(range(len(self.terms)),
                        key=lambda i: (self.df[i], -self.terms[i].weight))
         weight: dict[int, float] = {}
@@ -184,7 +188,7 @@ class Query:
             bonus = sum(self.idf[i] for i in rare)
             for memory_id in self._read(conn, together, want, project):
                 weight[memory_id] = max(weight.get(memory_id, 0.0), bonus)
-        return sorted(weight, key=lambda m: (-weight[m], -m))[:want]
+        return heapq.nlargest(want, weight, key=lambda m: (weight[m], m))
 
     @staticmethod
     def _read(conn: sqlite3.Connection, expression: str, limit: int,
@@ -227,7 +231,12 @@ _Fields = tuple[tuple[int, dict[str, int]], tuple[int, dict[str, int]],
 #: Memories' stemmed columns, by id, as last scored (a warm process scores the
 #: same memories again and again); the text is compared before one is reused.
 _SEEN: dict[int, tuple[str, str, _Fields]] = {}
-SEEN_MAX: Final = 20000
+SEEN_MAX: Final = 5000
+
+
+def forget(memory_id: int) -> None:
+    """Drop a memory's text from the in-process cache (it was forgotten)."""
+    _SEEN.pop(memory_id, None)
 
 
 def _counted(text: str) -> tuple[int, dict[str, int]]:
@@ -276,13 +285,13 @@ def relevant(relevance: float, held: int, terms: int) -> bool:
 
 def rank(conn: sqlite3.Connection, query: Query, columns: str, *, where: str = "",
          params: Sequence[Any] = (), project: str | None = None,
-         want: int = FIRST_STAGE) -> list[tuple[tuple[Any, ...], float, int, int]]:
+         want: int | None = None) -> list[tuple[tuple[Any, ...], float, int, int]]:
     """(row, relevance, held, related held) of the best memories, best first.
 
     ``columns`` must start with ``id, summary, body``; ``where`` (ANDed, with
     ``params``) filters the rows, ``project`` the reads.
     """
-    ids = query.candidates(conn, project, want)
+    ids = query.candidates(conn, project, FIRST_STAGE if want is None else want)
     if not ids:
         return []
     marks = ", ".join("?" * len(ids))

@@ -28,6 +28,7 @@ from memspool.distill.note import Note
 from memspool.distill.similarity import Profiles, index_terms
 from memspool.drainer.lock import drainer_running
 from memspool.errors import ConfigError, HomeError, NotFound, PayloadError, StoreError
+from memspool.hooks import lexical
 from memspool.install import default_settings_path, installed_events
 from memspool.project import project_name
 from memspool.recall import render, render_dirty, search
@@ -262,6 +263,7 @@ class Service:
             memory_rows.forget(conn, found, at=time.time())
             bump_epoch(conn)  # no vector set written before this is read after it
         # The vector files go at once: a forgotten memory's vector must not linger.
+        lexical.forget(memory_id)  # its text leaves this process's cache too
         self._render(forgot=True)
         return {"ok": True, "forgotten": memory_id, "project": found.project,
                 "summary": found.summary}

@@ -168,9 +168,11 @@ def search(conn: sqlite3.Connection, query: str, *, project: str | None = None,
     else:
         # The bar is the query's: when some memory answers it well, the rest
         # of the ranking comes along (a weaker match may still be the one).
-        answered = any(relevant(s.relevance, s.held, words.own) for s in found)
-        hits = [_hit(s, s.relevance, now) for s in found if answered and s.relevance > 0]
-        hits.sort(key=lambda h: (-h.score, -h.id))
+        if not any(relevant(s.relevance, s.held, words.own) for s in found):
+            return []
+        ranked = sorted((s for s in found if s.relevance > 0),
+                        key=lambda s: (-s.relevance * _standing(s.row, now), -int(s.row[0])))
+        hits = [_hit(s, s.relevance, now) for s in ranked[:limit]]
     if include_all:
         hits = _successors_first(conn, hits)
     return hits[:limit]
@@ -181,9 +183,10 @@ def _fused(conn: sqlite3.Connection, text: str, words: Query, found: list[_Score
            type: str | None, include_all: bool, limit: int, now: float) -> list[Hit]:
     """The best by words and the nearest by meaning, each scored both ways, blended."""
     vector = vectors.encoder.encode([text])[0]
-    nearest = vectors.nearest(conn, text, limit=SEMANTIC_WINDOW + limit, project=project,
-                              type=type, live_only=not include_all, vector=vector)
     by_id = {int(s.row[0]): s for s in found[: LEXICAL_WINDOW + limit]}
+    nearest, similar = vectors.nearest_and(conn, vector, limit=SEMANTIC_WINDOW + limit,
+                                           project=project, type=type,
+                                           live_only=not include_all, also=tuple(by_id))
     by_words = [memory_id for memory_id, s in by_id.items() if s.relevance > 0]
     missing = [n.memory_id for n in nearest if n.memory_id not in by_id]
     if missing:
@@ -192,12 +195,11 @@ def _fused(conn: sqlite3.Connection, text: str, words: Query, found: list[_Score
                                 f" WHERE m.id IN ({marks}){where}", (*missing, *params)):
             by_id[int(row[0])] = _Scored(tuple(row), *words.relevance(row[1], row[2],
                                                                        int(row[0])))
+    for memory_id, similarity in similar.items():
+        by_id[memory_id].similarity = similarity
     for n in nearest:
         if n.memory_id in by_id:
             by_id[n.memory_id].similarity = n.similarity
-    unknown = [i for i, s in by_id.items() if s.similarity is None]
-    for memory_id, similarity in vectors.similarities(conn, vector, unknown).items():
-        by_id[memory_id].similarity = similarity
     # The bar is the query's: some memory must answer it well, by its words
     # or by a meaning near enough; then the blended ranking comes along.
     if not any(relevant(s.relevance, s.held, words.own)
