@@ -150,9 +150,11 @@ def main(argv: list[str] | None = None) -> int:
                 shares = [sum(r[i] for r in rows) / len(rows) for i in range(len(columns))]
                 print(f"{kind:<11} {split:<8} {len(rows):>7} "
                       + " ".join(f"{v:>10.2f}" for v in shares))
-    every = [r for (kind, split), rows in results.items() if split == "all" for r in rows]
-    shares = [sum(r[i] for r in every) / len(every) for i in range(len(columns))]
-    print(f"{'overall':<11} {'all':<8} {len(every):>7} " + " ".join(f"{v:>10.2f}" for v in shares))
+    for split in ("tune", "holdout", "fresh", "all"):
+        every = [r for (kind, part), rows in results.items() if part == split for r in rows]
+        shares = [sum(r[i] for r in every) / len(every) for i in range(len(columns))]
+        print(f"{'overall':<11} {split:<8} {len(every):>7} "
+              + " ".join(f"{v:>10.2f}" for v in shares))
     print("\nnoise queries (about nothing stored) that return nothing:")
     print(f"{'split':<8} {'queries':>7} {'lexical':>10} {'hybrid':>10}")
     for split in ("tune", "holdout"):
