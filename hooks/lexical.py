@@ -139,15 +139,15 @@ class Query:
         # A term no memory holds weighs most: a memory holding the query's other
         # words holds little of what it asks.
         self.idf = [math.log(1 + (n - df + 0.5) / (df + 0.5)) for df in self.df]
-        #: The query's whole weight: the user's own terms (weight 1) only.
-        self.whole = sum(idf for term, idf in zip(self.terms, self.idf, strict=True)
-                         if term.weight >= 1.0)
-        self.own = sum(1 for term in self.terms if term.weight >= 1.0)
         #: (stem, weight times idf, the user's own?) of each distinct stem, for scoring.
         scored: dict[str, tuple[str, float, bool]] = {}
         for term, idf in zip(self.terms, self.idf, strict=True):
             scored.setdefault(term.stem, (term.stem, term.weight * idf, term.weight >= 1.0))
         self._scored = list(scored.values())
+        #: The query's whole weight, and how many distinct stems it has: the
+        #: user's own terms only (two words of one stem count once).
+        self.whole = sum(weight for _, weight, own in self._scored if own)
+        self.own = sum(1 for _, _, own in self._scored if own)
 
     def _count(self, conn: sqlite3.Connection, term: Term) -> int:
         count, oldest = conn.execute(

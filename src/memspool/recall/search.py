@@ -6,20 +6,22 @@ Ranking, documented (docs/recall.md has the reasons and the measurements):
    each memory's *relevance*, in [0, 1), is the share of the query it
    holds by weight (BM25F over summary, body and identifier parts, each
    term weighted by its idf), read at a bounded cost, rarest terms first.
-   When fewer than ``limit`` memories hold every word of the query, the
-   concept map's words for the same trouble (``concepts.py``) join the
-   query at ``SYNONYM_WEIGHT`` of the user's own words.
-2. Meaning (when semantic recall is on, ``vectors.py``): the memories
-   nearest the query's vector join the best ``LEXICAL_WINDOW`` by words;
-   each of them gets both a relevance and a cosine similarity, and the two
-   are blended, ``(1 - MEANING_WEIGHT) * relevance + MEANING_WEIGHT *
-   similarity``. Every memory the words found is scored by meaning too and
-   the other way round, so neither side's finds are lost; and a memory
-   that holds every query word and was in the top 3 by words stays in the
-   top 3.
-3. The bar (``memspool.hooks.lexical.relevant``): a memory below it is not
-   an answer. With meaning, a memory also passes when its similarity is at
-   least ``SEMANTIC_FLOOR``. A query nothing passes returns nothing.
+   The concept map's words for the same trouble (``concepts.py``) join the
+   query at ``SYNONYM_WEIGHT`` of the user's own words, outside its whole
+   weight.
+2. Meaning (when semantic recall is on, ``vectors.py``): the nearest
+   memories by vector join the best ``LEXICAL_WINDOW`` by words, and every
+   memory of that pool is scored both ways (its relevance from its text,
+   its cosine similarity from its stored vector), so neither side's finds
+   are lost. The two are blended, ``(1 - w) * relevance + w * similarity``:
+   ``w`` is ``MEANING_WEIGHT``, or ``MEANING_WEIGHT_UNSURE`` when no memory
+   of the pool holds ``UNSURE_BELOW`` of the query by its words. A memory
+   that holds every query word and was in the top ``KEPT_TOP`` by words
+   stays there.
+3. The bar (``memspool.hooks.lexical.relevant``): a query returns nothing
+   unless some memory of its ranking passes it (with meaning, a similarity
+   of ``SEMANTIC_FLOOR`` passes too); when one does, the ranking comes
+   along.
 4. Standing: the score is then multiplied by the layer's weight (canonical
    1.0, buffer 0.95, archived 0.6, superseded 0.5), ``0.8 + 0.2 *
    confidence`` and recency ``0.9 + 0.1 * 0.5 ** (days since last change /
@@ -141,10 +143,10 @@ def _filters(project: str | None, type: str | None, include_all: bool,
 
 
 def _by_words(conn: sqlite3.Connection, terms: list[str], *, where: str, params: list[object],
-              project: str | None, concepts: bool) -> tuple[Query, list[_Scored]]:
-    """The query by words, and its best memories; with ``concepts``, the concept
-    map's words for the same trouble join it at ``SYNONYM_WEIGHT``."""
-    related = _related(terms)[:MAX_CONCEPTS] if concepts else []
+              project: str | None) -> tuple[Query, list[_Scored]]:
+    """The query by words, the concept map's words for the same trouble joining it at
+    ``SYNONYM_WEIGHT``, and its best memories."""
+    related = _related(terms)[:MAX_CONCEPTS]
     query = prepare(conn, terms, related, SYNONYM_WEIGHT)
     return query, [_Scored(*item) for item in rank(conn, query, _COLUMNS, where=where,
                                                    params=params, project=project)]
@@ -159,8 +161,7 @@ def search(conn: sqlite3.Connection, query: str, *, project: str | None = None,
     if not terms:
         return []
     where, params = _filters(project, type, include_all)
-    words, found = _by_words(conn, terms, where=where, params=params, project=project,
-                             concepts=True)
+    words, found = _by_words(conn, terms, where=where, params=params, project=project)
     if vectors is not None:
         hits = _fused(conn, query, words, found, vectors, where=where, params=params,
                       project=project, type=type, include_all=include_all, limit=limit,
