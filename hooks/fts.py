@@ -56,6 +56,12 @@ def _parts(token: str) -> list[str]:
     return parts
 
 
+def _one_part(token: str) -> bool:
+    """A plain word or number (most tokens): it has one part, no camelCase split."""
+    return token.isdigit() or (token.isalpha() and (
+        token.islower() or token.isupper() or (token[0].isupper() and token[1:].islower())))
+
+
 def identifiers(text: str) -> str:
     """The identifier parts of ``text``, space-separated, for the index's third column.
 
@@ -64,6 +70,8 @@ def identifiers(text: str) -> str:
     """
     out: list[str] = []
     for token in _TOKEN.findall(text):
+        if _one_part(token):
+            continue
         parts = _parts(token)
         if len(parts) > 1:
             out.append("".join(parts))

@@ -1,11 +1,12 @@
 """Claude Code UserPromptSubmit hook (opt-in): the few memories that match the prompt.
 
 Run as ``python -I -S recall.py [--home HOME]`` with the hook payload on
-stdin. It searches the project's memory with the prompt's words (the
-standard library's ``sqlite3``, read-only, the same terms as ``memspool
-search``), and prints at most ``MAX_MEMORIES`` memories in at most
-``MAX_CHARS`` characters, only those that pass the relevance bar, and never
-one it already gave this session (remembered in ``HOME/recall/<session>``).
+stdin. It ranks the project's memories by the prompt's words (the standard
+library's ``sqlite3``, read-only, the ranking and bar ``memspool search``
+uses: ``lexical.py``, its reads bounded, rarest terms first), and prints at
+most ``MAX_MEMORIES`` memories in at most ``MAX_CHARS`` characters, only
+those that pass the relevance bar, and never one it already gave this
+session (remembered in ``HOME/recall/<session>``).
 Nothing passes: it prints nothing. The prompt waits for this hook, so it has
 a hard deadline; on any error or past it, it prints nothing and exits 0.
 
@@ -35,12 +36,11 @@ BUSY_MS: Final = 200
 MAX_MEMORIES: Final = 3
 MAX_CHARS: Final = 1500
 MAX_PAYLOAD: Final = 1024 * 1024
-#: Candidates read before the relevance bar.
-CANDIDATES: Final = 12
-#: The bar: a memory must hold this many of the prompt's distinct terms, and at
-#: least this share of them; a prompt with fewer terms than that recalls nothing.
-MIN_SHARED_TERMS: Final = 2
-MIN_SHARED_SHARE: Final = 0.3
+#: Candidates scored before the relevance bar (``memspool.hooks.lexical``, the
+#: bar search uses): their reads are bounded, whatever the prompt's words.
+CANDIDATES: Final = 40
+#: A prompt with fewer terms than this (after stop words) recalls nothing.
+MIN_TERMS: Final = 2
 #: Sessions remembered; the oldest record is dropped past this many.
 MAX_SESSIONS: Final = 200
 _SESSION: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -62,6 +62,7 @@ def _package() -> ModuleType:
         sys.modules["memspool"] = package
     import memspool.hooks.context
     import memspool.hooks.fts
+    import memspool.hooks.lexical
 
     return memspool.hooks
 
@@ -107,26 +108,21 @@ def quoted(text: str) -> str:
     return f"\u201c{text}\u201d"
 
 
-def recall(conn: object, project: str, prompt: str, given: set[int], fts: ModuleType,
+def recall(conn: object, project: str, prompt: str, given: set[int], hooks: ModuleType,
            ) -> list[tuple[int, str, str]]:
     """(id, type, text) of the memories worth injecting for ``prompt``."""
-    terms = fts.query_terms(prompt)
-    if len(terms) < MIN_SHARED_TERMS:
+    lexical = hooks.lexical
+    terms = hooks.fts.query_terms(prompt)
+    if len(terms) < MIN_TERMS:
         return []
-    rows = conn.execute(  # type: ignore[attr-defined]
-        "SELECT m.id, m.type, m.summary, m.body FROM memory_search"
-        " JOIN memories m ON m.id = memory_search.rowid"
-        " WHERE memory_search MATCH ? AND m.project = ? AND m.layer IN ('buffer', 'canonical')"
-        " ORDER BY bm25(memory_search, 4.0, 1.0, 2.0) LIMIT ?",
-        (fts.match_expression(terms), project, CANDIDATES),
-    ).fetchall()
+    query = lexical.prepare(conn, terms)
+    ranked = lexical.rank(conn, query, "m.id, m.summary, m.body, m.type",
+                          where=" AND m.project = ? AND m.layer IN ('buffer', 'canonical')",
+                          params=(project,), project=project, want=CANDIDATES)
     chosen: list[tuple[int, str, str]] = []
     used = 0
-    for memory_id, kind, summary, body in rows:
-        if memory_id in given:
-            continue
-        shared = fts.held(terms, f"{summary}\n{body}")
-        if shared < MIN_SHARED_TERMS or shared < MIN_SHARED_SHARE * len(terms):
+    for (memory_id, _summary, body, kind), relevance, held, _related in ranked:
+        if memory_id in given or not lexical.relevant(relevance, held, query.own):
             continue
         text = body if len(body) <= 500 else body[:499] + "…"
         if used + len(text) > MAX_CHARS:
@@ -155,7 +151,7 @@ def main(argv: list[str]) -> int:
         project = spool.project.project_name(data.get("cwd"))
         conn = context.read_only(os.path.join(home, spool.home.DB_NAME))
         try:
-            chosen = recall(conn, project, prompt, _already_given(home, session), hooks.fts)
+            chosen = recall(conn, project, prompt, _already_given(home, session), hooks)
         finally:
             conn.close()
         if not chosen:

@@ -35,6 +35,7 @@ from memspool.distill.note import Note
 from memspool.distill.similarity import Profiles, index_terms
 from memspool.drainer.lock import drainer_running
 from memspool.errors import ConfigError, HomeError, NotFound, PayloadError, StoreError
+from memspool.hooks import lexical
 from memspool.install import default_settings_path, installed_events
 from memspool.project import project_name
 from memspool.recall import render, render_dirty, search
@@ -308,6 +309,7 @@ class Service:
             bump_epoch(conn)  # no vector set written before this is read after it
             erase.merge_search_index(conn)
         # The vector files go at once: a forgotten memory's vector must not linger.
+        lexical.forget(memory_id)  # its text leaves this process's cache too
         self._render(forgot=True)
         cleared = erase.clear_wal(conn)
         result: dict[str, Any] = {"ok": True, "forgotten": memory_id, "project": found.project,

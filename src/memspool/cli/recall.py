@@ -27,6 +27,11 @@ src/db/pool.py), and a concept map adds words for the same trouble
 (slow/latency/timeout) with less weight than your own. --all adds
 superseded and archived memories.
 
+Each line shows how well the memory answers the query, from 0% to 100%:
+the share of the query it holds, by weight (with semantic recall, blended
+with how near its meaning is). A query no memory answers well prints
+"no memory matches".
+
 Example:
     memspool search "refunds counted twice" --project shop
     memspool search imageGCHighThreshold --json
@@ -56,9 +61,9 @@ def _search(args: argparse.Namespace) -> int:
         return 0
     for hit in result["results"]:
         layer = "" if hit["layer"] in ("buffer", "canonical") else f" [{hit['layer']}]"
-        print(f"{hit['id']:>6}  {hit['score']:>7.2f}  "
+        print(f"{hit['id']:>6}  {round(100 * hit['score']):>3d}%  "
               f"{for_terminal(hit['project'], one_line=True)}/{hit['type']}{layer}: "
-              f"{for_terminal(hit['summary'][:100], one_line=True)}")
+              f"{for_terminal(hit['summary'], one_line=True)}")
     return 0
 
 

@@ -1,7 +1,7 @@
 """Recall: memory given back. Search, and the context block a session starts with.
 
-    search.py    FTS5 over memories with safe terms, identifier parts, a concept map
-                 and a documented ranking
+    search.py    search: words (``memspool.hooks.lexical``), the concept map, meaning
+                 blended in, the relevance bar, a readable score
     concepts.py  the concept map's word groups (data)
     context.py   the per-project context block, rendered when memory changes
 

@@ -25,6 +25,7 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import json
+import os
 import shlex
 import sys
 import urllib.parse
@@ -39,6 +40,14 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["SHIPPED_MODEL", "Encoder", "SemanticState", "install_hint", "semantic_state"]
+
+# numpy's OpenBLAS starts a thread per core and keeps them spinning after each
+# product. A search multiplies one vector by a matrix, which one core does in
+# about a millisecond; on a busy two-core machine the spinning threads took the
+# cores from the search itself (71 ms a hybrid search, against 21 ms with one
+# thread). So one thread, unless the user set it: numpy reads this when it is
+# first imported, which in memspool happens after this module is.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 SHIPPED_MODEL: Final = Path(__file__).resolve().parent / "model"
 #: The files that make a model; their bytes make its hash.

@@ -1,27 +1,32 @@
 """Search over memories (never slices): safe terms, identifiers by their parts, ranked.
 
-Ranking, documented:
+Ranking, documented (docs/recall.md has the reasons and the measurements):
 
-1. Lexical: FTS5 ``bm25`` with column weights (summary 4, body 1,
-   identifier parts 2) over the user's own terms joined by OR; memories that
-   hold every term get ``ALL_TERMS_BONUS``; the concept map's words for the
-   same trouble (``concepts.py``) are matched apart and weigh ``SYNONYM_WEIGHT``
-   of the user's own words.
-2. Standing: times the layer's weight (canonical 1.1, buffer 1.0, archived
-   0.6, superseded 0.5), ``0.8 + 0.2 * confidence``, and recency
-   ``0.9 + 0.1 * 0.5 ** (days since last change / 90)``.
-3. Semantic recall (when on, ``vectors.py``) replaces 1.: the memories that
-   hold every query word (``every_expression``: an identifier by its whole
-   form or all its parts), ranked by the same bm25, and the memories whose
-   vectors are nearest the query's are fused by reciprocal rank,
-   ``LEXICAL_WEIGHT / (RRF_K + rank)`` plus ``SEMANTIC_WEIGHT / (RRF_K +
-   rank)`` (ranks from 1), times 100; a memory found by meaning alone
-   needs a cosine similarity of ``SEMANTIC_FLOOR`` at least. Standing (2.)
-   then applies to the fused score. Hits holding only some words, and the concept map, stay
-   out: fused with them the word matches of a paraphrase drown its meaning
-   matches, and on queries written apart from the map's tuning neither
-   raised recall (docs/recall.md).
-4. A superseded memory never ranks above the memory that superseded it:
+1. Words (``memspool.hooks.lexical``, shared with the prompt-recall hook):
+   each memory's *relevance*, in [0, 1), is the share of the query it
+   holds by weight (BM25F over summary, body and identifier parts, each
+   term weighted by its idf), read at a bounded cost, rarest terms first.
+   The concept map's words for the same trouble (``concepts.py``) join the
+   query at ``SYNONYM_WEIGHT`` of the user's own words, outside its whole
+   weight.
+2. Meaning (when semantic recall is on, ``vectors.py``): the nearest
+   memories by vector join the best ``LEXICAL_WINDOW`` by words, and every
+   memory of that pool is scored both ways (its relevance from its text,
+   its cosine similarity from its stored vector), so neither side's finds
+   are lost. The two are blended, ``(1 - w) * relevance + w * similarity``:
+   ``w`` is ``MEANING_WEIGHT``, or ``MEANING_WEIGHT_UNSURE`` when no memory
+   of the pool holds ``UNSURE_BELOW`` of the query by its words. A memory
+   that holds every query word and was in the top ``KEPT_TOP`` by words
+   stays there.
+3. The bar (``memspool.hooks.lexical.relevant``): a query returns nothing
+   unless some memory of its ranking passes it (with meaning, a similarity
+   of ``SEMANTIC_FLOOR`` passes too); when one does, the ranking comes
+   along.
+4. Standing: the score is then multiplied by the layer's weight (canonical
+   1.0, buffer 0.95, archived 0.6, superseded 0.5), ``0.8 + 0.2 *
+   confidence`` and recency ``0.9 + 0.1 * 0.5 ** (days since last change /
+   90)``, so it stays in [0, 1]: the score a user reads.
+5. A superseded memory never ranks above the memory that superseded it:
    when both are in the results the successor is lifted above it, and with
    ``--all`` a superseded hit brings its successor along.
 
@@ -35,34 +40,38 @@ import sqlite3
 import time
 from typing import Any, Final
 
-from memspool.hooks.fts import every_expression, held, match_expression, query_terms, stem
+from memspool.hooks.fts import query_terms, stem
+from memspool.hooks.lexical import Query, prepare, rank, relevant
 from memspool.recall.concepts import GROUPS
-from memspool.recall.vectors import Nearest, VectorIndex
+from memspool.recall.vectors import VectorIndex
 
 __all__ = ["Hit", "search"]
 
-#: bm25 column weights: summary, body, identifier parts.
-COLUMN_WEIGHTS: Final = (4.0, 1.0, 2.0)
 SYNONYM_WEIGHT: Final = 0.4
-ALL_TERMS_BONUS: Final = 1.3
-LAYER_WEIGHTS: Final = {"canonical": 1.1, "buffer": 1.0, "archived": 0.6, "superseded": 0.5}
+#: Concept words added to one query, at most (a long query expands to many).
+MAX_CONCEPTS: Final = 24
+LAYER_WEIGHTS: Final = {"canonical": 1.0, "buffer": 0.95, "archived": 0.6, "superseded": 0.5}
 RECENCY_HALF_LIFE_DAYS: Final = 90.0
-#: Candidates read from each FTS query before ranking.
-CANDIDATES: Final = 200
-#: Candidates re-ranked by standing, beyond the ``limit`` asked for.
-RERANK_WINDOW: Final = 60
-#: Hits checked for holding every query term, beyond the ``limit`` asked for.
-COVERAGE_CHECKED: Final = 20
 _DAY: Final = 86400.0
-#: Reciprocal rank fusion: the rank offset and each side's weight.
-RRF_K: Final = 60
-LEXICAL_WEIGHT: Final = 1.0
-SEMANTIC_WEIGHT: Final = 1.0
+#: The best memories by words that are also scored by meaning, beyond ``limit``.
+LEXICAL_WINDOW: Final = 30
 #: Nearest memories read from the vectors, beyond the ``limit`` asked for.
 SEMANTIC_WINDOW: Final = 20
-#: Cosine similarity below which a memory the words did not find is left out
-#: (unrelated engineering notes score 0.0-0.3 with the shipped model).
-SEMANTIC_FLOOR: Final = 0.3
+#: How much meaning weighs in the blend (chosen on the tune splits: docs/recall.md).
+MEANING_WEIGHT: Final = 0.35
+#: Below this best relevance the words are unsure, and meaning weighs this much.
+UNSURE_BELOW: Final = 0.3
+MEANING_WEIGHT_UNSURE: Final = 0.6
+#: Cosine similarity from which a memory answers a query by meaning alone (the
+#: bar); a query about nothing stored still reaches 0.4-0.6 with the shipped
+#: model (tests/data/recall_noise.jsonl).
+SEMANTIC_FLOOR: Final = 0.45
+#: The least similarity of a memory that holds none of the query's words.
+MEANING_ALONE: Final = 0.3
+#: Memories holding every query word kept in the top this many of hybrid search.
+KEPT_TOP: Final = 3
+_COLUMNS: Final = ("m.id, m.summary, m.body, m.project, m.type, m.layer, m.confidence,"
+                   " m.sessions, m.superseded_by, m.updated_at")
 
 
 @dataclasses.dataclass
@@ -76,6 +85,7 @@ class Hit:
     confidence: float
     sessions: int
     superseded_by: int | None
+    #: How well it answers the query, in [0, 1] (see the module's docstring).
     score: float
     #: Which side found it, joined by "+": "words" (the user's own),
     #: "concepts" (the concept map's), "meaning" (the vectors); "successor"
@@ -108,166 +118,175 @@ def _related(terms: list[str]) -> list[str]:
     return list(found)
 
 
-#: Concept words added to one query, at most (a long query expands to many).
-MAX_CONCEPTS: Final = 40
-_RANKED: Final = ("SELECT rowid, bm25(memory_search, ?, ?, ?) AS rank FROM memory_search"
-                  " WHERE memory_search MATCH ? ORDER BY rank LIMIT ?")
-_COLUMNS: Final = ("id, project, type, summary, body, layer, confidence, sessions,"
-                   " superseded_by, updated_at")
-_FILTERED: Final = (
-    "SELECT m.id, bm25(memory_search, ?, ?, ?) AS rank"
-    " FROM memory_search JOIN memories m ON m.id = memory_search.rowid"
-    " WHERE memory_search MATCH ?"
-)
+@dataclasses.dataclass
+class _Scored:
+    row: tuple[Any, ...]
+    relevance: float
+    held: int
+    related: int
+    similarity: float | None = None
 
 
-def _ranked(conn: sqlite3.Connection, expression: str, filters: str,
-            params: list[object]) -> dict[int, float]:
-    """rowid -> lexical score (higher is better) of the best ``CANDIDATES`` matches.
+def _filters(project: str | None, type: str | None, include_all: bool,
+             ) -> tuple[str, list[object]]:
+    where = ""
+    params: list[object] = []
+    if project is not None:
+        where += " AND m.project = ?"
+        params.append(project)
+    if type is not None:
+        where += " AND m.type = ?"
+        params.append(type)
+    if not include_all:
+        where += " AND m.layer IN ('buffer', 'canonical')"
+    return where, params
 
-    Without filters FTS5 ranks on its own (fast: no join); with a project or
-    type filter the join narrows the matches first.
-    """
-    if filters:
-        sql = f"{_FILTERED}{filters} ORDER BY rank LIMIT ?"
-        rows = conn.execute(sql, (*COLUMN_WEIGHTS, expression, *params, CANDIDATES))
-    else:
-        rows = conn.execute(_RANKED, (*COLUMN_WEIGHTS, expression, CANDIDATES))
-    return {int(row[0]): -float(row[1]) for row in rows}
 
-
-def _holding_every(conn: sqlite3.Connection, query: str, filters: str, params: list[object],
-                   enough: int) -> bool:
-    """Whether at least ``enough`` memories (passing ``filters``) hold every word of ``query``."""
-    every = every_expression(query)
-    if not every:
-        return False
-    source = ("memory_search JOIN memories m ON m.id = memory_search.rowid" if filters
-              else "memory_search")
-    sql = (f"SELECT count(*) FROM (SELECT 1 FROM {source}"  # noqa: S608 - fixed fragments
-           f" WHERE memory_search MATCH ?{filters} LIMIT ?)")
-    return int(conn.execute(sql, (every, *params, enough)).fetchone()[0]) >= enough
+def _by_words(conn: sqlite3.Connection, terms: list[str], *, where: str, params: list[object],
+              project: str | None) -> tuple[Query, list[_Scored]]:
+    """The query by words, the concept map's words for the same trouble joining it at
+    ``SYNONYM_WEIGHT``, and its best memories."""
+    related = _related(terms)[:MAX_CONCEPTS]
+    query = prepare(conn, terms, related, SYNONYM_WEIGHT)
+    return query, [_Scored(*item) for item in rank(conn, query, _COLUMNS, where=where,
+                                                   params=params, project=project)]
 
 
 def search(conn: sqlite3.Connection, query: str, *, project: str | None = None,
            type: str | None = None, limit: int = 10, include_all: bool = False,
            now: float | None = None, vectors: VectorIndex | None = None) -> list[Hit]:
-    """The memories that best answer ``query``, best first; hybrid with ``vectors``."""
+    """The memories that answer ``query``, best first; hybrid with ``vectors``."""
     now = time.time() if now is None else now
     terms = query_terms(query)
     if not terms:
         return []
-    filters = ""
-    params: list[object] = []
-    if project is not None:
-        filters += " AND m.project = ?"
-        params.append(project)
-    if type is not None:
-        filters += " AND m.type = ?"
-        params.append(type)
+    where, params = _filters(project, type, include_all)
+    words, found = _by_words(conn, terms, where=where, params=params, project=project)
     if vectors is not None:
-        every = every_expression(query)
-        whole = _ranked(conn, every, filters, params) if every else {}
-        nearest = vectors.nearest(conn, query, limit=SEMANTIC_WINDOW + limit, project=project,
-                                  type=type, live_only=not include_all)
-        hits = _fused(conn, whole, nearest, type=type, limit=limit, include_all=include_all,
+        hits = _fused(conn, query, words, found, vectors, where=where, params=params,
+                      project=project, type=type, include_all=include_all, limit=limit,
                       now=now)
-        return _successors_first(conn, hits)[:limit] if include_all else hits[:limit]
-    own = _ranked(conn, match_expression(terms), filters, params)
-    # The concept map is for words that differ: when enough memories hold every
-    # word of the query already, its second (and costlier) query is skipped.
-    concepts = [] if _holding_every(conn, query, filters, params, limit) else \
-        _related(terms)[:MAX_CONCEPTS]
-    related = _ranked(conn, match_expression(concepts), filters, params) if concepts else {}
-    lexical = {i: own.get(i, 0.0) + SYNONYM_WEIGHT * related.get(i, 0.0)
-               for i in set(own) | set(related)}
-    if not lexical:
-        return []
-    # Standing (layer, confidence, recency) moves a score by at most about 3x:
-    # only the lexically best few can still reach the top, so only they are read.
-    window = sorted(lexical, key=lambda i: (-lexical[i], i))[: RERANK_WINDOW + limit]
-    hits = [_hit(row, own.get(row[0], 0.0), related.get(row[0], 0.0), now)
-            for row in _rows(conn, window, include_all)]
-    hits.sort(key=lambda h: (-h.score, h.id))
-    if len(terms) > 1:
-        # The bonus for holding every term can only reorder the front of the
-        # list: look at the few that could still reach the top.
-        for hit in hits[: COVERAGE_CHECKED + limit]:
-            if held(terms, f"{hit.summary} {hit.body}") == len(terms):
-                hit.score = round(hit.score * ALL_TERMS_BONUS, 6)
-        hits.sort(key=lambda h: (-h.score, h.id))
+    else:
+        # The bar is the query's: when some memory answers it well, the rest
+        # of the ranking comes along (a weaker match may still be the one).
+        if not any(relevant(s.relevance, s.held, words.own) for s in found):
+            return []
+        ranked = sorted((s for s in found if s.relevance > 0),
+                        key=lambda s: (-s.relevance * _standing(s.row, now), -int(s.row[0])))
+        hits = [_hit(s, s.relevance, now) for s in ranked[:limit]]
     if include_all:
         hits = _successors_first(conn, hits)
     return hits[:limit]
 
 
-def _rows(conn: sqlite3.Connection, ids: list[int], include_all: bool) -> list[Any]:
-    """The candidates' rows; only memories in recall unless ``include_all``."""
-    marks = ", ".join("?" * len(ids))
-    rows = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})",  # noqa: S608
-                        sorted(ids)).fetchall()
-    return [row for row in rows if include_all or row[5] in ("buffer", "canonical")]
-
-
-def _fused(conn: sqlite3.Connection, whole: dict[int, float], nearest: list[Nearest], *,
-           type: str | None, limit: int, include_all: bool, now: float) -> list[Hit]:
-    """The memories holding every query word, fused with the nearest vectors by rank."""
-    lexical = sorted(whole, key=lambda i: (-whole[i], i))[: RERANK_WINDOW + limit]
-    lexical_rank = {memory_id: rank for rank, memory_id in enumerate(lexical, start=1)}
-    # A memory found by meaning alone must be near enough to mean something.
-    kept = [n for n in nearest if n.similarity >= SEMANTIC_FLOOR or n.memory_id in lexical_rank]
-    similar = {n.memory_id: rank for rank, n in enumerate(kept, start=1)}
-    ids = set(lexical_rank) | set(similar)
-    if not ids:
+def _fused(conn: sqlite3.Connection, text: str, words: Query, found: list[_Scored],
+           vectors: VectorIndex, *, where: str, params: list[object], project: str | None,
+           type: str | None, include_all: bool, limit: int, now: float) -> list[Hit]:
+    """The best by words and the nearest by meaning, each scored both ways, blended."""
+    vector = vectors.encoder.encode([text])[0]
+    by_id = {int(s.row[0]): s for s in found[: LEXICAL_WINDOW + limit]}
+    nearest, similar = vectors.nearest_and(conn, vector, limit=SEMANTIC_WINDOW + limit,
+                                           project=project, type=type,
+                                           live_only=not include_all, also=tuple(by_id))
+    by_words = [memory_id for memory_id, s in by_id.items() if s.relevance > 0]
+    missing = [n.memory_id for n in nearest if n.memory_id not in by_id]
+    if missing:
+        marks = ", ".join("?" * len(missing))
+        for row in conn.execute(f"SELECT {_COLUMNS} FROM memories m"  # noqa: S608 - fixed fragments
+                                f" WHERE m.id IN ({marks}){where}", (*missing, *params)):
+            by_id[int(row[0])] = _Scored(tuple(row), *words.relevance(row[1], row[2],
+                                                                       int(row[0])))
+    for memory_id, similarity in similar.items():
+        by_id[memory_id].similarity = similarity
+    for n in nearest:
+        if n.memory_id in by_id:
+            by_id[n.memory_id].similarity = n.similarity
+    # The bar is the query's: some memory must answer it well, by its words
+    # or by a meaning near enough; then the blended ranking comes along.
+    if not any(relevant(s.relevance, s.held, words.own)
+               or (s.similarity or 0.0) >= SEMANTIC_FLOOR for s in by_id.values()):
         return []
+    # How sure the words are: when no memory holds much of the query (a
+    # paraphrase), meaning weighs more.
+    best = max((s.relevance for s in by_id.values()), default=0.0)
+    weight = MEANING_WEIGHT if best >= UNSURE_BELOW else MEANING_WEIGHT_UNSURE
     hits = []
-    for row in _rows(conn, list(ids), include_all):
-        memory_id = row[0]
-        if type is not None and row[2] != type:
+    for s in by_id.values():
+        similarity = max(0.0, s.similarity or 0.0)
+        if s.relevance <= 0 and similarity < MEANING_ALONE:
             continue
-        fused = 0.0
-        if memory_id in lexical_rank:
-            fused += LEXICAL_WEIGHT / (RRF_K + lexical_rank[memory_id])
-        if memory_id in similar:
-            fused += SEMANTIC_WEIGHT / (RRF_K + similar[memory_id])
-        hit = _hit(row, 100.0 * fused, 0.0, now)
-        hit.found_by = "+".join(side for side, found in (
-            ("words", memory_id in lexical_rank), ("meaning", memory_id in similar)) if found)
+        blend = (1 - weight) * s.relevance + weight * similarity
+        hit = _hit(s, blend, now)
+        if similarity >= MEANING_ALONE:
+            hit.found_by = f"{hit.found_by}+meaning" if s.relevance > 0 else "meaning"
         hits.append(hit)
-    hits.sort(key=lambda h: (-h.score, h.id))
-    return hits
+    hits.sort(key=lambda h: (-h.score, -h.id))
+    # What the words alone put in the top 3 holding every query word stays there.
+    lexical_top = sorted((by_id[i] for i in by_words), key=lambda s: -s.relevance * _standing(
+        s.row, now))[:KEPT_TOP]
+    kept = [int(s.row[0]) for s in lexical_top if s.held - s.related >= words.own
+            and relevant(s.relevance, s.held, words.own)]
+    return _keep_in_top(hits, kept, KEPT_TOP)
 
 
-def _hit(row: tuple[Any, ...], own: float, related: float, now: float) -> Hit:
-    (memory_id, project, kind, summary, body, layer, confidence, sessions, superseded_by,
-     updated_at) = row
-    lexical = own + SYNONYM_WEIGHT * related
+def _keep_in_top(hits: list[Hit], kept: list[int], top: int) -> list[Hit]:
+    """``hits`` with every id of ``kept`` among the first ``top``, displacing the lowest
+    of the others there; the order is otherwise kept."""
+    head = hits[:top]
+    wanted = [h for h in hits if h.id in kept and h not in head]
+    for hit in wanted:
+        others = [h for h in head if h.id not in kept]
+        if not others:
+            break
+        head.remove(others[-1])
+        head.append(hit)
+    order = {id(h): i for i, h in enumerate(hits)}
+    head.sort(key=lambda h: order[id(h)])
+    rest = [h for h in hits if h not in head]
+    for i in range(len(head) - 2, -1, -1):  # scores never rise down the list
+        head[i].score = max(head[i].score, head[i + 1].score)
+    return head + rest
+
+
+def _standing(row: tuple[Any, ...], now: float) -> float:
+    layer, confidence, updated_at = row[5], row[6], row[9]
     days = max(0.0, now - float(updated_at)) / _DAY
     recency = 0.9 + 0.1 * 0.5 ** (days / RECENCY_HALF_LIFE_DAYS)
-    score = (lexical * LAYER_WEIGHTS.get(layer, 1.0) * (0.8 + 0.2 * float(confidence))
-             * recency)
-    found_by = "+".join(side for side, found in (("words", own), ("concepts", related)) if found)
+    return float(LAYER_WEIGHTS.get(str(layer), 1.0) * (0.8 + 0.2 * float(confidence)) * recency)
+
+
+def _hit(scored: _Scored, match: float, now: float) -> Hit:
+    (memory_id, summary, body, project, kind, layer, confidence, sessions, superseded_by,
+     _updated_at) = scored.row
     return Hit(id=memory_id, project=project, type=kind, summary=summary, body=body,
                layer=layer, confidence=confidence, sessions=sessions,
-               superseded_by=superseded_by, score=round(score, 6), found_by=found_by)
+               superseded_by=superseded_by,
+               score=round(min(1.0, match * _standing(scored.row, now)), 3),
+               found_by="+".join(side for side, found in (
+                   ("words", scored.held > scored.related), ("concepts", scored.related > 0))
+                   if found) or "words")
 
 
 def _successors_first(conn: sqlite3.Connection, hits: list[Hit]) -> list[Hit]:
     """Lift (or bring in) the successor of every superseded hit just above it."""
-    by_id = {hit.id: hit for hit in hits}
-    for hit in list(hits):
-        successor_id = hit.superseded_by
-        if successor_id is None:
+    order = list(hits)
+    for hit in hits:
+        if hit.superseded_by is None:
             continue
-        successor = by_id.get(successor_id)
+        successor = next((h for h in order if h.id == hit.superseded_by), None)
         if successor is None:
             row = conn.execute(
                 "SELECT id, project, type, summary, body, layer, confidence, sessions,"
-                " superseded_by FROM memories WHERE id = ?", (successor_id,)).fetchone()
+                " superseded_by FROM memories WHERE id = ?", (hit.superseded_by,)).fetchone()
             if row is None:
                 continue
             successor = Hit(**dict(row), score=0.0, found_by="successor")
-            by_id[successor.id] = successor
-        if successor.score <= hit.score:
-            successor.score = round(hit.score * 1.01 + 1e-6, 6)
-    return sorted(by_id.values(), key=lambda h: (-h.score, h.id))
+        elif order.index(successor) < order.index(hit):
+            continue
+        else:
+            order.remove(successor)
+        successor.score = max(successor.score, min(1.0, round(hit.score + 0.001, 3)))
+        if successor.score <= hit.score:  # both at 1.0: the superseded one steps down
+            hit.score = round(successor.score - 0.001, 3)
+        order.insert(order.index(hit), successor)
+    return order

@@ -198,20 +198,34 @@ class VectorIndex:
 
     def nearest(self, conn: sqlite3.Connection, query: str, *, limit: int,
                 project: str | None = None, type: str | None = None,
-                live_only: bool = False) -> list[Nearest]:
-        """The ``limit`` memories whose vectors are nearest to ``query``'s, of ``project``
-        and ``type`` when given, and only buffer and canonical ones with ``live_only``."""
+                live_only: bool = False, vector: NDArray[np.float32] | None = None,
+                ) -> list[Nearest]:
+        """The ``limit`` memories whose vectors are nearest to ``query``'s (or to
+        ``vector``, the query's, when the caller has it), of ``project`` and ``type``
+        when given, and only buffer and canonical ones with ``live_only``."""
+        q = self.encoder.encode([query])[0] if vector is None else vector
+        return self.nearest_and(conn, q, limit=limit, project=project, type=type,
+                                live_only=live_only)[0]
+
+    def nearest_and(self, conn: sqlite3.Connection, q: NDArray[np.float32], *, limit: int,
+                    project: str | None = None, type: str | None = None,
+                    live_only: bool = False, also: tuple[int, ...] = (),
+                    ) -> tuple[list[Nearest], dict[int, float]]:
+        """The nearest memories to the query vector ``q`` (as ``nearest``), and the
+        similarity of each memory of ``also`` that passes the same filters and has a
+        vector, read in the same query of the store."""
         import numpy as np
 
-        q = self.encoder.encode([query])[0]
         if not q.any():
-            return []
+            return [], {}
         keep = vector_rows.Filter(project, type, live_only)
         conn.execute("BEGIN")  # one snapshot of the store for the whole query
         try:
             matrix = self._latest(conn)
             current = vector_rows.delta(conn, self.encoder.hash,
                                         matrix.seq if matrix is not None else 0, keep)
+            seen = {row.memory_id for row in current}
+            wanted = {i for i in also if i not in seen}
             if matrix is not None:
                 start, end = ((0, len(matrix.ids)) if project is None
                               else matrix.projects.get(project, (0, 0)))
@@ -220,21 +234,25 @@ class VectorIndex:
                 while end > start:
                     # Widen until enough candidates pass the filters, or none are left.
                     rows = _best_rows(matrix, start, end, q, want)
+                    ids = {int(matrix.ids[i]) for i in rows}
                     found = vector_rows.current(conn, self.encoder.hash,
-                                                sorted({int(matrix.ids[i]) for i in rows}), keep)
+                                                sorted(ids | wanted), keep)
                     if len(found) >= limit or want >= end - start:
                         break
                     want *= 8
                 current += found
+            elif wanted:
+                current += vector_rows.current(conn, self.encoder.hash, sorted(wanted), keep)
         finally:
             conn.execute("COMMIT")
         if not current:
-            return []
+            return [], {}
         block = np.frombuffer(b"".join(row.vector for row in current), dtype=np.float32)
         sims = block.reshape(len(current), -1) @ q
         scored = {row.memory_id: float(s) for row, s in zip(current, sims, strict=True)}
-        best = sorted(scored.items(), key=lambda item: (-item[1], item[0]))[:limit]
-        return [Nearest(memory_id, round(sim, 6)) for memory_id, sim in best]
+        extra = {i: round(scored[i], 6) for i in also if i in scored}
+        ranked = sorted(scored.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        return [Nearest(memory_id, round(sim, 6)) for memory_id, sim in ranked], extra
 
     # -- writing ----------------------------------------------------------------
 

@@ -1,0 +1,304 @@
+"""Ranking memories by their words, at a bounded cost, and the relevance bar (standard library).
+
+Shared by search (``memspool.recall.search``) and the prompt-recall hook
+(``recall.py``), so both rank alike and use one bar.
+
+1. **Terms.** The query's terms (``fts.query_terms``: stop words out,
+   identifiers whole and by their parts), each stemmed as the index stems it
+   (``porter.py``).
+2. **How common each term is.** FTS5 counts a term's memories up to
+   ``DF_COUNTED``; past that the count is estimated from how far back among
+   the memory ids the newest ``DF_COUNTED`` matches reach.
+3. **Reads, rarest term first**: each term's newest matches, at most
+   ``TERM_READ`` a term and ``READ_BUDGET`` in all. A rare term's matches are
+   all read; a common one's only its newest (its weight is small anyway).
+   When even the rarest term is common, the memories holding the rarest few
+   together are read too. So a query's cost depends neither on how common
+   its words are nor on the size of the store.
+4. **First stage**: each memory read weighs the idf of the terms it was
+   found by; the best ``FIRST_STAGE`` are read from the store.
+5. **Relevance**, in [0, 1): BM25F over the summary (weight 4), the body (1)
+   and the identifier parts (2), k1 1.2, b 0.75, each term's part saturating
+   below 1 and weighted by its idf, divided by the query's whole idf. It is
+   the share of the query a memory holds, by weight: 0 holds nothing, a
+   memory that holds every term (in its summary) comes near 1.
+
+**The bar** (``relevant``): a memory answers a query when its relevance is
+at least ``RELEVANCE_FLOOR`` and, for a query of two terms or more, it holds
+at least two of them. ``memspool search`` shows nothing below the bar
+("no memory matches"), and the prompt-recall hook injects nothing below it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+import unicodedata
+
+from memspool.hooks.fts import identifiers, quoted
+from memspool.hooks.porter import stem
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Sequence
+    from typing import Any, Final
+
+__all__ = [
+    "FIRST_STAGE", "RELEVANCE_FLOOR", "Query", "Term", "forget", "prepare", "rank", "relevant",
+    "tokens",
+]
+
+#: bm25 column weights: summary, body, identifier parts (the index's columns).
+COLUMN_WEIGHTS: Final = (4.0, 1.0, 2.0)
+K1: Final = 1.2
+B: Final = 0.75
+#: A term's memories are counted exactly up to this many (a few hundredths of a ms).
+DF_COUNTED: Final = 500
+#: Matches read for one term at most, and for one query in all.
+TERM_READ: Final = 300
+READ_BUDGET: Final = 1200
+#: Memories read from the store and scored in full.
+FIRST_STAGE: Final = 50
+#: The bar: the least relevance of a memory that answers a query. Chosen on
+#: the tune queries and the tune noise queries (docs/recall.md).
+RELEVANCE_FLOOR: Final = 0.2
+_TOKEN: Final = re.compile(r"[^\W_]+")
+
+
+class Term:
+    """One query term: its text, its stem, its FTS5 phrase and its weight."""
+
+    __slots__ = ("phrase", "stem", "text", "weight")
+
+    def __init__(self, text: str, weight: float = 1.0) -> None:
+        self.text = text
+        self.stem = stem(text)
+        self.phrase = quoted(text)
+        self.weight = weight
+
+
+def _words(text: str) -> list[str]:
+    """``text``'s words as FTS5's ``unicode61 remove_diacritics 2`` finds them."""
+    text = text.lower()
+    if not text.isascii():
+        text = "".join(c for c in unicodedata.normalize("NFKD", text)
+                       if not unicodedata.combining(c))
+    return _TOKEN.findall(text)
+
+
+def tokens(text: str) -> list[str]:
+    """The stems of ``text``'s words, as the index's porter tokenizer makes them."""
+    return [stem(word) for word in _words(text)]
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite varints (big-endian, 7 bits a byte, the ninth byte whole)."""
+    out, value, count = [], 0, 0
+    for byte in blob:
+        count += 1
+        if count == 9:
+            out.append((value << 8) | byte)
+            value = count = 0
+        elif byte & 0x80:
+            value = (value << 7) | (byte & 0x7F)
+        else:
+            out.append((value << 7) | byte)
+            value = count = 0
+    return out
+
+
+def _index_totals(conn: sqlite3.Connection) -> tuple[int | None, tuple[float, float, float]]:
+    """The memories indexed and the average tokens per column, from FTS5's averages
+    record (rowid 1 of its data table: the row count, then each column's tokens)."""
+    try:
+        row = conn.execute("SELECT block FROM memory_search_data WHERE id = 1").fetchone()
+        values = _varints(bytes(row[0])) if row else []
+        if len(values) >= 4:
+            n = max(1, values[0])
+            return values[0], (max(1.0, values[1] / n), max(1.0, values[2] / n),
+                               max(1.0, values[3] / n))
+    except Exception:  # noqa: BLE001, S110 - a format we cannot read: typical lengths
+        pass
+    return None, (20.0, 40.0, 6.0)
+
+
+class Query:
+    """A query ready to rank: its terms' idf and the index's average column lengths."""
+
+    def __init__(self, conn: sqlite3.Connection, terms: Sequence[Term]) -> None:
+        self.terms = list(terms)
+        rows, self.averages = _index_totals(conn)
+        low, high = conn.execute("SELECT (SELECT min(id) FROM memories),"
+                                 " (SELECT max(id) FROM memories)").fetchone()
+        self._span = (int(low or 0), int(high or 0))
+        self.memories = rows if rows is not None else max(0, self._span[1] - self._span[0] + 1)
+        self.df = [self._count(conn, term) for term in self.terms]
+        n = max(1, self.memories)
+        # A term no memory holds weighs most: a memory holding the query's other
+        # words holds little of what it asks.
+        self.idf = [math.log(1 + (n - df + 0.5) / (df + 0.5)) for df in self.df]
+        #: (stem, weight times idf, the user's own?) of each distinct stem, for scoring.
+        scored: dict[str, tuple[str, float, bool]] = {}
+        for term, idf in zip(self.terms, self.idf, strict=True):
+            scored.setdefault(term.stem, (term.stem, term.weight * idf, term.weight >= 1.0))
+        self._scored = list(scored.values())
+        #: The query's whole weight, and how many distinct stems it has: the
+        #: user's own terms only (two words of one stem count once).
+        self.whole = sum(weight for _, weight, own in self._scored if own)
+        self.own = sum(1 for _, _, own in self._scored if own)
+
+    def _count(self, conn: sqlite3.Connection, term: Term) -> int:
+        count, oldest = conn.execute(
+            "SELECT count(*), min(rowid) FROM (SELECT rowid FROM memory_search"
+            " WHERE memory_search MATCH ? ORDER BY rowid DESC LIMIT ?)",
+            (term.phrase, DF_COUNTED)).fetchone()
+        if count < DF_COUNTED:
+            return int(count)
+        low, high = self._span
+        # The newest DF_COUNTED matches reach back to ``oldest``: spread like
+        # that over every id, the term has about this many.
+        return min(self.memories, int(count * (high - low + 1) / max(1, high - int(oldest) + 1)))
+
+    # -- candidates -------------------------------------------------------------
+
+    def candidates(self, conn: sqlite3.Connection, project: str | None = None,
+                   want: int | None = None) -> list[int]:
+        """The ids of the (up to) ``want`` (``FIRST_STAGE``) memories most worth
+        scoring, best first."""
+        want = FIRST_STAGE if want is None else want
+        order = sorted(range(len(self.terms)),
+                       key=lambda i: (self.df[i], -self.terms[i].weight))
+        weight: dict[int, float] = {}
+        budget = READ_BUDGET
+        for i in order:
+            if budget <= 0 or not self.df[i]:
+                continue
+            term = self.terms[i]
+            read = min(TERM_READ, budget)
+            for memory_id in self._read(conn, term.phrase, read, project):
+                weight[memory_id] = weight.get(memory_id, 0.0) + self.idf[i] * term.weight
+            budget -= min(read, self.df[i])
+        rare = [i for i in order if self.df[i] and self.terms[i].weight >= 1.0][:3]
+        if len(rare) > 1 and self.df[rare[0]] > TERM_READ:
+            # Even the rarest term is common: the memories holding the rarest few
+            # together are the likeliest answers, and only their newest were read.
+            together = " AND ".join(self.terms[i].phrase for i in rare)
+            bonus = sum(self.idf[i] for i in rare)
+            for memory_id in self._read(conn, together, want, project):
+                weight[memory_id] = max(weight.get(memory_id, 0.0), bonus)
+        return heapq.nlargest(want, weight, key=lambda m: (weight[m], m))
+
+    @staticmethod
+    def _read(conn: sqlite3.Connection, expression: str, limit: int,
+              project: str | None) -> list[int]:
+        if project is None:
+            rows = conn.execute("SELECT rowid FROM memory_search WHERE memory_search MATCH ?"
+                                " ORDER BY rowid DESC LIMIT ?", (expression, limit))
+        else:
+            rows = conn.execute(
+                "SELECT s.rowid FROM (SELECT rowid FROM memory_search WHERE memory_search"
+                " MATCH ? ORDER BY rowid DESC LIMIT ?) s JOIN memories m ON m.id = s.rowid"
+                " WHERE m.project = ?", (expression, limit, project))
+        return [int(row[0]) for row in rows]
+
+    # -- scoring ----------------------------------------------------------------
+
+    def relevance(self, summary: str, body: str, memory_id: int | None = None,
+                  ) -> tuple[float, int, int]:
+        """(relevance in [0, 1), how many of the query's terms it holds, how many of
+        them are related words rather than the user's own) of one memory."""
+        if self.whole <= 0:
+            return 0.0, 0, 0
+        (n1, c1), (n2, c2), (n3, c3) = _fields(summary, body, memory_id)
+        a1, a2, a3 = self.averages
+        w1 = COLUMN_WEIGHTS[0] / (1 - B + B * n1 / a1)
+        w2 = COLUMN_WEIGHTS[1] / (1 - B + B * n2 / a2)
+        w3 = COLUMN_WEIGHTS[2] / (1 - B + B * n3 / a3)
+        score, held, related = 0.0, 0, 0
+        for root, weight, own in self._scored:
+            tf = w1 * c1.get(root, 0) + w2 * c2.get(root, 0) + w3 * c3.get(root, 0)
+            if tf:
+                score += weight * tf / (tf + K1)
+                held += 1
+                related += not own
+        return min(1.0, score / self.whole), held, related
+
+
+_Fields = tuple[tuple[int, dict[str, int]], tuple[int, dict[str, int]],
+                tuple[int, dict[str, int]]]
+#: Memories' stemmed columns, by id, as last scored (a warm process scores the
+#: same memories again and again); the text is compared before one is reused.
+_SEEN: dict[int, tuple[str, str, _Fields]] = {}
+SEEN_MAX: Final = 5000
+
+
+def forget(memory_id: int) -> None:
+    """Drop a memory's text from the in-process cache (it was forgotten)."""
+    _SEEN.pop(memory_id, None)
+
+
+def _counted(text: str) -> tuple[int, dict[str, int]]:
+    """(tokens in ``text``, count of each stem)."""
+    words = _words(text)
+    counts: dict[str, int] = {}
+    for word in words:
+        root = stem(word)
+        counts[root] = counts.get(root, 0) + 1
+    return len(words), counts
+
+
+def _fields(summary: str, body: str, memory_id: int | None) -> _Fields:
+    """The stem counts of a memory's three indexed columns."""
+    if memory_id is not None:
+        found = _SEEN.get(memory_id)
+        if found is not None and found[0] == summary and found[1] == body:
+            return found[2]
+    fields = (_counted(summary), _counted(body), _counted(identifiers(f"{summary} {body}")))
+    if memory_id is not None:
+        if len(_SEEN) >= SEEN_MAX:
+            _SEEN.clear()
+        _SEEN[memory_id] = (summary, body, fields)
+    return fields
+
+
+def prepare(conn: sqlite3.Connection, terms: Sequence[str],
+            related: Sequence[str] = (), related_weight: float = 0.0) -> Query:
+    """The query of ``terms`` (the user's own) and ``related`` words weighing less."""
+    own = [Term(t) for t in terms]
+    stems = {term.stem for term in own}
+    extra = []
+    for word in related:
+        term = Term(word, related_weight)
+        if term.stem not in stems:
+            stems.add(term.stem)
+            extra.append(term)
+    return Query(conn, own + extra)
+
+
+def relevant(relevance: float, held: int, terms: int) -> bool:
+    """The bar: does a memory of this ``relevance``, holding ``held`` of the query's
+    ``terms`` own terms, answer the query?"""
+    return relevance >= RELEVANCE_FLOOR and held >= min(2, terms)
+
+
+def rank(conn: sqlite3.Connection, query: Query, columns: str, *, where: str = "",
+         params: Sequence[Any] = (), project: str | None = None,
+         want: int | None = None) -> list[tuple[tuple[Any, ...], float, int, int]]:
+    """(row, relevance, held, related held) of the best memories, best first.
+
+    ``columns`` must start with ``id, summary, body``; ``where`` (ANDed, with
+    ``params``) filters the rows, ``project`` the reads.
+    """
+    ids = query.candidates(conn, project, FIRST_STAGE if want is None else want)
+    if not ids:
+        return []
+    marks = ", ".join("?" * len(ids))
+    rows = conn.execute(f"SELECT {columns} FROM memories m WHERE m.id IN ({marks}){where}",  # noqa: S608 - fixed fragments
+                        (*ids, *params)).fetchall()
+    scored = []
+    for row in rows:
+        scored.append((tuple(row), *query.relevance(row[1], row[2], int(row[0]))))
+    scored.sort(key=lambda item: (-item[1], -int(item[0][0])))
+    return scored

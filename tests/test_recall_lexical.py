@@ -1,0 +1,134 @@
+"""The shared lexical ranking: stems as FTS5 stems, reads bounded, the relevance bar, fusion."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO, run_cli
+
+from memspool.hooks import fts, lexical
+from memspool.hooks.porter import stem
+from memspool.recall import search
+from memspool.service import Service
+
+DATA = REPO / "tests" / "data"
+
+
+def test_the_stemmer_stems_every_word_of_the_labelled_data_as_fts5_does() -> None:
+    words: set[str] = set()
+    for path in DATA.glob("*.jsonl"):
+        words.update(re.findall(r"[a-z0-9]+", path.read_text(encoding="utf-8").lower()))
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5 (x, tokenize = 'porter unicode61')")
+    conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab (t, 'row')")
+    differ = []
+    for chunk in range(0, len(words), 500):
+        batch = sorted(words)[chunk:chunk + 500]
+        conn.execute("DELETE FROM t")
+        conn.executemany("INSERT INTO t (rowid, x) VALUES (?, ?)", enumerate(batch, 1))
+        indexed = {row[0] for row in conn.execute("SELECT term FROM v")}
+        differ += [w for w in batch if stem(w) not in indexed]
+    assert len(words) > 5000
+    assert differ == []
+
+
+def _import(home: Path, notes: list[dict[str, str]]) -> Service:
+    service = Service(home, env={"MEMSPOOL_SEMANTIC": "off"})
+    service.import_lines([json.dumps({"project": n.get("project", "p"), "key": n["key"],
+                                      "type": "takeaway", "summary": n["text"],
+                                      "body": n["text"]}).encode() for n in notes])
+    return service
+
+
+def test_reads_stay_bounded_however_common_the_words(home: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A query of words every memory holds reads no more rows than a rare one."""
+    notes = [{"key": f"k{i}", "text": f"the worker pool drains requests {i} on service s{i % 7}"}
+             for i in range(3 * lexical.TERM_READ)]
+    notes.append({"key": "rare", "text": "the zeppelin quota drains once"})
+    read: list[int] = []
+    real = lexical.Query._read
+
+    def counted(*args: Any) -> list[int]:
+        found = real(*args)
+        read.append(len(found))
+        return found
+
+    monkeypatch.setattr(lexical.Query, "_read", staticmethod(counted))
+    with _import(home, notes) as service:
+        common = search(service.conn, "worker pool drains requests service")
+        assert len(common) == 10 and sum(read) <= lexical.READ_BUDGET + lexical.FIRST_STAGE
+        read.clear()
+        rare = search(service.conn, "zeppelin quota")
+        assert [h.summary for h in rare] == ["the zeppelin quota drains once"]
+        assert sum(read) == 2
+
+
+def test_relevance_is_the_share_of_the_query_held(home: Path) -> None:
+    notes = [{"key": "a", "text": "Gunicorn workers time out on the reports export endpoint"},
+             {"key": "b", "text": "The reports page has a date filter"}]
+    with _import(home, notes) as service:
+        terms = fts.query_terms("gunicorn reports export timeout")
+        query = lexical.prepare(service.conn, terms)
+        full = query.relevance(notes[0]["text"], notes[0]["text"])
+        part = query.relevance(notes[1]["text"], notes[1]["text"])
+        assert 0 < part[0] < full[0] < 1
+        assert (full[1], part[1]) == (3, 1)
+
+
+def test_a_query_about_nothing_stored_returns_nothing(home: Path) -> None:
+    notes = [{"key": "n", "text": "Celery ETA tasks ran twice because the Redis visibility "
+                                  "timeout was shorter than the ETA."},
+             {"key": "m", "text": "Ubuntu needs python3-venv before python3 -m venv works."}]
+    with _import(home, notes) as service:
+        assert search(service.conn, "celery tasks ran twice")
+        assert search(service.conn, "bluetooth headset has no sound on ubuntu") == []
+    env = {"MEMSPOOL_HOME": str(home), "MEMSPOOL_SEMANTIC": "off"}
+    proc = run_cli("search", "bluetooth headset has no sound on ubuntu", env=env)
+    assert proc.stdout.decode().strip() == "no memory matches"
+    proc = run_cli("search", "sourdough starter is not rising", "--json", env=env)
+    assert json.loads(proc.stdout)["results"] == []
+    proc = run_cli("search", "celery tasks twice", env=env)
+    line = proc.stdout.decode().splitlines()[0]
+    assert re.match(r"\s*\d+\s+\d{1,3}%\s+p/takeaway: Celery ETA", line), line
+
+
+def test_the_hook_and_search_share_one_bar() -> None:
+    hook = (REPO / "hooks" / "recall.py").read_text(encoding="utf-8")
+    assert "lexical.relevant(" in hook and "MIN_SHARED" not in hook
+    assert lexical.relevant(lexical.RELEVANCE_FLOOR, 2, 3)
+    assert not lexical.relevant(lexical.RELEVANCE_FLOOR - 0.01, 3, 3)
+    assert not lexical.relevant(0.9, 1, 3)
+    assert lexical.relevant(0.9, 1, 1)
+
+
+def test_hybrid_keeps_the_top_three_that_hold_every_word(home: Path) -> None:
+    """With the semantic extra, a memory that holds every query word and was in the
+    top 3 by words alone is still in the top 3 (over the labelled notes and queries)."""
+    notes = [json.loads(line) for line in
+             (DATA / "recall_notes.jsonl").read_text(encoding="utf-8").splitlines()]
+    queries = [json.loads(line) for line in
+               (DATA / "recall_queries.jsonl").read_text(encoding="utf-8").splitlines()]
+    with Service(home, env={}) as service:
+        vectors = service.vectors()
+        assert vectors is not None, service.semantic.reason
+        service.import_lines([json.dumps({
+            "project": n["project"], "key": n["id"], "type": n["type"], "summary": n["summary"],
+            "body": n["body"]}).encode() for n in notes])
+        checked = 0
+        for q in queries:
+            terms = fts.query_terms(q["query"])
+            query = lexical.prepare(service.conn, terms)
+            lexical_top = search(service.conn, q["query"], limit=3)
+            hybrid_top = {h.id for h in search(service.conn, q["query"], limit=3,
+                                               vectors=vectors)}
+            for hit in lexical_top:
+                if query.relevance(hit.summary, hit.body)[1] == query.own:
+                    checked += 1
+                    assert hit.id in hybrid_top, (q["query"], hit.summary)
+        assert checked > 50
