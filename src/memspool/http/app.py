@@ -22,6 +22,9 @@ from memspool.http.limits import (
 )
 from memspool.http.routes import ROUTES
 from memspool.http.token import read_or_create_token
+from memspool.http.web.actions import action_routes
+from memspool.http.web.auth import Logins
+from memspool.http.web.pages import page_routes
 from memspool.http.workers import Workers
 
 __all__ = ["create_app", "run", "serve"]
@@ -29,7 +32,8 @@ __all__ = ["create_app", "run", "serve"]
 
 def create_app(home: Path | None = None, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
                max_body: int = DEFAULT_MAX_BODY, threads: int = WORKER_THREADS) -> Starlette:
-    """The API over the memspool home ``home`` (default: MEMSPOOL_HOME, else the user's).
+    """The API and the memory browser over the memspool home ``home`` (default:
+    MEMSPOOL_HOME, else the user's).
 
     Creates the home and the token on first use. ``host`` and ``port`` are
     where the server listens, for the Host header check.
@@ -38,6 +42,7 @@ def create_app(home: Path | None = None, *, host: str = DEFAULT_HOST, port: int 
     ensure_private_dir(config.home)
     token = read_or_create_token(config.home)
     workers = Workers(config.home, threads)
+    logins = Logins(port)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -47,14 +52,15 @@ def create_app(home: Path | None = None, *, host: str = DEFAULT_HOST, port: int 
             workers.close()
 
     app = Starlette(
-        routes=ROUTES,
+        routes=[*ROUTES, *page_routes(), *action_routes()],
         middleware=[Middleware(Guard, token=token, hosts=HostCheck.for_server(host, port),
-                               max_body=max_body)],
+                               max_body=max_body, logins=logins)],
         exception_handlers=dict(HANDLERS),
         lifespan=lifespan,
     )
     app.state.workers = workers
     app.state.home = config.home
+    app.state.logins = logins
     return app
 
 

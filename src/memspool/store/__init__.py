@@ -4,6 +4,7 @@
     cursors.py   per-transcript byte cursors
     slices.py    the queue the drainer fills (never searched)
     memories.py  memory rows, their provenance and the term index
+    browse.py    what the web page reads, and a memory's pin
 
 Every other room reaches SQLite through here.
 """

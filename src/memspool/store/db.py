@@ -283,6 +283,13 @@ MIGRATIONS: Final[list[str]] = [
         INSERT OR IGNORE INTO vectors_pending (memory_id) VALUES (new.id);
     END;
     """,
+    # 8 (the web page, memspool.http.web): a person can pin a memory so the
+    # decay pass never archives it; the timeline reads a project's saves
+    # newest first, by time.
+    """
+    ALTER TABLE memories ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX provenance_at ON provenance (at);
+    """,
 ]
 
 
