@@ -109,7 +109,8 @@ def memory_page(conn: sqlite3.Connection, *, project: str | None, type: str | No
                 limit: int) -> list[dict[str, Any]]:
     """Memories passing every filter given, newest change first, ``limit`` from
     ``offset``; each a memory's fields and ``pinned``."""
-    where, params = "", list[object]()
+    where = ""
+    params: list[object] = []
     for column, value in (("project", project), ("type", type), ("layer", layer)):
         if value is not None:
             where += f" AND m.{column} = ?"
