@@ -37,15 +37,17 @@ _UNSAFE: Final = re.compile(
 _WORDS: Final = re.compile(r"[A-Za-z0-9]+(?:[._/:-][A-Za-z0-9]+)*")
 _REPLACEMENT: Final = "\ufffd"
 
-#: Sent with every page: nothing from another host, no framing, no referrer
-#: (a login code in a URL goes nowhere), and no caching of memory on disk.
+#: Sent with every page: nothing from another host, no framing, no referrer to
+#: another site (a login code in a URL goes nowhere), and no caching of memory
+#: on disk. Not "no-referrer": with it Chromium sends "Origin: null" on a form
+#: post, which the guard must refuse.
 HEADERS: Final = {
     "content-security-policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
         "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"),
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",
-    "referrer-policy": "no-referrer",
+    "referrer-policy": "same-origin",
     "cache-control": "no-store",
 }
 

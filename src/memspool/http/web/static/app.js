@@ -15,6 +15,8 @@ if (live) {
   const results = document.getElementById("results");
   let timer = 0;
   let latest = 0;
+  // Submitting the form loads the page anew: no fetch may land on it afterwards.
+  live.addEventListener("submit", () => { clearTimeout(timer); latest++; });
   live.querySelector("input[type=search]").addEventListener("input", () => {
     clearTimeout(timer);
     timer = setTimeout(async () => {
