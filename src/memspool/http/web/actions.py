@@ -18,11 +18,10 @@ from starlette.responses import RedirectResponse, Response
 
 from memspool.errors import PayloadError
 from memspool.http.fields import parse_query
-from memspool.http.responses import JSON
 from memspool.http.web import LOGIN_PATH
 from memspool.http.web.auth import CODE_SECS, SESSION_SECS, Logins
 from memspool.http.web.pages import browser, common, memory_id
-from memspool.http.web.render import HEADERS, html_page
+from memspool.http.web.render import html_page
 from memspool.http.workers import Workers
 from memspool.store.kinds import NOTE_TYPES
 from memspool.untrusted import no_surrogates
@@ -139,14 +138,6 @@ async def logout(request: Request) -> Response:
     return response
 
 
-async def login_code(request: Request) -> Response:
-    """For `memspool open` (bearer token only): a one-time login code and its path."""
-    parse_query(request.query_params, ())
-    code = _logins(request).new_code()
-    return JSON({"ok": True, "path": f"{LOGIN_PATH}?{urlencode({'code': code})}",
-                 "expires_in": CODE_SECS}, headers={"cache-control": HEADERS["cache-control"]})
-
-
 def action_routes() -> list[Any]:
     from starlette.routing import Route
 
@@ -156,5 +147,4 @@ def action_routes() -> list[Any]:
         Route("/ui/memories/{memory_id}/forget", forget, methods=["POST"]),
         Route(LOGIN_PATH, login, methods=["GET"]),
         Route("/logout", logout, methods=["POST"]),
-        Route("/login/codes", login_code, methods=["POST"]),
     ]
