@@ -13,6 +13,7 @@ another host, even if a memory asked it to.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Mapping
@@ -69,19 +70,31 @@ def visible(value: Any) -> Any:
     return _UNSAFE.sub(_stand_in, value)
 
 
+@functools.lru_cache(maxsize=256)
+def _wanted(query: str) -> frozenset[str]:
+    """The stems of ``query``'s search terms (a page highlights with one query
+    many times)."""
+    return frozenset(stem(term) for term in query_terms(query))
+
+
 def highlight(text: str, query: str) -> Markup:
     """``text``, escaped, with every word that matches a word of ``query`` (by its
     stem or its identifier parts, as search matches) in ``<mark>``."""
     text = visible(text)
-    wanted = {stem(term) for term in query_terms(query)}
+    wanted = _wanted(query)
     if not wanted:
         return escape(text)
     pieces: list[str] = []
     last = 0
+    seen: dict[str, bool] = {}
     for match in _WORDS.finditer(text):
-        if any(stem(part) in wanted for part in terms_of(match.group(0))):
+        word = match.group(0)
+        marked = seen.get(word)
+        if marked is None:
+            marked = seen[word] = any(stem(part) in wanted for part in terms_of(word))
+        if marked:
             pieces.append(escape(text[last:match.start()]))
-            pieces.append(Markup("<mark>%s</mark>") % match.group(0))
+            pieces.append(Markup("<mark>%s</mark>") % word)
             last = match.end()
     pieces.append(escape(text[last:]))
     return Markup("").join(pieces)
