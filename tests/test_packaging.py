@@ -36,7 +36,8 @@ def test_regular_install_ships_every_module_and_the_samples(tmp_path: Path) -> N
         for path in (REPO / room).rglob("*"):
             if "__pycache__" in path.parts or not path.is_file():
                 continue
-            shipped = path.suffix in {".py", ".jsonl", ".service"} or (
+            # .html, .css, .js: the memory browser's templates and assets.
+            shipped = path.suffix in {".py", ".jsonl", ".service", ".html", ".css", ".js"} or (
                 path.name == "README.md" and "fixtures" in room)
             if shipped and not (target / installed / path.relative_to(REPO / room)).is_file():
                 missing.append(str(path.relative_to(REPO)))
@@ -46,7 +47,9 @@ def test_regular_install_ships_every_module_and_the_samples(tmp_path: Path) -> N
         "memspool.distill; from importlib.resources import files; "
         "assert memspool.__file__.startswith(sys.argv[1]), memspool.__file__; "
         "memspool.cli.build_parser(); "
-        "assert files('memspool.samples').joinpath('spotter-subagent.jsonl').is_file()"
+        "assert files('memspool.samples').joinpath('spotter-subagent.jsonl').is_file(); "
+        "assert files('memspool.http.web').joinpath('templates/base.html').is_file(); "
+        "assert files('memspool.http.web').joinpath('static/app.css').is_file()"
     )
     env = {**os.environ, "PYTHONPATH": str(target)}
     subprocess.run([sys.executable, "-c", "import sys; " + probe, str(target)], check=True,

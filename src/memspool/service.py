@@ -26,7 +26,7 @@ from memspool.archivist import (
     save_notes,
 )
 from memspool.archivist.major import last_report
-from memspool.archivist.recalls import note_recalled
+from memspool.archivist.recalls import note_recalled, recalled
 from memspool.archivist.transfer import ImportReport, export_lines, import_lines
 from memspool.config import Config, load_config
 from memspool.distill import LlmOptions
@@ -34,17 +34,26 @@ from memspool.distill.keys import SUMMARY_CHARS, note_key, whole_summary
 from memspool.distill.note import Note
 from memspool.distill.similarity import Profiles, index_terms
 from memspool.drainer.lock import drainer_running
-from memspool.errors import ConfigError, HomeError, NotFound, PayloadError, StoreError
+from memspool.errors import (
+    ConfigError,
+    HomeError,
+    NotFound,
+    PayloadError,
+    SliceNotFound,
+    StoreError,
+)
 from memspool.hooks import lexical
 from memspool.install import default_settings_path, installed_events
 from memspool.project import project_name
 from memspool.recall import render, render_dirty, search
+from memspool.recall.context import stored
 from memspool.recall.embed import SemanticState, semantic_state
 from memspool.recall.vectors import VectorIndex, bump_epoch, embed_pending, remove_sets
 from memspool.redact import redact
 from memspool.spool import Spool
 from memspool.spool.segments import QUARANTINE_DIR
 from memspool.store import (
+    browse,
     connect,
     connect_readonly,
     damaged,
@@ -75,6 +84,8 @@ STORE_COUNTS: Final = {
 
 #: Seconds a write (capture, save, import, ...) spends embedding what waits.
 EMBED_BUDGET_SECS: Final = 2.0
+#: Saves one page of a project's timeline reads: a few weeks of busy work.
+TIMELINE_SAVES: Final = 500
 
 
 def _named(name: str | None) -> str | None:
@@ -475,3 +486,154 @@ class Service:
                              f"gives the fix (move the store aside, keeping the copy, then "
                              f"`memspool drainer --resume`).", **counts}
         return {"store": "ok", **counts}
+
+    # -- the web page -------------------------------------------------------------
+    # What `memspool serve`'s pages (memspool.http.web) call beyond the methods
+    # above, which keep their behaviour. Viewing a memory here is not a recall:
+    # only searches, `memories show` and the recall hooks move its decay clock.
+
+    def overview(self, *, sessions: int = 10) -> dict[str, Any]:
+        """`memspool status`'s facts, each project's memories counted by layer and
+        type, and the sessions captured last."""
+        status = self.status()
+        projects: list[dict[str, Any]] = []
+        recent: list[dict[str, Any]] = []
+        if status["store"] == "ok":
+            with self._reading() as conn:
+                projects = [dataclasses.asdict(c) for c in browse.project_counts(conn)]
+                recent = browse.recent_sessions(conn, sessions)
+        return {"status": status, "projects": projects, "sessions": recent}
+
+    def browse(self, *, project: str | None = None, type: str | None = None,
+               layer: str | None = None, text: str | None = None, page: int = 1,
+               per_page: int = 50) -> dict[str, Any]:
+        """One page of memories passing the filters, newest change first; ``text``
+        keeps those holding every word of it."""
+        with self._reading() as conn:
+            found = browse.memory_page(conn, project=project, type=type, layer=layer,
+                                       text=text, offset=(page - 1) * per_page,
+                                       limit=per_page + 1)
+            names = browse.project_names(conn)
+        return {"memories": found[:per_page], "page": page, "has_next": len(found) > per_page,
+                "projects": names}
+
+    def projects(self) -> list[str]:
+        """Every project with memories or slices, by name."""
+        with self._reading() as conn:
+            return browse.project_names(conn)
+
+    def memory_page(self, memory_id: int) -> dict[str, Any]:
+        """A memory with its history, provenance, pin, when it was last recalled
+        (noted recalls not yet applied by `maintain` included), the memory that
+        superseded it and those it superseded."""
+        with self._reading() as conn:
+            found = memory_rows.get(conn, memory_id)
+            if found is None:
+                raise NotFound(f"No memory with id {memory_id}; it may have been forgotten "
+                               f"or merged into another.")
+            successor = (memory_rows.get(conn, found.superseded_by)
+                         if found.superseded_by is not None else None)
+            noted = recalled(self.config.home).get(memory_id)
+            return {
+                **dataclasses.asdict(found),
+                "pinned": browse.pinned(conn, memory_id),
+                "last_recalled": max(filter(None, (found.recalled_at, noted)), default=None),
+                "history": [dataclasses.asdict(h) for h in memory_rows.history(conn, memory_id)],
+                "provenance": [dataclasses.asdict(p)
+                               for p in memory_rows.provenance(conn, memory_id)],
+                "superseded_by_memory": None if successor is None else
+                dataclasses.asdict(successor),
+                "supersedes": [dataclasses.asdict(m)
+                               for m in browse.successors_of(conn, memory_id)],
+            }
+
+    def edit(self, memory_id: int, *, summary: str, body: str, type: str) -> dict[str, Any]:
+        """A person's correction: new text or type, the old kept in history with the
+        reason ``edited``. Redacted like any save; nothing changes when nothing differs."""
+        summary, body = summary.strip(), body.strip()
+        if not summary or not body:
+            raise PayloadError("A memory needs a summary and a text; one of them was empty.")
+        if type not in NOTE_TYPES:
+            raise PayloadError(f"type must be one of {', '.join(NOTE_TYPES)}, got {type!r}.")
+        kind = next(t for t in NOTE_TYPES if t == type)
+        summary, body = redact(summary)[0][:SUMMARY_CHARS], redact(body)[0]
+        conn = self.conn
+        with transaction(conn):
+            found = memory_rows.get(conn, memory_id)
+            if found is None:
+                raise NotFound(f"No memory with id {memory_id}; it may have been forgotten "
+                               f"or merged into another.")
+            changed = (kind, summary, body) != (found.type, found.summary, found.body)
+            if changed:
+                memory_rows.replace_text(conn, found, type=kind, summary=summary, body=body,
+                                         terms=index_terms(body, profiles=self.profiles),
+                                         at=time.time(), reason="edited")
+        if changed:
+            self._render()
+        return {"ok": True, "id": memory_id, "changed": changed}
+
+    def pin(self, memory_id: int, on: bool = True) -> dict[str, Any]:
+        """Pin a memory so decay never archives it (an archived one returns to recall,
+        canonical), or unpin it."""
+        conn = self.conn
+        with transaction(conn):
+            found = memory_rows.get(conn, memory_id)
+            if found is None:
+                raise NotFound(f"No memory with id {memory_id}; it may have been forgotten "
+                               f"or merged into another.")
+            browse.set_pinned(conn, found, on)
+        self._render()
+        return {"ok": True, "id": memory_id, "pinned": on}
+
+    def injected_context(self, project: str) -> str:
+        """The context block stored for ``project``: exactly what the SessionStart
+        hook gives a new session ("" when it gives none)."""
+        with self._reading() as conn:
+            return stored(conn, project) or ""
+
+    def slice_page(self, slice_id: int) -> dict[str, Any]:
+        """One slice's columns and its stored, redacted text."""
+        with self._reading() as conn:
+            row = browse.slice_row(conn, slice_id)
+            if row is None:
+                raise SliceNotFound(slice_id)
+            return {**row, "text": slice_text(conn, slice_id)}
+
+    def timeline(self, project: str, *, before: float | None = None,
+                 limit: int = TIMELINE_SAVES) -> dict[str, Any]:
+        """``project``'s sessions by day, newest first, each with the memories its saves
+        created or changed; at most ``limit`` saves, then ``next_before`` pages on."""
+        before = time.time() + 1 if before is None else before
+        with self._reading() as conn:
+            saves = browse.timeline_rows(conn, project, before, limit)
+            full = len(saves) == limit
+            since = saves[-1]["at"] if full else 0.0
+            captured = browse.slice_sessions(conn, project, since, before)
+        return {"project": project, "days": _by_day(saves, captured),
+                "next_before": since if full else None}
+
+
+def _by_day(saves: list[dict[str, Any]],
+            captured: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Saves (newest first) and captured sessions grouped into days (local time),
+    each day's sessions newest first, each session's memories once, with every
+    action its saves took on them."""
+    sessions: dict[str, dict[str, Any]] = {}
+    for found in captured:
+        sessions[found["session"]] = {**found, "memories": {}}
+    for save in saves:
+        entry = sessions.setdefault(save["session"], {
+            "session": save["session"], "slices": 0, "first_at": save["at"],
+            "last_at": save["at"], "memories": {}})
+        entry["first_at"] = min(entry["first_at"], save["at"])
+        entry["last_at"] = max(entry["last_at"], save["at"])
+        memory = entry["memories"].setdefault(save["id"], {
+            "id": save["id"], "type": save["type"], "layer": save["layer"],
+            "summary": save["summary"], "actions": []})
+        if save["action"] not in memory["actions"]:
+            memory["actions"].append(save["action"])
+    days: dict[str, list[dict[str, Any]]] = {}
+    for entry in sorted(sessions.values(), key=lambda e: -e["last_at"]):
+        day = time.strftime("%Y-%m-%d", time.localtime(entry["last_at"]))
+        days.setdefault(day, []).append({**entry, "memories": list(entry["memories"].values())})
+    return [{"day": day, "sessions": found} for day, found in days.items()]

@@ -32,6 +32,9 @@ from memspool.http.limits import (
 from memspool.http.protocol import GuardedH11Protocol
 from memspool.http.routes import ROUTES
 from memspool.http.token import read_or_create_token
+from memspool.http.web.actions import action_routes
+from memspool.http.web.auth import Logins
+from memspool.http.web.pages import page_routes
 from memspool.http.workers import Workers
 
 __all__ = ["create_app", "listen", "run", "serve"]
@@ -42,7 +45,8 @@ BACKLOG: Final = 128
 
 def create_app(home: Path | None = None, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
                max_body: int = DEFAULT_MAX_BODY, threads: int = WORKER_THREADS) -> Starlette:
-    """The API over the memspool home ``home`` (default: MEMSPOOL_HOME, else the user's).
+    """The API and the memory browser over the memspool home ``home`` (default:
+    MEMSPOOL_HOME, else the user's).
 
     Creates the home and the token on first use. ``host`` and ``port`` are
     where the server listens, for the Host header check.
@@ -51,6 +55,7 @@ def create_app(home: Path | None = None, *, host: str = DEFAULT_HOST, port: int 
     ensure_private_dir(config.home)
     token = read_or_create_token(config.home)
     workers = Workers(config.home, threads)
+    logins = Logins(port)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -60,10 +65,9 @@ def create_app(home: Path | None = None, *, host: str = DEFAULT_HOST, port: int 
             workers.close()
 
     app = Starlette(
-        routes=ROUTES,
-        middleware=[Middleware(Guard, token=token.value,
-                               hosts=HostCheck.for_server(host, port),
-                               max_body=max_body)],
+        routes=[*ROUTES, *page_routes(), *action_routes()],
+        middleware=[Middleware(Guard, token=token.value, hosts=HostCheck.for_server(host, port),
+                               max_body=max_body, logins=logins)],
         exception_handlers=dict(HANDLERS),
         lifespan=lifespan,
     )
@@ -71,6 +75,7 @@ def create_app(home: Path | None = None, *, host: str = DEFAULT_HOST, port: int 
     app.state.home = config.home
     #: Why the token was made anew at this start, for the server to say (or None).
     app.state.token_replaced = token.replaced
+    app.state.logins = logins
     return app
 
 

@@ -1,5 +1,7 @@
 """Every failure as ``{"ok": false, "error": "<one sentence>"}``; never a traceback.
 
+A page (memspool.http.web) answers the same sentence and status as HTML.
+
     PayloadError, other MemspoolError 400   the input cannot be used; the message says why
     NotFound                          404   no memory with that id
     StoreError, sqlite3.Error         503   the store is busy, damaged or full; try again
@@ -21,6 +23,8 @@ from memspool.config import load_config
 from memspool.errors import MemspoolError, NotFound, StoreError
 from memspool.http.responses import error_response
 from memspool.store import diagnose
+from memspool.http.web import is_page
+from memspool.http.web.render import refusal_page
 
 __all__ = ["HANDLERS"]
 
@@ -31,20 +35,27 @@ INTERNAL: Final = ("The server failed on this request (an internal error). Its l
                    "why; try again, and report it if it keeps failing.")
 
 
+def _answer(request: Request, status: int, message: str,
+            headers: Mapping[str, str] | None = None) -> Response:
+    if is_page(request.url.path):
+        return refusal_page(status, message, headers)
+    return error_response(status, message, headers)
+
+
 async def _memspool(request: Request, exc: Exception) -> Response:
     if isinstance(exc, NotFound):
-        return error_response(404, str(exc))
+        return _answer(request, 404, str(exc))
     if isinstance(exc, StoreError):
-        return error_response(503, str(exc))
-    return error_response(400, str(exc))
+        return _answer(request, 503, str(exc))
+    return _answer(request, 400, str(exc))
 
 
 async def _sqlite(request: Request, exc: Exception) -> Response:
     if isinstance(exc, sqlite3.Error):
         # What is wrong (full disk, read-only, damaged, a deleted WAL), in one sentence.
         home = request.app.state.home
-        return error_response(503, str(diagnose(load_config(home).db_path, exc)))
-    return error_response(503, f"The store refused the operation ({exc}). If another memspool "
+        return _answer(request, 503, str(diagnose(load_config(home).db_path, exc)))
+    return _answer(request, 503, f"The store refused the operation ({exc}). If another memspool "
                                f"process holds it, try again; GET /status says whether the "
                                f"store is damaged.")
 
@@ -61,11 +72,11 @@ async def _http(request: Request, exc: Exception) -> Response:
                    f"{headers.get('Allow', 'other methods')}.")
     else:
         message = str(exc.detail)
-    return error_response(exc.status_code, message, headers)
+    return _answer(request, exc.status_code, message, headers)
 
 
 async def _internal(request: Request, exc: Exception) -> Response:
-    return error_response(500, INTERNAL)
+    return _answer(request, 500, INTERNAL)
 
 
 HANDLERS: Final[Mapping[int | type[Exception], Handler]] = {

@@ -87,6 +87,10 @@ def _paths() -> dict[str, Any]:
             _answer("{project, text}; text is empty when the project has no memory."),
             parameters=[_query("project", _TEXT, "The project.", required=True),
                         _query("max_chars", _COUNT, "The block's most characters.")])},
+        "/login/codes": {"post": _operation(
+            "A one-time code that signs a browser in to the memory browser (memspool open).",
+            _answer("{ok, path, expires_in}: open the server's address + path within "
+                    "expires_in seconds, once.", errors=()))},
         "/status": {"get": _operation("Spool backlog, drainer, queue, memories, last error.",
                                       _answer("The status, as `memspool status --json`."))},
         "/health": {"get": _operation(

@@ -7,6 +7,7 @@ so the API answers as the CLI does for the same call.
 from __future__ import annotations
 
 from typing import Any, Final
+from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.routing import Route
@@ -16,6 +17,8 @@ from memspool.errors import PayloadError
 from memspool.http.fields import parse_body, parse_query
 from memspool.http.openapi import document
 from memspool.http.responses import JSON
+from memspool.http.web import LOGIN_PATH
+from memspool.http.web.auth import CODE_SECS, Logins
 from memspool.http.workers import Workers
 from memspool.service import Service
 from memspool.store.kinds import NOTE_TYPES
@@ -114,6 +117,15 @@ async def health(request: Request) -> JSON:
     return JSON({"ok": True, "version": __version__})
 
 
+async def login_code(request: Request) -> JSON:
+    """For `memspool open`: a one-time code that signs a browser in (memspool.http.web)."""
+    parse_query(request.query_params, ())
+    logins: Logins = request.app.state.logins
+    path = f"{LOGIN_PATH}?{urlencode({'code': logins.new_code()})}"
+    return JSON({"ok": True, "path": path, "expires_in": CODE_SECS},
+                headers={"cache-control": "no-store"})
+
+
 async def openapi(request: Request) -> JSON:
     return JSON(document(__version__))
 
@@ -126,6 +138,7 @@ ROUTES: Final = [
     Route("/search", search, methods=["GET"]),
     Route("/context", context, methods=["GET"]),
     Route("/status", status, methods=["GET"]),
+    Route("/login/codes", login_code, methods=["POST"]),
     Route("/health", health, methods=["GET"]),
     Route("/openapi.json", openapi, methods=["GET"]),
 ]

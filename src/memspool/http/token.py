@@ -20,7 +20,7 @@ from typing import Final
 from memspool.errors import HomeError
 from memspool.http.limits import TOKEN_NAME
 
-__all__ = ["ApiToken", "read_or_create_token"]
+__all__ = ["ApiToken", "read_or_create_token", "read_token"]
 
 #: 32 random bytes, URL-safe base64: 43 characters.
 TOKEN_BYTES: Final = 32
@@ -56,6 +56,16 @@ def read_or_create_token(home: Path) -> ApiToken:
     return ApiToken(value, replaced=(
         f"the API token {path} was readable by others (mode {mode:o}), so it may have been "
         f"read: it was replaced by a new one (mode 600). Clients must read the new token."))
+
+
+def read_token(home: Path) -> str:
+    """The token in ``home``/api-token; a clear error when no server made one yet."""
+    path = home / TOKEN_NAME
+    if not path.exists() and not path.is_symlink():
+        raise HomeError(f"There is no API token in {home}: no server has run on this home yet. "
+                        f"Start one with `memspool serve --open`, which signs you in too.",
+                        str(path))
+    return _read(path)[0]
 
 
 def _create(path: Path, *, replace: bool = False) -> None:

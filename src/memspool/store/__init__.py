@@ -7,6 +7,7 @@
     tombstones.py  what a forgotten memory leaves: keyed hashes, never text
     erase.py     after a forget: the search index merged, the WAL emptied
     upgrades.py  migrations SQL alone cannot write (the memories rebuild)
+    browse.py    what the web page reads, and a memory's pin
 
 Every other room reaches SQLite through here.
 """

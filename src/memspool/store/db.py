@@ -303,6 +303,17 @@ MIGRATIONS: Final[list[Migration]] = [
     # 10: a forget tombstone keeps keyed hashes only, never the key of the
     # memory it stands for (memspool.store.tombstones).
     tombstones_keyed,
+    # 11 (the web page, memspool.http.web): a person can pin a memory so the
+    # decay pass never archives it. Indexes for the pages: a project's
+    # memories newest change first (a page reads 50 rows, not the project),
+    # its saves by time (the timeline), and its slices (the project list,
+    # the timeline's sessions).
+    """
+    ALTER TABLE memories ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX memories_project_changed ON memories (project, updated_at);
+    CREATE INDEX provenance_at ON provenance (at);
+    CREATE INDEX slices_project ON slices (project, created_at);
+    """,
 ]
 
 

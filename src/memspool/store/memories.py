@@ -456,8 +456,9 @@ def changed_since(conn: sqlite3.Connection, since: float, after_id: int, until: 
 
 def due(conn: sqlite3.Connection, column: str, now: float, limit: int) -> list[Memory]:
     """Memories whose ``promote_at`` or ``archive_at`` has come, oldest first (indexed)."""
+    # A pinned memory is never archived by decay (see memspool.store.browse.set_pinned).
     layers = {"promote_at": "layer = 'buffer'",
-              "archive_at": "layer IN ('buffer', 'canonical')"}[column]
+              "archive_at": "layer IN ('buffer', 'canonical') AND pinned = 0"}[column]
     rows = conn.execute(
         f"SELECT {_COLUMNS} FROM memories"  # noqa: S608 - constant columns and clauses
         f" WHERE {layers} AND {column} <= ? ORDER BY {column} LIMIT ?",

@@ -1,0 +1,188 @@
+"""The pages a browser reads: each parses its query, makes Service calls on a
+worker, and renders one template. Nothing here changes memory (actions.py does)."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from memspool.errors import PayloadError
+from memspool.http.fields import parse_query
+from memspool.http.web.auth import Session
+from memspool.http.web.render import html_page
+from memspool.http.workers import Workers
+from memspool.service import Service
+from memspool.store.kinds import LAYERS, NOTE_TYPES
+
+__all__ = ["common", "memory_id", "page_routes"]
+
+#: Memories on one page of the list.
+PER_PAGE: Final = 50
+#: Results a search shows unless asked for more (`memspool search`'s default).
+SEARCH_LIMIT: Final = 10
+MAX_SEARCH_LIMIT: Final = 100
+MAX_PAGE: Final = 1_000_000
+#: What a page says after a form did its work; only these fixed sentences are
+#: shown, never text taken from the URL.
+NOTES: Final = {
+    "edited": "Saved. The earlier text is kept in the history below, reason: edited.",
+    "unchanged": "Nothing changed: the text and type are the same as before.",
+    "pinned": "Pinned: decay will never archive this memory.",
+    "unpinned": "Unpinned: this memory decays like any other again.",
+    "forgot": "Forgotten. Digesting its transcripts again will not bring it back.",
+}
+
+
+def _workers(request: Request) -> Workers:
+    workers: Workers = request.app.state.workers
+    return workers
+
+
+def browser(request: Request) -> Session | None:
+    """The signed-in browser session of this request; ``None`` for a token client."""
+    found: Session | None = request.scope.get("state", {}).get("browser")
+    return found
+
+
+def common(request: Request, active: str) -> dict[str, Any]:
+    """What every page's frame needs: the active tab, the CSRF token, signed in."""
+    session = browser(request)
+    return {"active": active, "csrf": session.csrf if session else "",
+            "signed_in": session is not None}
+
+
+def memory_id(request: Request, name: str = "memory_id") -> int:
+    raw = request.path_params[name]
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:
+        raise PayloadError(f"An id is a whole number, got {raw!r}.")
+    return int(raw)
+
+
+def _note(fields_note: str | None) -> str | None:
+    return NOTES.get(fields_note or "")
+
+
+async def overview(request: Request) -> Response:
+    parse_query(request.query_params, ())
+    data = await _workers(request).run(lambda service: service.overview())
+    return html_page("overview.html", {**common(request, "overview"), **data})
+
+
+async def memories(request: Request) -> Response:
+    fields = parse_query(request.query_params,
+                         ("project", "type", "layer", "q", "page", "note", "forgot"))
+    project, text = fields.text("project"), fields.text("q")
+    kind, layer = fields.choice("type", NOTE_TYPES), fields.choice("layer", LAYERS)
+    page = fields.count("page", most=MAX_PAGE) or 1
+    forgot = fields.count("forgot", most=10**18)
+    data = await _workers(request).run(lambda service: service.browse(
+        project=project, type=kind, layer=layer, text=text, page=page, per_page=PER_PAGE))
+    filters = {"project": project or "", "type": kind or "", "layer": layer or "",
+               "q": text or ""}
+    return html_page("memories.html", {
+        **common(request, "memories"), **data, "filters": filters, "types": NOTE_TYPES,
+        "layers": LAYERS, "note": _note(fields.text("note")), "forgot": forgot})
+
+
+async def memory(request: Request) -> Response:
+    wanted = memory_id(request)
+    fields = parse_query(request.query_params, ("note",))
+    found = await _workers(request).run(lambda service: service.memory_page(wanted))
+    return html_page("memory.html", {**common(request, "memories"), "memory": found,
+                                     "types": NOTE_TYPES, "note": _note(fields.text("note"))})
+
+
+async def forget_confirm(request: Request) -> Response:
+    wanted = memory_id(request)
+    parse_query(request.query_params, ())
+    found = await _workers(request).run(lambda service: service.memory_page(wanted))
+    return html_page("forget.html", {**common(request, "memories"), "memory": found})
+
+
+async def search(request: Request) -> Response:
+    fields = parse_query(request.query_params, ("q", "project", "type", "all", "limit",
+                                                "fragment"))
+    query, project = fields.text("q"), fields.text("project")
+    kind = fields.choice("type", NOTE_TYPES)
+    include_all, fragment = fields.flag("all"), fields.flag("fragment")
+    limit = fields.count("limit", most=MAX_SEARCH_LIMIT) or SEARCH_LIMIT
+
+    def call(service: Service) -> tuple[dict[str, Any] | None, list[str]]:
+        found = (service.search(query, project=project, type=kind, limit=limit,
+                                include_all=include_all) if query and query.strip() else None)
+        return found, ([] if fragment else service.projects())
+
+    found, projects = await _workers(request).run(call)
+    context = {**common(request, "search"), "query": query or "", "found": found,
+               "projects": projects, "types": NOTE_TYPES,
+               "filters": {"project": project or "", "type": kind or "", "all": include_all,
+                           "limit": limit}}
+    return html_page("results.html" if fragment else "search.html", context)
+
+
+async def context_block(request: Request) -> Response:
+    fields = parse_query(request.query_params, ("project",))
+    project = fields.text("project")
+
+    def call(service: Service) -> tuple[str, str, list[str]]:
+        names = service.projects()
+        chosen = project or _latest_project(service) or ""
+        return chosen, service.injected_context(chosen) if chosen else "", names
+
+    chosen, text, projects = await _workers(request).run(call)
+    return html_page("context.html", {**common(request, "context"), "project": chosen,
+                                      "text": text, "projects": projects})
+
+
+def _latest_project(service: Service) -> str | None:
+    """The project whose memory changed last."""
+    latest = service.browse(per_page=1)["memories"]
+    return str(latest[0]["project"]) if latest else None
+
+
+async def timeline(request: Request) -> Response:
+    fields = parse_query(request.query_params, ("project", "before"))
+    project = fields.text("project")
+    raw_before = fields.text("before")
+    before = None
+    if raw_before is not None:
+        try:
+            before = float(raw_before)
+        except ValueError:
+            raise PayloadError(f"before must be a time in seconds, got {raw_before!r}.") from None
+
+    def call(service: Service) -> tuple[dict[str, Any] | None, list[str]]:
+        names = service.projects()
+        chosen = project or _latest_project(service)
+        return (service.timeline(chosen, before=before) if chosen else None), names
+
+    found, projects = await _workers(request).run(call)
+    return html_page("timeline.html", {**common(request, "timeline"), "found": found,
+                                       "projects": projects})
+
+
+async def slice_page(request: Request) -> Response:
+    wanted = memory_id(request, "slice_id")
+    parse_query(request.query_params, ())
+    found = await _workers(request).run(lambda service: service.slice_page(wanted))
+    return html_page("slice.html", {**common(request, "memories"), "slice": found})
+
+
+def page_routes() -> list[Any]:
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
+
+    return [
+        Route("/", overview, methods=["GET"]),
+        Route("/ui/memories", memories, methods=["GET"]),
+        Route("/ui/memories/{memory_id}", memory, methods=["GET"]),
+        Route("/ui/memories/{memory_id}/forget", forget_confirm, methods=["GET"]),
+        Route("/ui/search", search, methods=["GET"]),
+        Route("/ui/context", context_block, methods=["GET"]),
+        Route("/ui/timeline", timeline, methods=["GET"]),
+        Route("/ui/slices/{slice_id}", slice_page, methods=["GET"]),
+        Mount("/ui/static", StaticFiles(packages=[("memspool.http.web", "static")]),
+              name="static"),
+    ]
