@@ -32,7 +32,7 @@ from memspool.drainer.payload import Request, check_transcript_path, parse_paylo
 from memspool.drainer.ship import Cursor, Target, hold, load_cursor, mark_missing, ship
 from memspool.drainer.transcript import slice_transcript
 from memspool.errors import ConfigError, TranscriptError
-from memspool.project import project_name
+from memspool.project import identify
 from memspool.recall import render_dirty
 from memspool.recall.embed import semantic_state
 from memspool.recall.vectors import VectorIndex, embed_pending
@@ -40,6 +40,7 @@ from memspool.redact import redact
 from memspool.spool import Position, Spool
 from memspool.store import connect, set_state
 from memspool.store import vectors as vector_rows
+from memspool.store.projects import remember
 
 __all__ = ["Drainer", "PassResult", "agent_id_of", "install_signal_handlers", "setup_logging"]
 
@@ -131,6 +132,8 @@ class Drainer:
         #: Transcripts drained by this process, so a lingering drainer (or the
         #: watch daemon) picks up lines Claude Code writes after the hook.
         self.touched: dict[Path, Touched] = {}
+        #: Projects this drainer has recorded, and the work tree it saw each in.
+        self._projects: dict[str, str | None] = {}
 
     # -- life cycle ---------------------------------------------------------
 
@@ -215,8 +218,20 @@ class Drainer:
                 break
         return requests, last, frames
 
+    def _project(self, cwd: object) -> str:
+        """The identity of the project ``cwd`` belongs to, recorded with its name the
+        first time this drainer sees it (or when its work tree moved)."""
+        identity, name, root, remote = identify(cwd)
+        if self._projects.get(identity) != root:
+            known = self.conn.execute("SELECT root FROM projects WHERE id = ?",
+                                      (identity,)).fetchone()
+            if known is None or (root is not None and known[0] != root):
+                remember(self.conn, identity, name, root, remote)
+            self._projects[identity] = root
+        return identity
+
     def _targets(self, request: Request) -> Iterator[Target]:
-        project = project_name(request.cwd)
+        project = self._project(request.cwd)
         yield Target(request.transcript, request.session_id, None, project)
         agents = set(request.agent_transcripts)
         folder = request.transcript.with_suffix("") / "subagents"

@@ -29,7 +29,7 @@ from memspool.distill.similarity import Profiles, index_terms
 from memspool.drainer.lock import drainer_running
 from memspool.errors import ConfigError, HomeError, NotFound, PayloadError, StoreError
 from memspool.install import default_settings_path, installed_events
-from memspool.project import project_name
+from memspool.project import identify
 from memspool.recall import render, render_dirty, search
 from memspool.recall.embed import SemanticState, semantic_state
 from memspool.recall.vectors import VectorIndex, bump_epoch, embed_pending, remove_sets
@@ -38,6 +38,7 @@ from memspool.spool import Spool
 from memspool.spool.segments import QUARANTINE_DIR
 from memspool.store import connect, connect_readonly, diagnose, get_state, transaction
 from memspool.store import memories as memory_rows
+from memspool.store import projects as project_rows
 from memspool.store import vectors as vector_rows
 from memspool.store.kinds import NOTE_TYPES
 from memspool.store.slices import list_slices, slice_text
@@ -108,6 +109,43 @@ class Service:
                  tb: TracebackType | None) -> None:
         self.close()
 
+    # -- projects -------------------------------------------------------------
+
+    def project(self, given: str | None = None) -> str:
+        """The identity of the project ``given`` names (a known identity, a readable name
+        only one project has, or a folder), or of the current folder's project; a name
+        several projects share is a :class:`~memspool.errors.PayloadError` listing them."""
+        if given is not None and given.strip():
+            with self._reading() as conn:
+                return project_rows.resolve(conn, given)
+        return identify(Path.cwd())[0]
+
+    def _filter(self, given: str | None) -> str | None:
+        return None if given is None or not given.strip() else self.project(given)
+
+    def _writing_to(self, given: str | None) -> str:
+        """The project a write goes to, recorded with its readable name."""
+        identity = self.project(given)
+        conn = self.conn
+        if conn.execute("SELECT 1 FROM projects WHERE id = ?", (identity,)).fetchone() is None:
+            here = identify(Path.cwd())
+            with transaction(conn):
+                if here[0] == identity:
+                    project_rows.remember(conn, *here)
+                else:
+                    project_rows.remember(conn, identity)
+        return identity
+
+    def project_names(self, identities: Iterable[str]) -> dict[str, str]:
+        """``{identity: readable name}``."""
+        with self._reading() as conn:
+            return project_rows.names(conn, set(identities))
+
+    def projects(self) -> list[dict[str, Any]]:
+        """Every project the store knows: identity, name, work tree, remote, memories."""
+        with self._reading() as conn:
+            return project_rows.all_projects(conn)
+
     # -- memory ---------------------------------------------------------------
 
     def capture(
@@ -123,6 +161,7 @@ class Service:
         llm: LlmOptions | None = None,
     ) -> CaptureReport:
         """The capture verb: distil ``text`` into notes and reconcile them with memory."""
+        project = self._writing_to(project)
         report = capture(text, config=self.config, conn=self.conn, project=project,
                          session=session, source=source, dry_run=dry_run,
                          max_entities=max_entities, passive=passive, llm=llm,
@@ -150,7 +189,7 @@ class Service:
             raise PayloadError("A memory needs a title and a content; both were empty.")
         if type not in NOTE_TYPES:
             raise PayloadError(f"type must be one of {', '.join(NOTE_TYPES)}, got {type!r}.")
-        project = project or project_name(Path.cwd())
+        project = self._writing_to(project)
         kind = next(t for t in NOTE_TYPES if t == type)
         summary, body = redact(title)[0][:SUMMARY_CHARS], redact(content)[0]
         conn = self.conn
@@ -215,14 +254,19 @@ class Service:
                limit: int = 10, include_all: bool = False) -> dict[str, Any]:
         """Memories that answer ``query``, best first (never slices)."""
         index = self.vectors()
+        project = self._filter(project)
         with self._reading() as conn:
             hits = search(conn, query, project=project, type=type, limit=limit,
                           include_all=include_all, vectors=index)
+            named = project_rows.names(conn, {hit.project for hit in hits})
         note_recalled(self.config.home, [hit.id for hit in hits])
-        return {"query": query, "results": [hit.as_dict() for hit in hits]}
+        return {"query": query, "results": [
+            {**hit.as_dict(), "project_name": named[hit.project]} for hit in hits]}
 
-    def context(self, project: str, *, max_chars: int | None = None) -> str:
-        """The context block of ``project`` ("" when it has no memory in recall)."""
+    def context(self, project: str | None = None, *, max_chars: int | None = None) -> str:
+        """The context block of ``project`` (by default the current folder's; "" when it
+        has no memory in recall)."""
+        project = self.project(project)
         with self._reading() as conn:
             text, _ = render(conn, project, max_chars or self.config.context_max_chars)
         return text
@@ -238,6 +282,7 @@ class Service:
             note_recalled(self.config.home, [memory_id])
             return {
                 **dataclasses.asdict(found),
+                "project_name": project_rows.names(conn, {found.project})[found.project],
                 "history": [dataclasses.asdict(h) for h in memory_rows.history(conn, memory_id)],
                 "provenance": [dataclasses.asdict(p)
                                for p in memory_rows.provenance(conn, memory_id)],
@@ -246,9 +291,12 @@ class Service:
     def memories(self, *, project: str | None = None, type: str | None = None,
                  layer: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
         """Memories matching the filters, most recently changed first."""
+        project = self._filter(project)
         with self._reading() as conn:
-            return [dataclasses.asdict(m) for m in memory_rows.list_filtered(
-                conn, project=project, type=type, layer=layer, limit=limit)]
+            found = memory_rows.list_filtered(conn, project=project, type=type, layer=layer,
+                                              limit=limit)
+            named = project_rows.names(conn, {m.project for m in found})
+        return [{**dataclasses.asdict(m), "project_name": named[m.project]} for m in found]
 
     def forget(self, memory_id: int) -> dict[str, Any]:
         """Delete a memory for good; digesting a transcript again does not bring it back
@@ -309,6 +357,7 @@ class Service:
 
     def export(self, project: str | None = None) -> Iterator[bytes]:
         """Every memory (of ``project``) as one JSON line."""
+        project = self._filter(project)
         with self._reading() as conn:
             yield from export_lines(conn, project)
 

@@ -54,7 +54,7 @@ def _list(args: argparse.Namespace) -> int:
         return 0
     for m in found:
         print(f"{m['id']:>6}  {m['layer']:<10} {m['type']:<10} {m['sessions']:>2} session(s)  "
-              f"conf {m['confidence']:.2f}  {m['project']}: {m['summary'][:90]}")
+              f"conf {m['confidence']:.2f}  {m['project_name']}: {m['summary'][:90]}")
     return 0
 
 
@@ -64,7 +64,8 @@ def _show(args: argparse.Namespace) -> int:
     if args.json:
         print_json(memory)
         return 0
-    print(f"#{memory['id']} {memory['type']} in {memory['project']} ({memory['layer']}"
+    print(f"#{memory['id']} {memory['type']} in {memory['project_name']} "
+          f"[{memory['project']}] ({memory['layer']}"
           + (f", superseded by #{memory['superseded_by']}" if memory["superseded_by"] else "")
           + f"); key {memory['key']}")
     print(f"confidence {memory['confidence']:.2f}, importance {memory['importance']:.2f}, "

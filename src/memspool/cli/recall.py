@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from memspool.cli._common import Subparsers, add_home, add_json, command, positive_int, print_json
-from memspool.project import project_name
 from memspool.service import Service
 from memspool.store.kinds import NOTE_TYPES
 
@@ -48,14 +46,14 @@ def _search(args: argparse.Namespace) -> int:
         return 0
     for hit in result["results"]:
         layer = "" if hit["layer"] in ("buffer", "canonical") else f" [{hit['layer']}]"
-        print(f"{hit['id']:>6}  {hit['score']:>7.2f}  {hit['project']}/{hit['type']}{layer}: "
+        print(f"{hit['id']:>6}  {hit['score']:>7.2f}  {hit['project_name']}/{hit['type']}{layer}: "
               f"{hit['summary'][:100]}")
     return 0
 
 
 def _context(args: argparse.Namespace) -> int:
-    project = args.project or project_name(Path.cwd())
     with Service(args.home, readonly=True) as service:
+        project = service.project(args.project)
         text = service.context(project, max_chars=args.max_chars)
     if args.json:
         print_json({"project": project, "text": text})
@@ -79,7 +77,8 @@ def register(sub: Subparsers) -> None:
     context = command(sub, "context", CONTEXT_DOC, _context)
     add_home(context)
     context.add_argument("--project",
-                         help="the project (default: git root name, else the current folder's)")
+                         help="the project: its name, identity or folder "
+                              "(default: the current folder's repository)")
     context.add_argument("--max-chars", type=positive_int, default=None,
                          help="the block's limit (default: context_max_chars, 8000)")
     add_json(context, "the block")

@@ -13,13 +13,15 @@ import contextlib
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeAlias
 
 from memspool.config import FILE_MODE, Config, tighten_home
 from memspool.errors import HomeError, StoreError
 from memspool.hooks.fts import identifiers
+from memspool.store.projects import migrate_to_identities
+from memspool.store.team_schema import TEAM_TABLES
 
 __all__ = [
     "MIGRATIONS", "connect", "connect_readonly", "damaged", "diagnose", "get_state", "set_state",
@@ -33,9 +35,31 @@ BUSY_TIMEOUT_SECS: Final = 30.0
 #: Pause between attempts to switch a new store to WAL (see _enter_wal).
 WAL_RETRY_SECS: Final = 0.02
 
+#: A migration that needs more than SQL (it reads the transcripts or the file
+#: system): called inside the migration's transaction.
+Step: TypeAlias = Callable[[sqlite3.Connection, Config], None]
+
+PROJECTS_TABLE: Final = """
+    CREATE TABLE projects (
+        id      TEXT PRIMARY KEY,
+        name    TEXT NOT NULL,
+        root    TEXT,
+        remote  TEXT,
+        seen_at REAL NOT NULL
+    );
+    CREATE INDEX projects_name ON projects (name);
+"""
+
+
+def _projects_are_repositories(conn: sqlite3.Connection, config: Config) -> None:
+    for statement in _statements(PROJECTS_TABLE):
+        conn.execute(statement)
+    migrate_to_identities(conn, config)
+
+
 #: Each entry moves the schema one version up (PRAGMA user_version).
 #: Append only: never edit a migration that has shipped.
-MIGRATIONS: Final[list[str]] = [
+MIGRATIONS: Final[list[str | Step]] = [
     # 1: the capture path.
     """
     CREATE TABLE captures (
@@ -283,6 +307,15 @@ MIGRATIONS: Final[list[str]] = [
         INSERT OR IGNORE INTO vectors_pending (memory_id) VALUES (new.id);
     END;
     """,
+    # A project is its repository: the projects table keeps each identity's
+    # readable name, and every row filed under a folder's basename moves to
+    # its repository's identity where the transcripts tell which it is
+    # (memspool.store.projects.migrate_to_identities).
+    _projects_are_repositories,
+    # Team memory: the projects shared through PostgreSQL, each shared
+    # memory's global id, and the outbox the triggers fill in the same
+    # transaction as every change (memspool.store.team_schema).
+    TEAM_TABLES,
 ]
 
 
@@ -381,7 +414,7 @@ def connect(config: Config) -> sqlite3.Connection:
         conn.execute("PRAGMA foreign_keys=ON")
         # The search index's triggers call it on every write of a memory.
         conn.create_function("memspool_identifiers", 1, identifiers, deterministic=True)
-        _migrate(conn)
+        _migrate(conn, config)
     except sqlite3.Error as exc:
         raise diagnose(path, exc) from exc
     return conn
@@ -454,7 +487,7 @@ def _enter_wal(conn: sqlite3.Connection) -> None:
             time.sleep(WAL_RETRY_SECS)
 
 
-def _migrate(conn: sqlite3.Connection) -> None:
+def _migrate(conn: sqlite3.Connection, config: Config) -> None:
     while True:
         with transaction(conn):
             # Read the version inside the write transaction: two processes
@@ -468,8 +501,12 @@ def _migrate(conn: sqlite3.Connection) -> None:
                 )
             if version == len(MIGRATIONS):
                 return
-            for statement in _statements(MIGRATIONS[version]):
-                conn.execute(statement)
+            migration = MIGRATIONS[version]
+            if isinstance(migration, str):
+                for statement in _statements(migration):
+                    conn.execute(statement)
+            else:
+                migration(conn, config)
             conn.execute(f"PRAGMA user_version = {version + 1}")
 
 

@@ -462,6 +462,10 @@ def absorb(conn: sqlite3.Connection, survivor: Memory, other: Memory, *, at: flo
     conn.execute("UPDATE memories SET superseded_by = ? WHERE superseded_by = ?",
                  (survivor.id, other.id))
     _set_terms(conn, other.project, other.id, ())
+    # The delete that ends a merge says which memory survived, so team memory
+    # shares it as a merge, not as a forget (memspool.store.team_schema).
+    conn.execute("INSERT OR REPLACE INTO memory_merges (memory_id, survivor) VALUES (?, ?)",
+                 (other.id, survivor.id))
     conn.execute("DELETE FROM memories WHERE id = ?", (other.id,))
     conn.execute(
         "UPDATE memories SET corroborations = corroborations + ? + 1, updated_at = ?"
