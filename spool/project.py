@@ -237,16 +237,23 @@ def identify(cwd: object) -> tuple[str, str, str | None, str | None]:
         return FALLBACK_PROJECT, FALLBACK_PROJECT, None, None
     root = None
     try:
+        # A folder removed since (a build folder, a deleted work tree)
+        # belongs to the repository its nearest existing parent is in.
+        probe = os.path.normpath(text)
+        for _ in range(MAX_PARENTS + 1):
+            if os.path.isdir(probe) or os.path.dirname(probe) == probe:
+                break
+            probe = os.path.dirname(probe)
+        found = _git_root(probe) if os.path.isdir(probe) else None
+        if found is not None:
+            config = _config_path(found)
+            config_text = _read_small(config) if config is not None else None
+            url = _chosen_remote(remote_urls(config_text)) if config_text else None
+            remote = normalise_remote(url, found) if url else None
+            if remote is not None:
+                return remote, readable_name(remote), found, remote
+            return found, os.path.basename(found) or found, found, None
         if os.path.isdir(text):
-            root = _git_root(text)
-            if root is not None:
-                config = _config_path(root)
-                config_text = _read_small(config) if config is not None else None
-                url = _chosen_remote(remote_urls(config_text)) if config_text else None
-                remote = normalise_remote(url, root) if url else None
-                if remote is not None:
-                    return remote, readable_name(remote), root, remote
-                return root, os.path.basename(root) or root, root, None
             root = os.path.realpath(text)
     except (OSError, ValueError):
         root = None
