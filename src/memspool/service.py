@@ -42,6 +42,7 @@ from memspool.store import projects as project_rows
 from memspool.store import vectors as vector_rows
 from memspool.store.kinds import NOTE_TYPES
 from memspool.store.slices import list_slices, slice_text
+from memspool.team.local import origins
 
 __all__ = ["Service"]
 
@@ -283,20 +284,32 @@ class Service:
             return {
                 **dataclasses.asdict(found),
                 "project_name": project_rows.names(conn, {found.project})[found.project],
+                "origin": origins(conn, [found.id]).get(found.id),
                 "history": [dataclasses.asdict(h) for h in memory_rows.history(conn, memory_id)],
                 "provenance": [dataclasses.asdict(p)
                                for p in memory_rows.provenance(conn, memory_id)],
             }
 
     def memories(self, *, project: str | None = None, type: str | None = None,
-                 layer: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
-        """Memories matching the filters, most recently changed first."""
+                 layer: str | None = None, limit: int = 100,
+                 origin: str | None = None) -> list[dict[str, Any]]:
+        """Memories matching the filters, most recently changed first. ``origin``:
+        ``mine`` (learned here, or by this team role elsewhere) or ``team`` (shared by
+        teammates)."""
         project = self._filter(project)
         with self._reading() as conn:
-            found = memory_rows.list_filtered(conn, project=project, type=type, layer=layer,
-                                              limit=limit)
+            if origin is None:
+                found = memory_rows.list_filtered(conn, project=project, type=type,
+                                                  layer=layer, limit=limit)
+            else:
+                from memspool.team.local import by_origin
+
+                found = by_origin(conn, mine=origin == "mine", project=project, type=type,
+                                  layer=layer, limit=limit)
             named = project_rows.names(conn, {m.project for m in found})
-        return [{**dataclasses.asdict(m), "project_name": named[m.project]} for m in found]
+            shared = origins(conn, [m.id for m in found])
+        return [{**dataclasses.asdict(m), "project_name": named[m.project],
+                 "origin": shared.get(m.id)} for m in found]
 
     def forget(self, memory_id: int) -> dict[str, Any]:
         """Delete a memory for good; digesting a transcript again does not bring it back
@@ -369,6 +382,69 @@ class Service:
         self._render()
         return report
 
+    # -- team memory ------------------------------------------------------------
+
+    def team_init(self, url: str) -> dict[str, Any]:
+        """Create or migrate team memory's schema on the PostgreSQL server at ``url``."""
+        from memspool.team import ops
+
+        return ops.init(url)
+
+    def team_join(self, url: str, project: str | None = None) -> dict[str, Any]:
+        """Share ``project`` (by default the current folder's) through ``url``, then sync."""
+        from memspool.team import ops
+
+        identity = self._writing_to(project)
+        name = project_rows.names(self.conn, {identity})[identity]
+        result = ops.join_project(self.conn, url, identity, name)
+        result["sync"] = self.team_sync(identity)
+        return result
+
+    def team_leave(self, project: str | None = None, *, revoke: bool = False) -> dict[str, Any]:
+        from memspool.team import ops
+
+        return ops.leave_project(self.conn, self.project(project), revoke_self=revoke)
+
+    def team_sync(self, project: str | None = None) -> dict[str, Any]:
+        """Push the outbox, then pull what teammates changed (every shared project, or one)."""
+        from memspool.team.sync import sync
+
+        report = sync(self.conn, self.config,
+                      project=None if project is None else self.project(project))
+        self._render()
+        return report.as_dict()
+
+    def team_members(self, project: str | None = None, *,
+                     url: str | None = None) -> list[dict[str, Any]]:
+        from memspool.team import ops
+
+        return ops.members(self.conn, self.project(project), url)
+
+    def team_grant(self, role: str, project: str | None = None, *, admin: bool = False,
+                   url: str | None = None) -> dict[str, Any]:
+        from memspool.team import ops
+
+        return ops.grant(self.conn, self.project(project), role, admin=admin, url=url)
+
+    def team_revoke(self, role: str, project: str | None = None, *,
+                    url: str | None = None) -> dict[str, Any]:
+        from memspool.team import ops
+
+        return ops.revoke(self.conn, self.project(project), role, url=url)
+
+    def _team_status(self) -> dict[str, Any] | None:
+        if not self.config.db_path.exists():
+            return None
+        try:
+            with self._reading() as conn:
+                if conn.execute("SELECT 1 FROM team_projects LIMIT 1").fetchone() is None:
+                    return None
+                from memspool.team import ops
+
+                return ops.status(conn)
+        except (StoreError, sqlite3.Error):
+            return None
+
     # -- the queue --------------------------------------------------------------
 
     def slices(self, *, session: str | None = None, limit: int = 50,
@@ -410,6 +486,7 @@ class Service:
         status.update(self._store_status())
         status.update(self._memory_status())
         status["semantic"] = self._semantic_status()
+        status["team"] = self._team_status()
         hook_log = config.hook_log_path
         status["hook_errors"] = 0
         if hook_log.is_file():

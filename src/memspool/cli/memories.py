@@ -45,7 +45,7 @@ def _when(seconds: float | None) -> str:
 def _list(args: argparse.Namespace) -> int:
     with Service(args.home, readonly=True) as service:
         found = service.memories(project=args.project, type=args.type, layer=args.layer,
-                                 limit=args.limit)
+                                 limit=args.limit, origin=args.origin)
     if args.json:
         print_json(found)
         return 0
@@ -53,8 +53,9 @@ def _list(args: argparse.Namespace) -> int:
         print("no memories")
         return 0
     for m in found:
+        who = f" (from {m['origin']['user']})" if m["origin"] else ""
         print(f"{m['id']:>6}  {m['layer']:<10} {m['type']:<10} {m['sessions']:>2} session(s)  "
-              f"conf {m['confidence']:.2f}  {m['project_name']}: {m['summary'][:90]}")
+              f"conf {m['confidence']:.2f}  {m['project_name']}: {m['summary'][:90]}{who}")
     return 0
 
 
@@ -162,6 +163,11 @@ def register(sub: Subparsers) -> None:
                       "Example:\n    memspool memories list --type pitfall --json", _list)
     add_home(listing)
     listing.add_argument("--project", help="only this project's memories")
+    mine = listing.add_mutually_exclusive_group()
+    mine.add_argument("--mine", dest="origin", action="store_const", const="mine",
+                      help="only memories learned here or by your team role")
+    mine.add_argument("--team", dest="origin", action="store_const", const="team",
+                      help="only memories teammates shared")
     listing.add_argument("--type", choices=NOTE_TYPES, help="only memories of this type")
     listing.add_argument("--layer", choices=LAYERS, help="only memories in this layer")
     listing.add_argument("--limit", type=positive_int, default=100,
