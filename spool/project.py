@@ -174,11 +174,11 @@ def _host_and_path(text: str) -> tuple[str, str]:
     lower = text.lower()
     for scheme in _SCHEMES:
         if lower.startswith(scheme):
-            return text[len(scheme):].partition("/")[::2]  # type: ignore[return-value]
+            return text[len(scheme):].partition("/")[::2]
     if "://" in text:
-        return text.split("://", 1)[1].partition("/")[::2]  # type: ignore[return-value]
+        return text.split("://", 1)[1].partition("/")[::2]
     # scp-like syntax: [user@]host:path
-    return text.partition(":")[::2]  # type: ignore[return-value]
+    return text.partition(":")[::2]
 
 
 def normalise_remote(url: str, base: str | None = None) -> str | None:

@@ -27,7 +27,14 @@ from memspool.distill.keys import SUMMARY_CHARS, note_key
 from memspool.distill.note import Note
 from memspool.distill.similarity import Profiles, index_terms
 from memspool.drainer.lock import drainer_running
-from memspool.errors import ConfigError, HomeError, NotFound, PayloadError, StoreError
+from memspool.errors import (
+    ConfigError,
+    HomeError,
+    NotFound,
+    PayloadError,
+    StoreError,
+    TeamError,
+)
 from memspool.install import default_settings_path, installed_events
 from memspool.project import identify
 from memspool.recall import render, render_dirty, search
@@ -349,6 +356,9 @@ class Service:
         report = maintain(self.conn, self.config, profiles=self.profiles)
         result: dict[str, Any] = {"ok": True, "digest": digested.as_dict(),
                                   "maintain": report.as_dict()}
+        team = self._maintain_team()
+        if team is not None:
+            result["team"] = team
         if reindexed is not None:
             result["reindex"] = reindexed
         self._render(embed_all=True)  # everything still waiting for a vector
@@ -431,6 +441,16 @@ class Service:
         from memspool.team import ops
 
         return ops.revoke(self.conn, self.project(project), role, url=url)
+
+    def _maintain_team(self) -> dict[str, Any] | None:
+        """The timer's sync of shared projects: a server that cannot be reached is
+        reported, never a failure of the maintenance itself."""
+        if self.conn.execute("SELECT 1 FROM team_projects LIMIT 1").fetchone() is None:
+            return None
+        try:
+            return self.team_sync()
+        except TeamError as exc:
+            return {"ok": False, "error": str(exc)}
 
     def _team_status(self) -> dict[str, Any] | None:
         if not self.config.db_path.exists():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 from memspool.cli._common import Subparsers, add_home, add_json, command, print_json
 from memspool.service import Service
@@ -81,7 +82,7 @@ Example:
 """
 
 
-def _print(result: dict[str, object], as_json: bool, line: str) -> int:
+def _print(result: dict[str, Any], as_json: bool, line: str) -> int:
     if as_json:
         print_json(result)
     else:
@@ -98,9 +99,8 @@ def _init(args: argparse.Namespace) -> int:
                   f"role")
 
 
-def _sync_line(sync: dict[str, object]) -> str:
+def _sync_line(sync: dict[str, Any]) -> str:
     push, pull = sync["push"], sync["pull"]
-    assert isinstance(push, dict) and isinstance(pull, dict)
     return (f"pushed {push['pushed']} memories ({push['saves']} saves, {push['conflicts']} "
             f"conflicts resolved, {push['corroborated']} corroborated), pulled "
             f"{pull['changes']} changes ({pull['created']} new, {pull['updated']} updated, "
@@ -110,8 +110,7 @@ def _sync_line(sync: dict[str, object]) -> str:
 def _join(args: argparse.Namespace) -> int:
     with Service(args.home) as service:
         result = service.team_join(args.url, args.project)
-    sync = result["sync"]
-    assert isinstance(sync, dict)
+    sync: dict[str, Any] = result["sync"]
     made = "created on the server, you are its admin; " if result["created"] else ""
     return _print(result, args.json, f"joined {result['project']} as {result['role']} "
                   f"({made}{result['memories_to_push']} memories shared); {_sync_line(sync)}")

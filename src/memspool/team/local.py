@@ -24,7 +24,7 @@ from memspool.errors import PayloadError, TeamError
 from memspool.project import is_path_identity
 from memspool.store import get_state, set_state, transaction
 from memspool.store import memories as rows
-from memspool.store.kinds import ACTIONS, NOTE_TYPES, Action, NoteType
+from memspool.store.kinds import ACTIONS, NOTE_TYPES, Action, Layer, NoteType
 from memspool.store.team_schema import NOW_SQL, UUID7_SQL
 
 __all__ = [
@@ -229,7 +229,7 @@ def resolve_links(conn: sqlite3.Connection, project: str) -> None:
             conn.execute("UPDATE team_memories SET link = NULL WHERE gid = ?", (gid,))
 
 
-def apply_memory(conn: sqlite3.Connection, project: str, remote: RemoteMemory, *,
+def apply_memory(conn: sqlite3.Connection, project: str, remote: RemoteMemory, *,  # noqa: PLR0911 - one return per outcome
                  now: float, force: bool = False) -> str:
     """Bring the local copy of a shared memory to the server's state (inside :func:`quiet`).
 
@@ -273,7 +273,7 @@ def apply_memory(conn: sqlite3.Connection, project: str, remote: RemoteMemory, *
     kind = _note_type(remote.type)
     if memory is None:
         key = _free_key(conn, project, remote.key, remote.gid)
-        layer = "superseded" if remote.status in ("superseded", "merged") else "buffer"
+        layer: Layer = "superseded" if remote.status in ("superseded", "merged") else "buffer"
         memory_id = rows.insert(conn, project=project, key=key, type=kind,
                                 summary=remote.summary, body=remote.body,
                                 terms=index_terms(remote.body), at=remote.created_at,

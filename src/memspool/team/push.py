@@ -421,7 +421,7 @@ def _ordered(items: list[Item]) -> list[Item]:
     return out
 
 
-def push_batch(pg: psycopg.Connection[Any], project: str, machine: str, role: str,
+def push_batch(pg: psycopg.Connection[Any], project: str, machine: str, role: str, *,
                items: list[Item], saves: list[Save]) -> tuple[list[Outcome], PushReport]:
     """Decide and write one batch in one server transaction."""
     with pg.transaction():
@@ -492,6 +492,6 @@ def push_project(conn: sqlite3.Connection, pg: psycopg.Connection[Any], project:
         items, saves, last = read_batch(conn, project, machine, batch)
         if not last:
             return report
-        outcomes, done = push_batch(pg, project, machine, role, items, saves)
+        outcomes, done = push_batch(pg, project, machine, role, items=items, saves=saves)
         settle(conn, project, outcomes, last, now=time.time())
         report.add(done)

@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     import psycopg_pool
 
 __all__ = [
-    "check_version", "connect_server", "load", "create_project", "grant", "init_schema", "mask", "members",
-    "membership", "pool", "revoke", "schema_version", "session_role", "translate",
+    "check_version", "connect_server", "create_project", "grant", "init_schema", "load",
+    "mask", "members", "membership", "pool", "revoke", "schema_version", "session_role",
+    "translate",
 ]
 
 #: Seconds a connection attempt may take before the server counts as down.

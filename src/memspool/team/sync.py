@@ -85,7 +85,8 @@ def sync(conn: sqlite3.Connection, config: Config, *, project: str | None = None
     failure: TeamError | None = None
     for url, projects in servers.items():
         try:
-            _sync_server(conn, config, url, projects, name, report, pools)
+            _sync_server(conn, config, url, projects=projects, name=name, report=report,
+                         pools=pools)
         except TeamError as exc:
             record_failure(conn, url, exc, config, now=time.time())
             failure = failure or exc
@@ -100,7 +101,7 @@ def sync(conn: sqlite3.Connection, config: Config, *, project: str | None = None
     return report
 
 
-def _sync_server(conn: sqlite3.Connection, config: Config, url: str, projects: list[str],
+def _sync_server(conn: sqlite3.Connection, config: Config, url: str, *, projects: list[str],
                  name: str, report: SyncReport,
                  pools: dict[str, psycopg_pool.ConnectionPool[Any]] | None) -> None:
     psycopg = server.load()
@@ -109,7 +110,8 @@ def _sync_server(conn: sqlite3.Connection, config: Config, url: str, projects: l
             pools[url] = server.pool(url)
         try:
             with pools[url].connection() as pg:
-                _with_connection(conn, config, pg, url, projects, name, report)
+                _with_connection(conn, config, pg, url, projects=projects, name=name,
+                                 report=report)
         except psycopg.Error as exc:
             raise server.translate(exc, url) from None
         except TimeoutError as exc:
@@ -118,10 +120,10 @@ def _sync_server(conn: sqlite3.Connection, config: Config, url: str, projects: l
                             retry=True) from None
         return
     with server.connect_server(url) as pg:
-        _with_connection(conn, config, pg, url, projects, name, report)
+        _with_connection(conn, config, pg, url, projects=projects, name=name, report=report)
 
 
-def _with_connection(conn: sqlite3.Connection, config: Config, pg: Any, url: str,
+def _with_connection(conn: sqlite3.Connection, config: Config, pg: Any, url: str, *,
                      projects: list[str], name: str, report: SyncReport) -> None:
     server.check_version(pg, url)
     role = server.session_role(pg)
