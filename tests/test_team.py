@@ -213,12 +213,11 @@ def test_a_changed_value_on_b_supersedes_as(machines: dict[str, Machine]) -> Non
     a.join()
     _grant_all(machines, "bob")
     b.join()
-    a.cli("save", "--help", check=False)
-    _save(a, "Billing port", PORT_OLD)
+    _save(a, PORT_OLD, PORT_OLD)
     a.sync()
     b.sync()
     time.sleep(0.05)
-    _save(b, "Billing port", PORT_NEW)
+    _save(b, PORT_NEW, PORT_NEW)
     b.sync()
     a.sync()
     for machine in (a, b):
@@ -370,6 +369,7 @@ def test_sigkill_during_push_and_pull_loses_and_doubles_nothing(
         assert conn.execute("SELECT count(*) FROM team_outbox").fetchone()[0] == 0
 
 
+@pytest.mark.timeout(300)
 def test_five_machines_syncing_concurrently(machines: dict[str, Machine]) -> None:
     first = machines["alice"]
     first.join()
@@ -377,10 +377,17 @@ def test_five_machines_syncing_concurrently(machines: dict[str, Machine]) -> Non
     for who in PEOPLE[1:]:
         machines[who].join()
     for number, who in enumerate(PEOPLE):
-        for i in range(12):
-            machines[who].capture(f"Pitfall: service {who}-{i} drops requests when worker "
-                                  f"pool {number * 100 + i} is exhausted.")
-        machines[who].capture(FACT)  # one fact all five learned
+        lines = [json.dumps({"project": PROJECT, "type": "pitfall", "key": f"pool-{who}-{i}",
+                             "summary": f"Service {who}-{i} drops requests.",
+                             "body": f"Service {who}-{i} drops requests when worker pool "
+                                     f"{number * 100 + i} is exhausted."}) for i in range(12)]
+        # One fact all five learned, each in a session of their own.
+        lines.append(json.dumps({"project": PROJECT, "type": "pitfall", "key": "refunds",
+                                 "summary": FACT, "body": FACT,
+                                 "provenance": [{"session": f"session-{who}",
+                                                 "source": "import", "action": "created",
+                                                 "at": 1.0}]}))
+        machines[who].cli("memories", "import", "-", input="\n".join(lines).encode())
     for _ in range(2):
         procs = [subprocess.Popen([sys.executable, "-m", "memspool", "team", "sync"],
                                   env={**os.environ, "MEMSPOOL_HOME": str(m.home)},
@@ -445,6 +452,9 @@ def test_a_planted_secret_never_reaches_the_server(machines: dict[str, Machine])
     a.cli("memories", "import", "-", input=line.encode())
     # Planted past every entry point, straight into the store: the push redacts again.
     with contextlib_closing(a.db()) as conn:
+        from memspool.hooks.fts import identifiers
+
+        conn.create_function("memspool_identifiers", 1, identifiers, deterministic=True)
         conn.execute("UPDATE memories SET body = body || ?, key = ? WHERE id = (SELECT min(id)"
                      " FROM memories)", (f" see {GITHUB} and {SECRET}", f"raw-{SECRET}"))
         conn.execute("UPDATE provenance SET session = ? WHERE id = (SELECT min(id) FROM"
@@ -465,9 +475,9 @@ def test_a_planted_secret_never_reaches_the_server(machines: dict[str, Machine])
 
 def test_status_and_doctor_show_the_team(machines: dict[str, Machine]) -> None:
     a = machines["alice"]
+    a.capture(FACT)
     text = a.cli("doctor", check=False).stdout.decode()
     assert "Team memory is off" in text
-    a.capture(FACT)
     a.join()
     a.capture("Pitfall: the cron job runs twice when the host clock jumps back an hour.")
     status = json.loads(a.cli("status", "--json").stdout)["team"]
