@@ -43,6 +43,7 @@ from memspool.store import connect, set_state
 from memspool.store import vectors as vector_rows
 from memspool.store.projects import remember
 from memspool.team.sync import due as team_sync_due
+from memspool.team.sync import index_waiting as team_index_waiting
 from memspool.team.sync import sync as team_sync
 
 __all__ = ["Drainer", "PassResult", "agent_id_of", "install_signal_handlers", "setup_logging"]
@@ -471,8 +472,10 @@ class Drainer:
         before the next try; local work never waits for it. Returns whether it synced."""
         now = time.time() if now is None else now
         try:
-            if self.stopping or self.spool.has_pending() or not team_sync_due(
-                    self.conn, self.config, now=now):
+            if self.stopping or self.spool.has_pending():
+                return False
+            team_index_waiting(self.conn, budget_secs=self.config.digest_budget_secs)
+            if not team_sync_due(self.conn, self.config, now=now):
                 return False
             report = team_sync(self.conn, self.config, pools=self._team_pools)
         except TeamError as exc:

@@ -447,10 +447,14 @@ class Service:
         reported, never a failure of the maintenance itself."""
         if self.conn.execute("SELECT 1 FROM team_projects LIMIT 1").fetchone() is None:
             return None
+        from memspool.team.sync import index_waiting
+
         try:
             return self.team_sync()
         except TeamError as exc:
             return {"ok": False, "error": str(exc)}
+        finally:
+            index_waiting(self.conn)
 
     def _team_status(self) -> dict[str, Any] | None:
         if not self.config.db_path.exists():

@@ -46,6 +46,7 @@ __all__ = [
     "get",
     "get_by_key",
     "history",
+    "index_terms_of",
     "insert",
     "keep_history",
     "list_filtered",
@@ -267,6 +268,11 @@ def _set_terms(
         "INSERT INTO term_counts (project, term, memories) VALUES (?, ?, 1)"
         " ON CONFLICT (project, term) DO UPDATE SET memories = memories + 1",
         [(project, term) for term in added])
+
+
+def index_terms_of(conn: sqlite3.Connection, memory: Memory, terms: Sequence[str]) -> None:
+    """Give ``memory`` its term index (for a writer that computes terms later, in bulk)."""
+    _set_terms(conn, memory.project, memory.id, terms)
 
 
 def insert(

@@ -6,6 +6,9 @@ whoever writes it (the archivist, capture, save, import, forget, a merge):
 nothing has to remember to. A memory of a shared project gets its global id
 (a time-ordered UUID, version 7) in ``team_memories`` when it is written.
 
+``team_terms_pending`` lists pulled memories whose term index (for
+near-duplicate lookups) is still to be computed: a pull stores and indexes
+them for search at once and leaves that slower step to the background.
 ``team_quiet`` holds one row while ``team sync`` applies what it pulled, in
 that same transaction, so changes that came from the server do not go back
 to it. ``memory_merges`` says, for the moment between a merge and the
@@ -81,6 +84,7 @@ TEAM_TABLES: Final = f"""
     );
     CREATE INDEX team_outbox_project ON team_outbox (project, seq);
     CREATE TABLE team_quiet (one INTEGER PRIMARY KEY CHECK (one = 1));
+    CREATE TABLE team_terms_pending (memory_id INTEGER PRIMARY KEY);
     CREATE TABLE memory_merges (
         memory_id INTEGER PRIMARY KEY,
         survivor  INTEGER NOT NULL

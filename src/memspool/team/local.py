@@ -275,21 +275,26 @@ def apply_memory(conn: sqlite3.Connection, project: str, remote: RemoteMemory, *
         key = _free_key(conn, project, remote.key, remote.gid)
         layer: Layer = "superseded" if remote.status in ("superseded", "merged") else "buffer"
         memory_id = rows.insert(conn, project=project, key=key, type=kind,
-                                summary=remote.summary, body=remote.body,
-                                terms=index_terms(remote.body), at=remote.created_at,
-                                updated_at=max(remote.changed_at, now), layer=layer)
+                                summary=remote.summary, body=remote.body, terms=(),
+                                at=remote.created_at, updated_at=max(remote.changed_at, now),
+                                layer=layer)
+        conn.execute("INSERT OR IGNORE INTO team_terms_pending (memory_id) VALUES (?)",
+                     (memory_id,))
         conn.execute(
             "INSERT INTO team_memories (gid, memory_id, project, revision, state, origin_user,"
             " origin_machine) VALUES (?, ?, ?, ?, 'live', ?, ?)"
             " ON CONFLICT (gid) DO UPDATE SET memory_id = excluded.memory_id,"
             " revision = excluded.revision, state = 'live'",
             (remote.gid, memory_id, project, remote.revision, *origin))
-        _standing(conn, memory_id, remote)
+        if layer == "superseded":
+            _standing(conn, memory_id, remote)
         return "created"
     if (kind, remote.summary, remote.body) != (memory.type, memory.summary, memory.body):
         rows.replace_text(conn, memory, type=kind, summary=remote.summary, body=remote.body,
-                          terms=index_terms(remote.body), at=now,
+                          terms=(), at=now,
                           reason=f"changed by {remote.changed_by} on {remote.changed_on}")
+        conn.execute("INSERT OR IGNORE INTO team_terms_pending (memory_id) VALUES (?)",
+                     (memory.id,))
     key = _free_key(conn, project, remote.key, remote.gid, memory.id)
     conn.execute("UPDATE memories SET key = ?, updated_at = ? WHERE id = ?",
                  (key, now, memory.id))
@@ -304,17 +309,17 @@ def apply_provenance(conn: sqlite3.Connection, record: RemoteProvenance, *,
                      now: float) -> bool:
     """Record another machine's save of a shared memory here; its sessions count towards
     corroboration as sessions of their own (``role@machine:session``)."""
-    memory_id = local_id(conn, record.gid)
-    if memory_id is None:
+    found = conn.execute(
+        "SELECT m.id, m.body FROM team_memories t JOIN memories m ON m.id = t.memory_id"
+        " WHERE t.gid = ?", (record.gid,)).fetchone()
+    if found is None:
         return False
-    memory = rows.get(conn, memory_id)
-    if memory is None:
-        return False
+    memory_id = int(found[0])
     action: Action = next((a for a in ACTIONS if a == record.action), "merged")
     rows.add_provenance(conn, rows.Provenance(
         memory_id=memory_id, action=action,
         session=f"{record.role}@{record.machine}:{record.session}",
-        source=f"team:{record.source}", slice_id=None, text_hash=text_hash(memory.body),
+        source=f"team:{record.source}", slice_id=None, text_hash=text_hash(found[1]),
         at=record.at))
     # A change the major pass looks at: another session may make it canonical.
     conn.execute("UPDATE memories SET updated_at = ? WHERE id = ?", (now, memory_id))
@@ -360,3 +365,32 @@ def origins(conn: sqlite3.Connection, memory_ids: list[int]) -> dict[int, dict[s
                 f" WHERE memory_id IN ({marks}) AND origin_user IS NOT NULL", chunk):
             found[int(memory_id)] = {"user": user, "machine": host}
     return found
+
+
+#: Pulled memories indexed per transaction.
+TERMS_CHUNK: Final = 200
+
+
+def index_pending_terms(conn: sqlite3.Connection, *, budget_secs: float | None = None) -> int:
+    """Compute the term index of pulled memories still waiting for one (within
+    ``budget_secs``, or all); returns how many were indexed."""
+    started = time.monotonic()
+    done = 0
+    while budget_secs is None or time.monotonic() - started < budget_secs:
+        if conn.execute("SELECT 1 FROM team_terms_pending LIMIT 1").fetchone() is None:
+            break  # nothing waits: no write lock taken
+        with transaction(conn):
+            ids = [r[0] for r in conn.execute(
+                "SELECT memory_id FROM team_terms_pending ORDER BY memory_id LIMIT ?",
+                (TERMS_CHUNK,))]
+            for memory_id in ids:
+                memory = rows.get(conn, memory_id)
+                if memory is not None:
+                    rows.index_terms_of(conn, memory, index_terms(memory.body))
+            conn.executemany("DELETE FROM team_terms_pending WHERE memory_id = ?",
+                             [(i,) for i in ids])
+        done += len(ids)
+        if len(ids) < TERMS_CHUNK:
+            break
+    return done
+

@@ -365,14 +365,19 @@ class _Batch:
                     [(r.key, r.type, r.summary, r.body, r.status, r.superseded_by, r.revision,
                       r.changed_at, r.changed_on, r.gid) for r in changed])
             if new:
-                cur.executemany(
+                # One statement for the batch's new memories (one round trip).
+                cur.execute(
                     "INSERT INTO memspool.memories (gid, project_id, key, type, summary, body,"
                     " status, superseded_by, revision, created_at, changed_at, created_on,"
-                    " changed_on) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-                    " ON CONFLICT (gid) DO NOTHING",
-                    [(r.gid, self.project, r.key, r.type, r.summary, r.body, r.status,
-                      r.superseded_by, r.revision, r.created_at, r.changed_at, r.created_on,
-                      r.changed_on) for r in new])
+                    " changed_on) SELECT g, %s, k, t, s, b, st, sb, 1, ca, cha, %s, %s"
+                    " FROM unnest(%s::uuid[], %s::text[], %s::text[], %s::text[], %s::text[],"
+                    " %s::text[], %s::uuid[], %s::float8[], %s::float8[])"
+                    " AS u(g, k, t, s, b, st, sb, ca, cha) ON CONFLICT (gid) DO NOTHING",
+                    (self.project, self.machine, self.machine, [r.gid for r in new],
+                     [r.key for r in new], [r.type for r in new], [r.summary for r in new],
+                     [r.body for r in new], [r.status for r in new],
+                     [r.superseded_by for r in new], [r.created_at for r in new],
+                     [r.changed_at for r in new]))
             if self.new_aliases:
                 cur.executemany(
                     "INSERT INTO memspool.aliases (gid, project_id, target) VALUES (%s, %s, %s)"
@@ -392,12 +397,15 @@ class _Batch:
             live = [s for s in saves if (self.resolve(s.gid) or s.gid) in self.rows
                     and self.rows[self.resolve(s.gid) or s.gid].status != "forgotten"]
             if live:
-                cur.executemany(
+                cur.execute(
                     "INSERT INTO memspool.provenance (gid, project_id, ref, machine, session,"
-                    " source, action, at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
-                    " ON CONFLICT (ref) DO NOTHING",
-                    [(self.resolve(s.gid), self.project, s.ref, self.machine, s.session,
-                      s.source, s.action, s.at) for s in live])
+                    " source, action, at) SELECT g, %s, r, %s, s, src, a, at"
+                    " FROM unnest(%s::uuid[], %s::text[], %s::text[], %s::text[], %s::text[],"
+                    " %s::float8[]) AS u(g, r, s, src, a, at) ON CONFLICT (ref) DO NOTHING",
+                    (self.project, self.machine, [self.resolve(s.gid) for s in live],
+                     [s.ref for s in live], [s.session for s in live],
+                     [s.source for s in live], [s.action for s in live],
+                     [s.at for s in live]))
         self.report.saves += len(live)
 
 

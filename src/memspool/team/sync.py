@@ -19,7 +19,7 @@ from memspool.errors import TeamError
 from memspool.recall import render_dirty
 from memspool.redact import redact
 from memspool.team import server
-from memspool.team.local import joined, machine, pending
+from memspool.team.local import index_pending_terms, joined, machine, pending
 from memspool.team.pull import PullReport, pull_project
 from memspool.team.push import PushReport, push_project
 
@@ -31,6 +31,19 @@ __all__ = ["SyncReport", "due", "record_failure", "sync"]
 #: A failing server is tried again after ``team_sync_secs`` times this, doubled
 #: per failure up to this factor.
 MAX_BACKOFF: Final = 16
+#: Seconds a sync spends on the term index of what it pulled; the rest waits.
+TERMS_BUDGET_SECS: Final = 0.5
+
+
+def _index(conn: sqlite3.Connection, budget: float | None) -> int:
+    """Index pulled memories' terms within ``budget``; returns how many still wait."""
+    index_pending_terms(conn, budget_secs=budget)
+    return int(conn.execute("SELECT count(*) FROM team_terms_pending").fetchone()[0])
+
+
+def index_waiting(conn: sqlite3.Connection, *, budget_secs: float | None = None) -> int:
+    """The background's share: index pulled memories' terms; returns how many still wait."""
+    return _index(conn, budget_secs)
 
 
 @dataclasses.dataclass
@@ -39,11 +52,13 @@ class SyncReport:
     push: PushReport = dataclasses.field(default_factory=PushReport)
     pull: PullReport = dataclasses.field(default_factory=PullReport)
     pending: int = 0
+    terms_waiting: int = 0
     secs: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {"ok": True, "projects": self.projects, "push": dataclasses.asdict(self.push),
                 "pull": dataclasses.asdict(self.pull), "pending": self.pending,
+                "terms_waiting": self.terms_waiting,
                 "secs": round(self.secs, 3)}
 
 
@@ -94,6 +109,9 @@ def sync(conn: sqlite3.Connection, config: Config, *, project: str | None = None
         conn.execute("UPDATE team_servers SET last_sync = ?, last_error = NULL, failures = 0,"
                      " next_try = NULL WHERE url = ?", (time.time(), url))
     render_dirty(conn, config.context_max_chars)
+    # A small pull is indexed for near-duplicate lookups at once; a big one
+    # finishes in the background (the drainer, `memspool maintain`).
+    report.terms_waiting = _index(conn, TERMS_BUDGET_SECS)
     report.pending = pending(conn)
     report.secs = time.monotonic() - started
     if failure is not None:
