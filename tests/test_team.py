@@ -132,7 +132,7 @@ class Machine:
                 " WHERE m.layer IN ('buffer', 'canonical')")}
 
 
-class contextlib_closing:  # noqa: N801 - reads as the stdlib helper it mirrors
+class contextlib_closing:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
 
@@ -305,8 +305,7 @@ def test_the_server_stopped_mid_sync_and_started_again(tmp_path: Path) -> None:
         _wait_pushed_some(team)
         server.stop(immediate=True)
         _, err = proc.communicate(timeout=WAIT_SECS)
-        assert proc.returncode == 1 and b"Cannot reach the team server" in err \
-            or b"team server" in err
+        assert proc.returncode == 1 and b"team server" in err
         # Server down: local work goes on, the outbox keeps what is not pushed.
         a.capture("Pitfall: the cron job runs twice when the host clock jumps back an hour.")
         status = json.loads(a.cli("status", "--json").stdout)["team"]
@@ -438,7 +437,7 @@ def test_a_non_member_reads_nothing_even_with_plain_sql(
     assert [m["role"] for m in members] == [team.role("alice")] and members[0]["admin"]
 
 
-SECRET = "AKIAIOSFODNN7EXAMPL3"
+SECRET = "AKIAIOSFODNN7EXAMPL3"  # noqa: S105 - a planted fake, redaction must catch it
 GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 
