@@ -147,6 +147,8 @@ def bench_pull(root: Path, admin_url: str, bob: str, pushed: int, total: int) ->
 
 
 def bench_idle(config: Any, conn: Any) -> None:
+    sync(conn, config)  # take in what the others pushed, and index it, first
+    index_waiting(conn)
     fresh = [timed(lambda: sync(conn, config))[0] for _ in range(21)]
     pools: dict[str, Any] = {}
     sync(conn, config, pools=pools)

@@ -499,3 +499,38 @@ def test_a_project_without_a_remote_cannot_be_shared(machines: dict[str, Machine
     refused = a.cli("team", "join", a.team.url("alice"), "--project", str(folder),
                     check=False)
     assert refused.returncode == 1 and b"no git remote" in refused.stderr
+
+
+def test_the_drainer_and_maintain_sync_in_the_background(machines: dict[str, Machine]) -> None:
+    a = machines["alice"]
+    a.join()
+    a.capture(FACT)
+    # A drainer that finds the spool empty syncs when a sync is due.
+    run_cli("drainer", "--once", env={"MEMSPOOL_HOME": str(a.home),
+                                      "MEMSPOOL_TEAM_SYNC_SECS": "0"})
+    assert [r[2] for r in _server_rows(a.team)] == [FACT]
+    a.capture("Pitfall: the cron job runs twice when the host clock jumps back an hour.")
+    report = json.loads(a.cli("maintain", "--json").stdout)
+    assert report["team"]["push"]["pushed"] == 1 and report["team"]["pending"] == 0
+
+
+def test_with_the_server_unreachable_everything_local_keeps_working(
+        machines: dict[str, Machine]) -> None:
+    a = machines["alice"]
+    a.join()
+    with contextlib_closing(a.db()) as conn:  # the server moved away
+        conn.execute("UPDATE team_servers SET url = 'postgresql://x:y@127.0.0.1:1/none'")
+        conn.execute("UPDATE team_projects SET server = 'postgresql://x:y@127.0.0.1:1/none'")
+        conn.commit()
+    a.capture(FACT)
+    env = {"MEMSPOOL_HOME": str(a.home), "MEMSPOOL_TEAM_SYNC_SECS": "0"}
+    run_cli("drainer", "--once", env=env)  # exits 0: the failure is logged, not fatal
+    report = json.loads(a.cli("maintain", "--json").stdout)
+    assert report["ok"] and report["team"]["ok"] is False
+    assert "Cannot reach" in report["team"]["error"]
+    assert "double-inserts" in a.context()
+    found = json.loads(a.cli("search", "refund webhook", "--json").stdout)["results"]
+    assert len(found) == 1
+    status = json.loads(a.cli("status", "--json").stdout)["team"]
+    assert status["pending"] == 2 and status["servers"][0]["failures"] >= 1
+    assert "***" in status["servers"][0]["server"]

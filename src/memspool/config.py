@@ -104,7 +104,7 @@ class Config:
     #: this often (a failed sync waits longer each time, up to 16 times this).
     team_sync_secs: float = 300.0
     #: Outbox rows pushed, or server changes pulled, per transaction.
-    team_batch: int = 500
+    team_batch: int = 1000
 
     @property
     def spool_dir(self) -> Path:

@@ -83,6 +83,7 @@ TEAM_TABLES: Final = f"""
         at      REAL    NOT NULL
     );
     CREATE INDEX team_outbox_project ON team_outbox (project, seq);
+    CREATE INDEX team_outbox_gid ON team_outbox (gid, seq);
     CREATE TABLE team_quiet (one INTEGER PRIMARY KEY CHECK (one = 1));
     CREATE TABLE team_terms_pending (memory_id INTEGER PRIMARY KEY);
     CREATE TABLE memory_merges (

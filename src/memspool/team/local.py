@@ -306,9 +306,10 @@ def apply_memory(conn: sqlite3.Connection, project: str, remote: RemoteMemory, *
 
 
 def apply_provenance(conn: sqlite3.Connection, record: RemoteProvenance, *,
-                     now: float) -> bool:
+                     now: float, counted: set[int] | None = None) -> bool:
     """Record another machine's save of a shared memory here; its sessions count towards
-    corroboration as sessions of their own (``role@machine:session``)."""
+    corroboration as sessions of their own (``role@machine:session``). ``counted``: the
+    caller recounts the sessions of these memories once, after a batch."""
     found = conn.execute(
         "SELECT m.id, m.body FROM team_memories t JOIN memories m ON m.id = t.memory_id"
         " WHERE t.gid = ?", (record.gid,)).fetchone()
@@ -316,14 +317,30 @@ def apply_provenance(conn: sqlite3.Connection, record: RemoteProvenance, *,
         return False
     memory_id = int(found[0])
     action: Action = next((a for a in ACTIONS if a == record.action), "merged")
-    rows.add_provenance(conn, rows.Provenance(
+    saved = rows.Provenance(
         memory_id=memory_id, action=action,
         session=f"{record.role}@{record.machine}:{record.session}",
         source=f"team:{record.source}", slice_id=None, text_hash=text_hash(found[1]),
-        at=record.at))
-    # A change the major pass looks at: another session may make it canonical.
-    conn.execute("UPDATE memories SET updated_at = ? WHERE id = ?", (now, memory_id))
+        at=record.at)
+    if counted is None:
+        rows.add_provenance(conn, saved)
+        recount(conn, {memory_id}, now=now)
+    else:
+        conn.execute(
+            "INSERT INTO provenance (memory_id, action, session, source, slice_id, text_hash,"
+            " at) VALUES (?, ?, ?, ?, NULL, ?, ?)",
+            (memory_id, saved.action, saved.session, saved.source, saved.text_hash, saved.at))
+        counted.add(memory_id)
     return True
+
+
+def recount(conn: sqlite3.Connection, memory_ids: set[int], *, now: float) -> None:
+    """Sessions of these memories, counted again after saves from the team arrived; each
+    is a change the major pass looks at (another session may make it canonical)."""
+    for memory_id in memory_ids:
+        rows.count_sessions(conn, memory_id)
+    conn.executemany("UPDATE memories SET updated_at = ? WHERE id = ?",
+                     [(now, memory_id) for memory_id in memory_ids])
 
 
 def check_joined(conn: sqlite3.Connection, project: str) -> Joined:

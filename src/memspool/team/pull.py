@@ -21,6 +21,7 @@ from memspool.team.local import (
     apply_memory,
     apply_provenance,
     quiet,
+    recount,
     resolve_links,
 )
 
@@ -75,6 +76,7 @@ def apply_batch(conn: sqlite3.Connection, project: str, changes: list[tuple[Any,
                 machine: str, *, now: float) -> PullReport:
     """Apply one fetched batch and move the cursor past it, in one local transaction."""
     report = PullReport(changes=len(changes), batches=1)
+    counted: set[int] = set()
     with quiet(conn):
         for change in changes:
             if change[1] == "m":
@@ -88,7 +90,8 @@ def apply_batch(conn: sqlite3.Connection, project: str, changes: list[tuple[Any,
             elif change[13] != machine:  # this machine's own saves are here already
                 record = RemoteProvenance(change[2], change[12], change[13], change[16],
                                           change[17], change[18], float(change[11]))
-                report.saves += apply_provenance(conn, record, now=now)
+                report.saves += apply_provenance(conn, record, now=now, counted=counted)
+        recount(conn, counted, now=now)
         resolve_links(conn, project)
         conn.execute("UPDATE team_projects SET pulled_seq = ? WHERE project = ?",
                      (int(changes[-1][0]), project))
