@@ -134,14 +134,15 @@ class Service:
     def _writing_to(self, given: str | None) -> str:
         """The project a write goes to, recorded with its readable name."""
         identity = self.project(given)
-        conn = self.conn
-        if conn.execute("SELECT 1 FROM projects WHERE id = ?", (identity,)).fetchone() is None:
-            here = identify(Path.cwd())
-            with transaction(conn):
-                if here[0] == identity:
-                    project_rows.remember(conn, *here)
-                else:
-                    project_rows.remember(conn, identity)
+        with self._reading() as conn:  # a read-only or full store: said as such
+            if conn.execute("SELECT 1 FROM projects WHERE id = ?",
+                            (identity,)).fetchone() is None:
+                here = identify(Path.cwd())
+                with transaction(conn):
+                    if here[0] == identity:
+                        project_rows.remember(conn, *here)
+                    else:
+                        project_rows.remember(conn, identity)
         return identity
 
     def project_names(self, identities: Iterable[str]) -> dict[str, str]:
