@@ -241,7 +241,8 @@ def apply_memory(conn: sqlite3.Connection, project: str, remote: RemoteMemory, *
     mapped = _mapping(conn, remote.gid)
     if mapped is not None and not force and mapped["revision"] >= remote.revision:
         return "skipped"
-    if not force and has_pending(conn, remote.gid):
+    # Only a gid mapped here can have changes waiting in the outbox.
+    if not force and mapped is not None and has_pending(conn, remote.gid):
         return "skipped"
     memory = None
     if mapped is not None and mapped["memory_id"] is not None:
@@ -272,12 +273,16 @@ def apply_memory(conn: sqlite3.Connection, project: str, remote: RemoteMemory, *
             return "merged"
     kind = _note_type(remote.type)
     if memory is None:
-        key = _free_key(conn, project, remote.key, remote.gid)
         layer: Layer = "superseded" if remote.status in ("superseded", "merged") else "buffer"
-        memory_id = rows.insert(conn, project=project, key=key, type=kind,
-                                summary=remote.summary, body=remote.body, terms=(),
-                                at=remote.created_at, updated_at=max(remote.changed_at, now),
-                                layer=layer)
+        fields = {"project": project, "type": kind, "summary": remote.summary,
+                  "body": remote.body, "terms": (), "at": remote.created_at,
+                  "updated_at": max(remote.changed_at, now), "layer": layer}
+        try:
+            memory_id = rows.insert(conn, key=remote.key, **fields)  # type: ignore[arg-type]
+        except sqlite3.IntegrityError:
+            # Another memory here holds the key: this one gets a key of its own.
+            key = _free_key(conn, project, remote.key, remote.gid)
+            memory_id = rows.insert(conn, key=key, **fields)  # type: ignore[arg-type]
         conn.execute("INSERT OR IGNORE INTO team_terms_pending (memory_id) VALUES (?)",
                      (memory_id,))
         conn.execute(

@@ -147,7 +147,9 @@ def _with_connection(conn: sqlite3.Connection, config: Config, pg: Any, url: str
     role = server.session_role(pg)
     for project in projects:
         report.push.add(push_project(conn, pg, project, name, role, batch=config.team_batch))
-        report.pull.add(pull_project(conn, pg, project, name, batch=config.team_batch))
+        # Pulled changes are applied locally, where a bigger batch means fewer
+        # commits (each one flushed to disk).
+        report.pull.add(pull_project(conn, pg, project, name, batch=2 * config.team_batch))
         report.projects.append(project)
 
 
