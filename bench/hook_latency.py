@@ -18,6 +18,13 @@ Two variants:
    while the hook is still finishing. The bench waits for each drainer to
    exit (idle grace 0) before the next run, so drainers never pile up.
 
+3. project identity: the SessionStart hook (``hooks/context.py``), which
+   identifies the session's project from its folder by reading
+   ``.git/config`` itself (no ``git`` process), in a linked work tree of a
+   repository with a remote (the longest way: ``.git`` file, ``commondir``,
+   then the config) and in a folder outside git, next to a bare start; and
+   ``identify()`` in process, per call.
+
 Usage::
 
     .venv/bin/python bench/hook_latency.py [--runs 200] [--spawn-runs N] [--no-spawn] [--importtime]
@@ -45,9 +52,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from memspool.hooks import HOOK_SCRIPT
+from memspool.config import load_config
+from memspool.hooks import CONTEXT_SCRIPT, HOOK_SCRIPT
 from memspool.install import hook_command
+from memspool.project import identify
 from memspool.spool import Spool
+from memspool.store import connect
 
 #: Runs per variant unless --runs says otherwise.
 DEFAULT_RUNS: Final = 200
@@ -234,7 +244,9 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:8.2f}"
 
 
-def print_table(title: str, rows: list[Series], ratios: list[tuple[str, Series, Series]]) -> None:
+def print_table(title: str, rows: list[Series], ratios: list[tuple[str, Series, Series]],
+                *, target: bool = True) -> None:
+    """The table; ``target``: judge each ratio against the capture hook's target."""
     width = max(len(r.label) for r in rows) + 2
     print(f"\n{title}")
     print(
@@ -248,10 +260,10 @@ def print_table(title: str, rows: list[Series], ratios: list[tuple[str, Series, 
     for name, a, b in ratios:
         ratio = a.median() / b.median()
         verdict = "met" if ratio <= TARGET_RATIO else f"MISSED by {ratio - TARGET_RATIO:.2f}"
+        judged = f" (target <= {TARGET_RATIO}: {verdict})" if target else ""
         print(
             f"  ratio {name}: median {ratio:.2f}, p95 {a.p95() / b.p95():.2f}, "
-            f"extra {1000 * (a.median() - b.median()):.2f} ms at the median "
-            f"(target <= {TARGET_RATIO}: {verdict})"
+            f"extra {1000 * (a.median() - b.median()):.2f} ms at the median{judged}"
         )
 
 
@@ -385,6 +397,68 @@ def spawning(bench: Bench, runs: int, append_only_hook: Series) -> None:
     print(f"  spawn cost (E - A, medians of two separate series): {extra:.2f} ms")
 
 
+def _git(*args: str, cwd: Path) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.com",
+           "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.com"}
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,  # noqa: S607 - git from PATH
+                   env=env)
+
+
+def identity(bench: Bench, root: Path, runs: int) -> None:
+    """Variant 3: the SessionStart hook identifies the project from .git/config."""
+    main = root / "repos" / "api"
+    main.mkdir(parents=True)
+    _git("init", "-q", cwd=main)
+    _git("remote", "add", "origin", "git@github.com:acme/api.git", cwd=main)
+    (main / "README").write_text("x")
+    _git("add", "README", cwd=main)
+    _git("commit", "-qm", "x", cwd=main)
+    linked = root / "repos" / "api-feature"
+    _git("worktree", "add", "-q", str(linked), cwd=main)
+    deep = linked / "src" / "a" / "b"
+    deep.mkdir(parents=True)
+    plain = root / "plain" / "notes"
+    plain.mkdir(parents=True)
+    conn = connect(load_config(bench.home, env={}))
+    block = "## memspool: what is known about the project api\n- #1 a fact\n"
+    for folder in (deep, plain):
+        conn.execute("INSERT INTO context_blocks (project, text, memories, rendered_at)"
+                     " VALUES (?, ?, 1, 0)", (identify(folder)[0], block))
+    conn.close()
+    argv = [bench.python, "-I", "-S", str(CONTEXT_SCRIPT), "--home", str(bench.home)]
+    series = [
+        (Series("F  context hook, linked work tree of a repo with a remote", argv),
+         json.dumps({"session_id": "s", "cwd": str(deep)}).encode()),
+        (Series("G  context hook, a folder outside git", argv),
+         json.dumps({"session_id": "s", "cwd": str(plain)}).encode()),
+        (Series("D  <python> -I -S -c pass", [bench.python, "-I", "-S", "-c", "pass"]), b""),
+    ]
+    for round_number in range(WARMUP_ROUNDS + runs):
+        for one, data in series:
+            start = time.perf_counter()
+            done = subprocess.run(one.argv, input=data, capture_output=True, env=bench.env,
+                                  check=False)
+            elapsed = time.perf_counter() - start
+            if done.returncode != 0 or (data and b"a fact" not in done.stdout):
+                raise SystemExit(f"{one.label} did not print the block: {done!r}")
+            if round_number >= WARMUP_ROUNDS:
+                one.times.append(elapsed)
+    hook_f, hook_g, bare = (one for one, _ in series)
+    print_table("variant 3: project identity (the SessionStart hook reads .git/config itself;\n"
+                "           the capture hook's target does not apply: this hook opens SQLite)",
+                [hook_f, hook_g, bare],
+                [("F/D", hook_f, bare), ("G/D", hook_g, bare), ("F/G", hook_f, hook_g)],
+                target=False)
+    for label, folder in (("linked work tree, remote", deep), ("outside git", plain)):
+        calls = 2000
+        started = time.perf_counter()
+        for _ in range(calls):
+            identify(str(folder))
+        each = (time.perf_counter() - started) / calls
+        print(f"  identify() in process, {label}: {each * 1e6:.1f} us per call "
+              f"-> {identify(str(folder))[0]}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -392,6 +466,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=DEFAULT_RUNS, help="timed runs per command")
     parser.add_argument("--spawn-runs", type=int, help="runs when spawning (default: --runs)")
     parser.add_argument("--no-spawn", action="store_true", help="skip the spawn variant")
+    parser.add_argument("--no-identity", action="store_true",
+                        help="skip the project identity variant")
     parser.add_argument("--importtime", action="store_true", help="list the hook's imports too")
     args = parser.parse_args(argv)
 
@@ -415,6 +491,8 @@ def main(argv: list[str] | None = None) -> int:
         hook = append_only(bench, args.runs)
         if not args.no_spawn:
             spawning(bench, args.runs if args.spawn_runs is None else args.spawn_runs, hook)
+        if not args.no_identity:
+            identity(bench, Path(tmp), args.runs)
         print(f"\n  load average at end: {os.getloadavg()[0]:.2f}")
         if args.importtime:
             with drainer_lock_held(bench.home):

@@ -42,11 +42,12 @@ from memspool.drainer.modes import FOREGROUND_LOCK_WAIT, drain_until_empty, hand
 from memspool.drainer.payload import ID_SHAPE, check_transcript_path
 from memspool.drainer.ship import Target
 from memspool.errors import DrainerBusy, MemspoolError, TranscriptError
-from memspool.project import project_name
+from memspool.project import identify
 from memspool.recall import render_dirty
 from memspool.redact import redact
 from memspool.spool import Spool, append
-from memspool.store import connect
+from memspool.store import connect, transaction
+from memspool.store.projects import remember
 from memspool.untrusted import parse_json
 
 __all__ = ["EVENT", "BackfillReport", "Progress", "Skipped", "backfill"]
@@ -266,7 +267,8 @@ def _frame_for(conn: sqlite3.Connection, roots: tuple[Path, ...], path: Path,
                 "stop that drainer, run the backfill, then start it again")
     # The drainer names the project from the frame's cwd, as from a hook's: the
     # recorded cwd, else a path whose last part is the name backfill chose.
-    cwd = _recorded(main, "cwd", roots) or f"/{target.project}"
+    cwd = _recorded(main, "cwd", roots) or (
+        target.project if target.project.startswith("/") else f"/{target.project}")
     frames.setdefault(main, {"session_id": target.session_id, "transcript_path": str(main),
                              "cwd": cwd, "hook_event_name": EVENT})
     return ""
@@ -388,7 +390,17 @@ def _project(conn: sqlite3.Connection, roots: tuple[Path, ...], transcript: Path
     if known is not None:  # the hook named it from its payload's cwd
         return str(known["project"])
     cwd = _recorded(transcript, "cwd", roots)
-    return project_name(cwd) if cwd else folder
+    if not cwd:
+        # Claude Code names a transcript's folder after the session's folder
+        # with "/" as "-": where that path exists, it is the project.
+        decoded = folder.replace("-", "/")
+        cwd = decoded if decoded.startswith("/") and Path(decoded).is_dir() else None
+    if not cwd:
+        return folder
+    identity, name, root, remote = identify(cwd)
+    with transaction(conn):
+        remember(conn, identity, name, root, remote)
+    return identity
 
 
 def _recorded(path: Path, field: str, roots: tuple[Path, ...]) -> str | None:

@@ -8,6 +8,7 @@ flag.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import logging.handlers
@@ -21,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import BinaryIO, Final
+from typing import Any, BinaryIO, Final
 
 import zstandard
 
@@ -31,8 +32,8 @@ from memspool.distill.similarity import Profiles
 from memspool.drainer.payload import Request, check_transcript_path, parse_payload
 from memspool.drainer.ship import Cursor, Target, hold, load_cursor, mark_missing, ship
 from memspool.drainer.transcript import slice_transcript
-from memspool.errors import ConfigError, TranscriptError
-from memspool.project import project_name
+from memspool.errors import ConfigError, TeamError, TranscriptError
+from memspool.project import identify
 from memspool.recall import render_dirty
 from memspool.recall.embed import semantic_state
 from memspool.recall.vectors import VectorIndex, embed_pending
@@ -40,6 +41,10 @@ from memspool.redact import redact
 from memspool.spool import Position, Spool
 from memspool.store import connect, set_state
 from memspool.store import vectors as vector_rows
+from memspool.store.projects import remember
+from memspool.team.sync import due as team_sync_due
+from memspool.team.sync import index_waiting as team_index_waiting
+from memspool.team.sync import sync as team_sync
 
 __all__ = ["Drainer", "PassResult", "agent_id_of", "install_signal_handlers", "setup_logging"]
 
@@ -131,6 +136,10 @@ class Drainer:
         #: Transcripts drained by this process, so a lingering drainer (or the
         #: watch daemon) picks up lines Claude Code writes after the hook.
         self.touched: dict[Path, Touched] = {}
+        #: Projects this drainer has recorded, and the work tree it saw each in.
+        self._projects: dict[str, str | None] = {}
+        #: Connection pools to team servers, kept while the drainer runs.
+        self._team_pools: dict[str, Any] = {}
 
     # -- life cycle ---------------------------------------------------------
 
@@ -141,6 +150,10 @@ class Drainer:
         self._conn = connect(self.config)
 
     def shutdown(self) -> None:
+        for pool in self._team_pools.values():
+            with contextlib.suppress(Exception):
+                pool.close()
+        self._team_pools.clear()
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -215,8 +228,20 @@ class Drainer:
                 break
         return requests, last, frames
 
+    def _project(self, cwd: object) -> str:
+        """The identity of the project ``cwd`` belongs to, recorded with its name the
+        first time this drainer sees it (or when its work tree moved)."""
+        identity, name, root, remote = identify(cwd)
+        if self._projects.get(identity) != root:
+            known = self.conn.execute("SELECT root FROM projects WHERE id = ?",
+                                      (identity,)).fetchone()
+            if known is None or (root is not None and known[0] != root):
+                remember(self.conn, identity, name, root, remote)
+            self._projects[identity] = root
+        return identity
+
     def _targets(self, request: Request) -> Iterator[Target]:
-        project = project_name(request.cwd)
+        project = self._project(request.cwd)
         yield Target(request.transcript, request.session_id, None, project)
         agents = set(request.agent_transcripts)
         folder = request.transcript.with_suffix("") / "subagents"
@@ -438,7 +463,32 @@ class Drainer:
             except Exception:
                 log.exception("rendering the context blocks failed; the next write retries")
         self.embed_queue(budget - (time.monotonic() - started))
+        self.sync_team()
         return report.slices
+
+    def sync_team(self, now: float | None = None) -> bool:
+        """Sync shared projects with the team server when a sync is due and the spool
+        is empty. A server that is down costs one connect time-out, then a longer wait
+        before the next try; local work never waits for it. Returns whether it synced."""
+        now = time.time() if now is None else now
+        try:
+            if self.stopping or self.spool.has_pending():
+                return False
+            team_index_waiting(self.conn, budget_secs=self.config.digest_budget_secs)
+            if not team_sync_due(self.conn, self.config, now=now):
+                return False
+            report = team_sync(self.conn, self.config, pools=self._team_pools)
+        except TeamError as exc:
+            log.warning("team sync failed (local memory is unaffected; changes wait in the "
+                        "outbox): %s", redact(str(exc))[0])
+            return False
+        except Exception:
+            log.exception("team sync failed; changes wait in the outbox")
+            return False
+        if report.push.pushed or report.pull.changes:
+            log.info("team sync: pushed %d, pulled %d changes, %d waiting",
+                     report.push.pushed, report.pull.changes, report.pending)
+        return True
 
     def embed_queue(self, budget: float) -> int:
         """With semantic recall on, embed the memories waiting for a vector (within

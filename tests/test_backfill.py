@@ -33,6 +33,10 @@ OTHER = "fe5e1c67-53e7-4862-81ae-d0e013e3270b"
 DAY = 86400
 
 
+#: The cwd the spotter transcripts recorded, which is its project's identity here.
+SPOTTER_PROJECT = "/home/marco/projects/spotter"
+
+
 def place(projects: Path) -> tuple[Path, Path, Path]:
     """The fixtures where Claude Code keeps them: a session with a subagent, and another."""
     main = projects / "-home-marco-projects-spotter" / f"{SESSION}.jsonl"
@@ -121,8 +125,9 @@ def test_subagent_files_are_filed_under_their_session(config: Config, projects: 
     by_agent = {s["agent_id"]: s for s in slices(config) if s["session_id"] == SESSION}
     assert set(by_agent) == {None, "aac57f5"}
     assert by_agent["aac57f5"]["byte_end"] == SPOTTER_AGENT.stat().st_size
-    # Both under the project the main transcript's recorded cwd names.
-    assert by_agent[None]["project"] == by_agent["aac57f5"]["project"] == "spotter"
+    # Both under the project the main transcript's recorded cwd names (a folder
+    # not on this machine: its path is its identity).
+    assert by_agent[None]["project"] == by_agent["aac57f5"]["project"] == SPOTTER_PROJECT
     assert {s["event"] for s in slices(config)} == {"backfill"}
 
 
@@ -141,7 +146,7 @@ def test_after_the_hooks_captured_a_session_nothing_is_stored_twice(
     assert {s["session_id"] for s in after[len(hooked):]} == {OTHER}
     assert report.slices == len(after) - len(hooked)
     # The hook's filing (project from its payload's cwd) is kept.
-    assert {s["project"] for s in after if s["session_id"] == SESSION} == {"spotter"}
+    assert {s["project"] for s in after if s["session_id"] == SESSION} == {"/work/spotter"}
     assert_no_overlap(config)
 
 

@@ -111,14 +111,18 @@ def test_capture_from_a_file_with_provenance_flags(home: Path, tmp_path: Path) -
     assert rows(home, "SELECT session, source FROM provenance") == [("s1", "hook")]
 
 
-def test_the_project_defaults_to_the_git_root_name(home: Path, tmp_path: Path) -> None:
+def test_the_project_defaults_to_the_git_root(home: Path, tmp_path: Path) -> None:
     repo = tmp_path / "ledger"
     (repo / ".git").mkdir(parents=True)
     (repo / "pkg").mkdir()
     code, _, _ = cli(home, stdin=NOTES.encode(), cwd=repo / "pkg")
     assert code == 0
-    assert rows(home, "SELECT DISTINCT project FROM memories") == [("ledger",)]
-    assert rows(home, "SELECT DISTINCT session FROM provenance") == [("manual-save-ledger",)]
+    # No remote: the git root's path is the identity; its name is kept beside it.
+    identity = str(repo.resolve())
+    assert rows(home, "SELECT DISTINCT project FROM memories") == [(identity,)]
+    assert rows(home, "SELECT id, name FROM projects") == [(identity, "ledger")]
+    assert rows(home, "SELECT DISTINCT session FROM provenance") == [
+        (f"manual-save-{identity}",)]
 
 
 def test_passive_prints_saved_skipped_total(home: Path) -> None:

@@ -84,7 +84,7 @@ def test_new_notes_are_provisional_memories_with_provenance(
         )
 
 
-def test_default_project_is_the_git_root_name(
+def test_default_project_is_the_git_root(
     conn: sqlite3.Connection, config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "billing-service"
@@ -93,8 +93,9 @@ def test_default_project_is_the_git_root_name(
     monkeypatch.chdir(root / "src" / "deep")
     report = capture("A note captured without naming a project.", config=config, conn=conn)
     found = memory.get(conn, report.notes[0].id or 0)
-    assert found is not None and found.project == "billing-service"
-    assert memory.provenance(conn, found.id)[0].session == "manual-save-billing-service"
+    identity = str(root.resolve())  # no remote: the git root's path
+    assert found is not None and found.project == identity
+    assert memory.provenance(conn, found.id)[0].session == f"manual-save-{identity}"
 
 
 def test_session_and_source_are_recorded(conn: sqlite3.Connection, config: Config) -> None:

@@ -54,7 +54,7 @@ def test_installed_stop_hook_to_stored_capture(tmp_path: Path, home: Path, proje
     assert row["session_id"] == SESSION and row["event"] == "Stop"
     assert row["byte_end"] == SPOTTER.stat().st_size
     assert row["records_kept"] == 30 and row["records_dropped"] == 66
-    assert row["project"] == tmp_path.name
+    assert row["project"] == str(tmp_path.resolve())  # the folder's identity: its path
     text = run_cli("slices", "show", str(row["id"])).stdout.decode()
     assert "[thinking] Let me research the fastest way" in text
     assert "[tool WebSearch]" in text

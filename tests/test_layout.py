@@ -25,6 +25,9 @@ RANKS = {
     "memspool.distill": 4, "memspool.install": 4,
     "memspool.archivist": 4.5,
     "memspool.recall": 4.6,
+    # Team memory reads and writes the store, redacts, and renders context
+    # blocks after a pull; the drainer and the service sync through it.
+    "memspool.team": 4.65,
     # The drainer digests queued slices when the spool is idle.
     "memspool.drainer": 4.7,
     "memspool.service": 5, "memspool.demo": 5.5, "memspool.doctor": 5,
@@ -105,6 +108,7 @@ def test_the_exported_names_are_pinned() -> None:
         "SliceNotFound",
         "SpoolCorrupt",
         "StoreError",
+        "TeamError",
         "TranscriptError",
         "__version__",
     ]

@@ -38,9 +38,10 @@ def shop(tmp_path: Path) -> Path:
     return folder
 
 
-def _remember(project: str = "shop") -> None:
+def _remember(folder: Path) -> None:
+    """Capture the facts into the project of ``folder`` (named by its path)."""
     for fact in FACTS:
-        run_cli("capture", "--project", project, input=fact)
+        run_cli("capture", "--project", str(folder), input=fact)
 
 
 def _run(command: str, payload: dict[str, object]) -> subprocess.CompletedProcess[bytes]:
@@ -63,7 +64,7 @@ def _context(proc: subprocess.CompletedProcess[bytes], event: str) -> str:
 @pytest.mark.parametrize("source", ["startup", "resume", "compact", "clear"])
 def test_session_start_prints_the_projects_block(
         installed: dict[str, str], shop: Path, source: str) -> None:
-    _remember()
+    _remember(shop)
     text = _context(_run(installed["SessionStart"], {
         "session_id": "s1", "cwd": str(shop), "hook_event_name": "SessionStart",
         "source": source}), "SessionStart")
@@ -72,8 +73,8 @@ def test_session_start_prints_the_projects_block(
 
 
 def test_session_start_of_another_project_prints_nothing(
-        installed: dict[str, str], tmp_path: Path) -> None:
-    _remember("shop")
+        installed: dict[str, str], shop: Path, tmp_path: Path) -> None:
+    _remember(shop)
     other = tmp_path / "other"
     other.mkdir()
     proc = _run(installed["SessionStart"], {"session_id": "s1", "cwd": str(other),
@@ -82,8 +83,9 @@ def test_session_start_of_another_project_prints_nothing(
 
 
 @pytest.mark.parametrize("payload", [b"", b"not json", b"[]", b'{"cwd": 3}', b"{" * 100_000])
-def test_broken_payloads_print_nothing(installed: dict[str, str], payload: bytes) -> None:
-    _remember()
+def test_broken_payloads_print_nothing(installed: dict[str, str], shop: Path,
+                                       payload: bytes) -> None:
+    _remember(shop)
     for event in ("SessionStart", "UserPromptSubmit"):
         env = {k: v for k, v in os.environ.items() if k != "MEMSPOOL_HOME"}
         proc = subprocess.run(["sh", "-c", installed[event]], input=payload, env=env,
@@ -100,7 +102,7 @@ def test_a_missing_store_prints_nothing(installed: dict[str, str], shop: Path) -
 
 def test_a_corrupt_store_prints_nothing(installed: dict[str, str], shop: Path,
                                         home: Path) -> None:
-    _remember()
+    _remember(shop)
     for name in ("memspool.db-wal", "memspool.db-shm"):
         (home / name).unlink(missing_ok=True)
     (home / "memspool.db").write_bytes(b"\x00garbage" * 4096)
@@ -112,7 +114,7 @@ def test_a_corrupt_store_prints_nothing(installed: dict[str, str], shop: Path,
 
 def test_a_locked_store_never_holds_the_session_up(installed: dict[str, str], shop: Path,
                                                    home: Path) -> None:
-    _remember()
+    _remember(shop)
     writer = sqlite3.connect(home / "memspool.db", isolation_level=None)
     writer.execute("PRAGMA journal_mode=DELETE")  # readers must wait for this writer
     writer.execute("BEGIN EXCLUSIVE")
@@ -128,7 +130,7 @@ def test_a_locked_store_never_holds_the_session_up(installed: dict[str, str], sh
 
 def test_recall_on_prompt_injects_few_relevant_memories_once(
         installed: dict[str, str], shop: Path) -> None:
-    _remember()
+    _remember(shop)
     ask = {"session_id": "s1", "cwd": str(shop), "hook_event_name": "UserPromptSubmit"}
     text = _context(_run(installed["UserPromptSubmit"], {
         **ask, "prompt": "the refunds webhook counts twice again after Stripe retries"}),
@@ -148,7 +150,7 @@ def test_recall_on_prompt_injects_few_relevant_memories_once(
 
 def test_an_injected_memory_is_dated_as_recalled(installed: dict[str, str], shop: Path,
                                                  home: Path) -> None:
-    _remember()
+    _remember(shop)
     _run(installed["UserPromptSubmit"], {"session_id": "s1", "cwd": str(shop),
                                          "prompt": "refunds counted twice webhook retries"})
     report = json.loads(run_cli("maintain", "--json").stdout)["maintain"]
@@ -157,7 +159,7 @@ def test_an_injected_memory_is_dated_as_recalled(installed: dict[str, str], shop
 
 @pytest.mark.parametrize("script", [CONTEXT_SCRIPT, RECALL_SCRIPT])
 def test_the_hooks_import_nothing_heavy(script: str, shop: Path, home: Path) -> None:
-    _remember()
+    _remember(shop)
     payload = json.dumps({"session_id": "s1", "cwd": str(shop), "prompt": "refunds twice"})
     proc = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", script,
                            "--home", str(home)], input=payload.encode(),

@@ -23,6 +23,7 @@ from memspool.errors import (
     SliceNotFound,
     SpoolCorrupt,
     StoreError,
+    TeamError,
     TranscriptError,
 )
 
@@ -40,6 +41,7 @@ __all__ = [
     "SliceNotFound",
     "SpoolCorrupt",
     "StoreError",
+    "TeamError",
     "TranscriptError",
     "__version__",
 ]

@@ -100,6 +100,11 @@ class Config:
     semantic_model: str = ""
     llm_endpoint: str = ""
     llm_model: str = ""
+    #: Team memory: the drainer and ``maintain`` sync shared projects at most
+    #: this often (a failed sync waits longer each time, up to 16 times this).
+    team_sync_secs: float = 300.0
+    #: Outbox rows pushed, or server changes pulled, per transaction.
+    team_batch: int = 1000
 
     @property
     def spool_dir(self) -> Path:
@@ -131,7 +136,7 @@ class Config:
 #: Integers that must be positive for the drainer to work at all: a slice
 #: and a line need room for at least some text; zstd levels start at 1.
 _INT_MINIMUM: Final = {"max_slice_chars": 1, "max_line_bytes": 1, "zstd_level": 1,
-                       "context_max_chars": 200}
+                       "context_max_chars": 200, "team_batch": 1}
 #: Each setting's kind, from the annotations of Config (strings, with
 #: ``from __future__ import annotations``): a new setting needs no second edit.
 #: Settings that were renamed: the old name still works for one release.

@@ -2,7 +2,8 @@
 
 Each check reads and never writes: the hooks in settings.json, the home's
 permissions, the spool, the drainer and its backlog, the store, the logs,
-the systemd units, the MCP registration and semantic recall. Every finding is ``ok``, a
+the systemd units, the MCP registration, semantic recall and team memory. Every finding
+is ``ok``, a
 ``note`` (something optional that is simply not set up, or worth knowing)
 or a ``problem``, and a problem carries the command that fixes it.
 """
@@ -397,11 +398,35 @@ def check_semantic(config: Config, now: float) -> Report:
         yield "ok", f"Semantic recall is on: {ours} memories have a vector.", None
 
 
+def check_team(config: Config, now: float) -> Report:
+    """Team memory: the server answers, its schema version, membership, lag."""
+    if not config.db_path.exists():
+        return
+    try:
+        conn = sqlite3.connect(f"{config.db_path.as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            shared = conn.execute("SELECT count(*) FROM team_projects").fetchone()[0]
+            if not shared:
+                yield ("note", "Team memory is off: no project is shared (docs/team.md).",
+                       None)
+                return
+            from memspool.team.ops import check
+
+            for found in check(config, conn):
+                level: Level = "ok" if found["ok"] else "problem"
+                fix = f"`{found['fix']}`" if found["fix"] else None
+                yield level, f"{found['check']}: {found['detail']}", fix
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return  # a store from before team memory, or one status says is damaged
+
+
 #: Each check by the name its findings carry, in the order they are shown.
 CHECKS: Final[dict[str, Callable[[Config, float], Report]]] = {
     "hooks": check_hooks, "home": check_home, "spool": check_spool, "drainer": check_drainer,
     "store": check_store, "logs": check_logs, "systemd": check_systemd, "mcp": check_mcp,
-    "semantic": check_semantic,
+    "semantic": check_semantic, "team": check_team,
 }
 
 

@@ -11,6 +11,7 @@
      ├── StoreError(RuntimeError)             the SQLite store cannot be opened or written
      ├── DrainerBusy(RuntimeError)            another drainer holds the lock
      ├── LlmError(RuntimeError)               the optional LLM could not produce notes
+     ├── TeamError(RuntimeError)              the team server cannot be reached or used
      └── NotFound(LookupError)                no slice or memory with that id
           └── SliceNotFound
 
@@ -36,6 +37,7 @@ __all__ = [
     "SliceNotFound",
     "SpoolCorrupt",
     "StoreError",
+    "TeamError",
     "TranscriptError",
 ]
 
@@ -74,6 +76,18 @@ class DrainerBusy(MemspoolError, RuntimeError):
 
 class LlmError(MemspoolError, RuntimeError):
     """The LLM path could not produce notes; the message says why, for the report."""
+
+
+class TeamError(MemspoolError, RuntimeError):
+    """Team memory's PostgreSQL server cannot be reached, is not set up, or refuses.
+
+    ``retry`` says whether trying again later may work (the server is down or
+    busy) or the user must act first (no membership, no schema, no psycopg).
+    """
+
+    def __init__(self, message: str, *, retry: bool = False) -> None:
+        super().__init__(message)
+        self.retry = retry
 
 
 class NotFound(MemspoolError, LookupError):

@@ -41,10 +41,11 @@ from memspool.errors import (
     PayloadError,
     SliceNotFound,
     StoreError,
+    TeamError,
 )
 from memspool.hooks import lexical
 from memspool.install import default_settings_path, installed_events
-from memspool.project import project_name
+from memspool.project import identify
 from memspool.recall import render, render_dirty, search
 from memspool.recall.context import stored
 from memspool.recall.embed import SemanticState, semantic_state
@@ -63,11 +64,13 @@ from memspool.store import (
     transaction,
 )
 from memspool.store import memories as memory_rows
+from memspool.store import projects as project_rows
 from memspool.store import vectors as vector_rows
 from memspool.store.kinds import NOTE_TYPES
 from memspool.store.slices import list_slices, slice_text
 from memspool.store.slices import scrub as scrub_slices
 from memspool.untrusted import printable
+from memspool.team.local import origins
 
 __all__ = ["Service"]
 
@@ -145,6 +148,44 @@ class Service:
                  tb: TracebackType | None) -> None:
         self.close()
 
+    # -- projects -------------------------------------------------------------
+
+    def project(self, given: str | None = None) -> str:
+        """The identity of the project ``given`` names (a known identity, a readable name
+        only one project has, or a folder), or of the current folder's project; a name
+        several projects share is a :class:`~memspool.errors.PayloadError` listing them."""
+        if given is not None and given.strip():
+            with self._reading() as conn:
+                return project_rows.resolve(conn, given)
+        return identify(Path.cwd())[0]
+
+    def _filter(self, given: str | None) -> str | None:
+        return None if given is None or not given.strip() else self.project(given)
+
+    def _writing_to(self, given: str | None) -> str:
+        """The project a write goes to, recorded with its readable name."""
+        identity = self.project(given)
+        with self._reading() as conn:  # a read-only or full store: said as such
+            if conn.execute("SELECT 1 FROM projects WHERE id = ?",
+                            (identity,)).fetchone() is None:
+                here = identify(Path.cwd())
+                with transaction(conn):
+                    if here[0] == identity:
+                        project_rows.remember(conn, *here)
+                    else:
+                        project_rows.remember(conn, identity)
+        return identity
+
+    def project_names(self, identities: Iterable[str]) -> dict[str, str]:
+        """``{identity: readable name}``."""
+        with self._reading() as conn:
+            return project_rows.names(conn, set(identities))
+
+    def projects(self) -> list[dict[str, Any]]:
+        """Every project the store knows: identity, name, work tree, remote, memories."""
+        with self._reading() as conn:
+            return project_rows.all_projects(conn)
+
     # -- memory ---------------------------------------------------------------
 
     def capture(
@@ -160,7 +201,8 @@ class Service:
         llm: LlmOptions | None = None,
     ) -> CaptureReport:
         """The capture verb: distil ``text`` into notes and reconcile them with memory."""
-        report = capture(text, config=self.config, conn=self.conn, project=_named(project),
+        project = self._writing_to(_named(project))
+        report = capture(text, config=self.config, conn=self.conn, project=project,
                          session=_named(session), source=_named(source), dry_run=dry_run,
                          max_entities=max_entities, passive=passive, llm=llm,
                          profiles=self.profiles)
@@ -190,7 +232,7 @@ class Service:
                                f" empty.")
         if type not in NOTE_TYPES:
             raise PayloadError(f"type must be one of {', '.join(NOTE_TYPES)}, got {type!r}.")
-        project = _named(project) or project_name(Path.cwd())
+        project = self._writing_to(_named(project))
         kind = next(t for t in NOTE_TYPES if t == type)
         summary = whole_summary(redact(printable(title, one_line=True))[0], SUMMARY_CHARS)
         body = redact(printable(content))[0]
@@ -260,14 +302,19 @@ class Service:
                limit: int = 10, include_all: bool = False) -> dict[str, Any]:
         """Memories that answer ``query``, best first (never slices)."""
         index = self.vectors()
+        project = self._filter(project)
         with self._reading() as conn:
             hits = search(conn, query, project=project, type=type, limit=limit,
                           include_all=include_all, vectors=index)
+            named = project_rows.names(conn, {hit.project for hit in hits})
         note_recalled(self.config.home, [hit.id for hit in hits])
-        return {"query": query, "results": [hit.as_dict() for hit in hits]}
+        return {"query": query, "results": [
+            {**hit.as_dict(), "project_name": named[hit.project]} for hit in hits]}
 
-    def context(self, project: str, *, max_chars: int | None = None) -> str:
-        """The context block of ``project`` ("" when it has no memory in recall)."""
+    def context(self, project: str | None = None, *, max_chars: int | None = None) -> str:
+        """The context block of ``project`` (by default the current folder's; "" when it
+        has no memory in recall)."""
+        project = self.project(project)
         with self._reading() as conn:
             text, _ = render(conn, project, max_chars or self.config.context_max_chars)
         return text
@@ -283,17 +330,33 @@ class Service:
             note_recalled(self.config.home, [memory_id])
             return {
                 **dataclasses.asdict(found),
+                "project_name": project_rows.names(conn, {found.project})[found.project],
+                "origin": origins(conn, [found.id]).get(found.id),
                 "history": [dataclasses.asdict(h) for h in memory_rows.history(conn, memory_id)],
                 "provenance": [dataclasses.asdict(p)
                                for p in memory_rows.provenance(conn, memory_id)],
             }
 
     def memories(self, *, project: str | None = None, type: str | None = None,
-                 layer: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
-        """Memories matching the filters, most recently changed first."""
+                 layer: str | None = None, limit: int = 100,
+                 origin: str | None = None) -> list[dict[str, Any]]:
+        """Memories matching the filters, most recently changed first. ``origin``:
+        ``mine`` (learned here, or by this team role elsewhere) or ``team`` (shared by
+        teammates)."""
+        project = self._filter(project)
         with self._reading() as conn:
-            return [dataclasses.asdict(m) for m in memory_rows.list_filtered(
-                conn, project=project, type=type, layer=layer, limit=limit)]
+            if origin is None:
+                found = memory_rows.list_filtered(conn, project=project, type=type,
+                                                  layer=layer, limit=limit)
+            else:
+                from memspool.team.local import by_origin
+
+                found = by_origin(conn, mine=origin == "mine", project=project, type=type,
+                                  layer=layer, limit=limit)
+            named = project_rows.names(conn, {m.project for m in found})
+            shared = origins(conn, [m.id for m in found])
+        return [{**dataclasses.asdict(m), "project_name": named[m.project],
+                 "origin": shared.get(m.id)} for m in found]
 
     def forget(self, memory_id: int, *, purge_source: bool = False) -> dict[str, Any]:
         """Delete a memory for good; digesting a transcript again does not bring it back
@@ -351,6 +414,9 @@ class Service:
         report = maintain(self.conn, self.config, profiles=self.profiles)
         result: dict[str, Any] = {"ok": True, "digest": digested.as_dict(),
                                   "maintain": report.as_dict()}
+        team = self._maintain_team()
+        if team is not None:
+            result["team"] = team
         if reindexed is not None:
             result["reindex"] = reindexed
         self._render(embed_all=True)  # everything still waiting for a vector
@@ -372,6 +438,7 @@ class Service:
 
     def export(self, project: str | None = None) -> Iterator[bytes]:
         """Every memory (of ``project``) as one JSON line."""
+        project = self._filter(project)
         with self._reading() as conn:
             yield from export_lines(conn, project)
 
@@ -384,6 +451,83 @@ class Service:
                               profiles=self.profiles, trust=trust)
         self._render()
         return report
+
+    # -- team memory ------------------------------------------------------------
+
+    def team_init(self, url: str) -> dict[str, Any]:
+        """Create or migrate team memory's schema on the PostgreSQL server at ``url``."""
+        from memspool.team import ops
+
+        return ops.init(url)
+
+    def team_join(self, url: str, project: str | None = None) -> dict[str, Any]:
+        """Share ``project`` (by default the current folder's) through ``url``, then sync."""
+        from memspool.team import ops
+
+        identity = self._writing_to(project)
+        name = project_rows.names(self.conn, {identity})[identity]
+        result = ops.join_project(self.conn, url, identity, name)
+        result["sync"] = self.team_sync(identity)
+        return result
+
+    def team_leave(self, project: str | None = None, *, revoke: bool = False) -> dict[str, Any]:
+        from memspool.team import ops
+
+        return ops.leave_project(self.conn, self.project(project), revoke_self=revoke)
+
+    def team_sync(self, project: str | None = None) -> dict[str, Any]:
+        """Push the outbox, then pull what teammates changed (every shared project, or one)."""
+        from memspool.team.sync import sync
+
+        report = sync(self.conn, self.config,
+                      project=None if project is None else self.project(project))
+        self._render()
+        return report.as_dict()
+
+    def team_members(self, project: str | None = None, *,
+                     url: str | None = None) -> list[dict[str, Any]]:
+        from memspool.team import ops
+
+        return ops.members(self.conn, self.project(project), url)
+
+    def team_grant(self, role: str, project: str | None = None, *, admin: bool = False,
+                   url: str | None = None) -> dict[str, Any]:
+        from memspool.team import ops
+
+        return ops.grant(self.conn, self.project(project), role, admin=admin, url=url)
+
+    def team_revoke(self, role: str, project: str | None = None, *,
+                    url: str | None = None) -> dict[str, Any]:
+        from memspool.team import ops
+
+        return ops.revoke(self.conn, self.project(project), role, url=url)
+
+    def _maintain_team(self) -> dict[str, Any] | None:
+        """The timer's sync of shared projects: a server that cannot be reached is
+        reported, never a failure of the maintenance itself."""
+        if self.conn.execute("SELECT 1 FROM team_projects LIMIT 1").fetchone() is None:
+            return None
+        from memspool.team.sync import index_waiting
+
+        try:
+            return self.team_sync()
+        except TeamError as exc:
+            return {"ok": False, "error": str(exc)}
+        finally:
+            index_waiting(self.conn)
+
+    def _team_status(self) -> dict[str, Any] | None:
+        if not self.config.db_path.exists():
+            return None
+        try:
+            with self._reading() as conn:
+                if conn.execute("SELECT 1 FROM team_projects LIMIT 1").fetchone() is None:
+                    return None
+                from memspool.team import ops
+
+                return ops.status(conn)
+        except (StoreError, sqlite3.Error):
+            return None
 
     # -- the queue --------------------------------------------------------------
 
@@ -426,6 +570,7 @@ class Service:
         status.update(self._store_status())
         status.update(self._memory_status())
         status["semantic"] = self._semantic_status()
+        status["team"] = self._team_status()
         hook_log = config.hook_log_path
         status["hook_errors"] = 0
         if hook_log.is_file():

@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
         serve,
         slices,
         status,
+        team,
     )
 
     parser = _Parser(
@@ -61,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "(default: MEMSPOOL_HOME, else the user data folder)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in (demo, install, drainer, backfill, status, doctor, recall, slices, memories,
-                   redact, capture, mcp, serve):
+                   redact, capture, mcp, serve, team):
         module.register(sub)
     return parser
 

@@ -92,7 +92,8 @@ def register(sub: Subparsers) -> None:
     add_home(parser)
     parser.add_argument("--file", metavar="F", help="read the payload from F (default: stdin)")
     parser.add_argument("--project", metavar="P",
-                        help="project the notes belong to (default: git root name, else cwd name)")
+                        help="project the notes belong to: its name, identity or folder "
+                             "(default: the current folder's repository)")
     parser.add_argument("--session", metavar="S",
                         help="session for provenance (default: manual-save-<project>)")
     parser.add_argument("--source", metavar="SRC", help="source for provenance (default: manual)")

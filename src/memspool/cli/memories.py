@@ -53,7 +53,7 @@ def _when(seconds: float | None) -> str:
 def _list(args: argparse.Namespace) -> int:
     with Service(args.home, readonly=True) as service:
         found = service.memories(project=args.project, type=args.type, layer=args.layer,
-                                 limit=args.limit)
+                                 limit=args.limit, origin=args.origin)
     if args.json:
         print_json(found)
         return 0
@@ -61,9 +61,10 @@ def _list(args: argparse.Namespace) -> int:
         print("no memories")
         return 0
     for m in found:
+        who = f" (from {m['origin']['user']})" if m["origin"] else ""
         print(f"{m['id']:>6}  {m['layer']:<10} {m['type']:<10} {m['sessions']:>2} session(s)  "
-              f"conf {m['confidence']:.2f}  {for_terminal(m['project'], one_line=True)}: "
-              f"{for_terminal(m['summary'][:90], one_line=True)}")
+              f"conf {m['confidence']:.2f}  {for_terminal(m['project_name'], one_line=True)}: "
+              f"{for_terminal(m['summary'], one_line=True)}{who}")
     return 0
 
 
@@ -73,8 +74,9 @@ def _show(args: argparse.Namespace) -> int:
     if args.json:
         print_json(memory)
         return 0
-    print(f"#{memory['id']} {memory['type']} in {for_terminal(memory['project'], one_line=True)}"
-          f" ({memory['layer']}"
+    print(f"#{memory['id']} {memory['type']} in "
+          f"{for_terminal(memory['project_name'], one_line=True)} "
+          f"[{for_terminal(memory['project'], one_line=True)}] ({memory['layer']}"
           + (f", superseded by #{memory['superseded_by']}" if memory["superseded_by"] else "")
           + f"); key {for_terminal(memory['key'], one_line=True)}")
     print(f"confidence {memory['confidence']:.2f}, importance {memory['importance']:.2f}, "
@@ -180,6 +182,11 @@ def register(sub: Subparsers) -> None:
                       "Example:\n    memspool memories list --type pitfall --json", _list)
     add_home(listing)
     listing.add_argument("--project", help="only this project's memories")
+    mine = listing.add_mutually_exclusive_group()
+    mine.add_argument("--mine", dest="origin", action="store_const", const="mine",
+                      help="only memories learned here or by your team role")
+    mine.add_argument("--team", dest="origin", action="store_const", const="team",
+                      help="only memories teammates shared")
     listing.add_argument("--type", choices=NOTE_TYPES, help="only memories of this type")
     listing.add_argument("--layer", choices=LAYERS, help="only memories in this layer")
     listing.add_argument("--limit", type=positive_int, default=100,

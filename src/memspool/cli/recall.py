@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from memspool.cli._common import (
     Subparsers,
@@ -15,7 +14,6 @@ from memspool.cli._common import (
     positive_int,
     print_json,
 )
-from memspool.project import project_name
 from memspool.service import Service
 from memspool.store.kinds import NOTE_TYPES
 
@@ -62,14 +60,14 @@ def _search(args: argparse.Namespace) -> int:
     for hit in result["results"]:
         layer = "" if hit["layer"] in ("buffer", "canonical") else f" [{hit['layer']}]"
         print(f"{hit['id']:>6}  {round(100 * hit['score']):>3d}%  "
-              f"{for_terminal(hit['project'], one_line=True)}/{hit['type']}{layer}: "
+              f"{for_terminal(hit['project_name'], one_line=True)}/{hit['type']}{layer}: "
               f"{for_terminal(hit['summary'], one_line=True)}")
     return 0
 
 
 def _context(args: argparse.Namespace) -> int:
-    project = args.project or project_name(Path.cwd())
     with Service(args.home, readonly=True) as service:
+        project = service.project(args.project)
         text = service.context(project, max_chars=args.max_chars)
     if args.json:
         print_json({"project": project, "text": text})
@@ -94,7 +92,8 @@ def register(sub: Subparsers) -> None:
     context = command(sub, "context", CONTEXT_DOC, _context)
     add_home(context)
     context.add_argument("--project",
-                         help="the project (default: git root name, else the current folder's)")
+                         help="the project: its name, identity or folder "
+                              "(default: the current folder's repository)")
     context.add_argument("--max-chars", type=positive_int, default=None,
                          help="the block's limit (default: context_max_chars, 8000)")
     add_json(context, "the block")

@@ -23,7 +23,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from memspool import __version__
 from memspool.errors import MemspoolError
 from memspool.mcp.wire import repaired_stdin
-from memspool.project import project_name
+from memspool.project import project_id
 from memspool.service import Service
 
 __all__ = ["MAX_GET", "MAX_SEARCH", "build_server", "main"]
@@ -151,7 +151,7 @@ def build_server(home: Path | None = None) -> MCPServer:
 
 
 def _project() -> str:
-    return project_name(Path.cwd())
+    return project_id(Path.cwd())
 
 
 def main(home: Path | None = None) -> int:

@@ -22,6 +22,8 @@ from memspool.config import FILE_MODE, Config, tighten_home
 from memspool.errors import HomeError, StoreError
 from memspool.hooks.fts import identifiers
 from memspool.store.upgrades import ids_never_reused, tombstones_keyed
+from memspool.store.projects import migrate_to_identities
+from memspool.store.team_schema import TEAM_TABLES
 
 __all__ = [
     "MIGRATIONS", "connect", "connect_readonly", "damaged", "diagnose", "get_state", "set_state",
@@ -35,9 +37,28 @@ BUSY_TIMEOUT_SECS: Final = 30.0
 #: Pause between attempts to switch a new store to WAL (see _enter_wal).
 WAL_RETRY_SECS: Final = 0.02
 
-#: One migration: an SQL script, or a function of the connection for what SQL
-#: alone cannot write (see memspool.store.upgrades).
-Migration: TypeAlias = str | Callable[[sqlite3.Connection], None]
+#: One migration: an SQL script, or a function for what SQL alone cannot write
+#: (a table rebuild, reading the transcripts or the file system), called inside
+#: the migration's transaction with the store's configuration.
+Migration: TypeAlias = str | Callable[[sqlite3.Connection, Config], None]
+
+PROJECTS_TABLE: Final = """
+    CREATE TABLE projects (
+        id      TEXT PRIMARY KEY,
+        name    TEXT NOT NULL,
+        root    TEXT,
+        remote  TEXT,
+        seen_at REAL NOT NULL
+    );
+    CREATE INDEX projects_name ON projects (name);
+"""
+
+
+def _projects_are_repositories(conn: sqlite3.Connection, config: Config) -> None:
+    for statement in _statements(PROJECTS_TABLE):
+        conn.execute(statement)
+    migrate_to_identities(conn, config)
+
 
 #: Each entry moves the schema one version up (PRAGMA user_version).
 #: Append only: never edit a migration that has shipped.
@@ -314,6 +335,15 @@ MIGRATIONS: Final[list[Migration]] = [
     CREATE INDEX provenance_at ON provenance (at);
     CREATE INDEX slices_project ON slices (project, created_at);
     """,
+    # 12: a project is its repository: the projects table keeps each identity's
+    # readable name, and every row filed under a folder's basename moves to
+    # its repository's identity where the transcripts tell which it is
+    # (memspool.store.projects.migrate_to_identities).
+    _projects_are_repositories,
+    # 13: team memory: the projects shared through PostgreSQL, each shared
+    # memory's global id, and the outbox the triggers fill in the same
+    # transaction as every change (memspool.store.team_schema).
+    TEAM_TABLES,
 ]
 
 
@@ -446,7 +476,7 @@ def connect(config: Config) -> sqlite3.Connection:
         conn.execute("PRAGMA secure_delete=ON")
         # The search index's triggers call it on every write of a memory.
         conn.create_function("memspool_identifiers", 1, identifiers, deterministic=True)
-        _migrate(conn)
+        _migrate(conn, config)
     except sqlite3.Error as exc:
         raise diagnose(path, exc) from exc
     return conn
@@ -519,18 +549,18 @@ def _enter_wal(conn: sqlite3.Connection) -> None:
             time.sleep(WAL_RETRY_SECS)
 
 
-def _migrate(conn: sqlite3.Connection) -> None:
+def _migrate(conn: sqlite3.Connection, config: Config) -> None:
     # A table rebuild (memspool.store.upgrades) drops the old table: with
     # foreign keys on, that would cascade into every table referring to it.
     # The pragma is a no-op inside a transaction, so it is set around them.
     conn.execute("PRAGMA foreign_keys=OFF")
     try:
-        _migrate_all(conn)
+        _migrate_all(conn, config)
     finally:
         conn.execute("PRAGMA foreign_keys=ON")
 
 
-def _migrate_all(conn: sqlite3.Connection) -> None:
+def _migrate_all(conn: sqlite3.Connection, config: Config) -> None:
     while True:
         with transaction(conn):
             # Read the version inside the write transaction: two processes
@@ -545,11 +575,11 @@ def _migrate_all(conn: sqlite3.Connection) -> None:
             if version == len(MIGRATIONS):
                 return
             migration = MIGRATIONS[version]
-            if callable(migration):
-                migration(conn)
-            else:
+            if isinstance(migration, str):
                 for statement in _statements(migration):
                     conn.execute(statement)
+            else:
+                migration(conn, config)
             conn.execute(f"PRAGMA user_version = {version + 1}")
 
 

@@ -48,6 +48,7 @@ __all__ = [
     "get",
     "get_by_key",
     "history",
+    "index_terms_of",
     "insert",
     "keep_history",
     "list_filtered",
@@ -281,6 +282,11 @@ def _set_terms(
         [(project, term) for term in added])
 
 
+def index_terms_of(conn: sqlite3.Connection, memory: Memory, terms: Sequence[str]) -> None:
+    """Give ``memory`` its term index (for a writer that computes terms later, in bulk)."""
+    _set_terms(conn, memory.project, memory.id, terms)
+
+
 def insert(
     conn: sqlite3.Connection,
     *,
@@ -505,6 +511,10 @@ def absorb(conn: sqlite3.Connection, survivor: Memory, other: Memory, *, at: flo
     conn.execute("UPDATE memories SET superseded_by = ? WHERE superseded_by = ?",
                  (survivor.id, other.id))
     _set_terms(conn, other.project, other.id, ())
+    # The delete that ends a merge says which memory survived, so team memory
+    # shares it as a merge, not as a forget (memspool.store.team_schema).
+    conn.execute("INSERT OR REPLACE INTO memory_merges (memory_id, survivor) VALUES (?, ?)",
+                 (other.id, survivor.id))
     conn.execute("DELETE FROM memories WHERE id = ?", (other.id,))
     conn.execute(
         "UPDATE memories SET corroborations = corroborations + ? + 1, updated_at = ?"

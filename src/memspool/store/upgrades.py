@@ -35,7 +35,7 @@ _ID_COLUMN: Final = re.compile(r"\bid\s+INTEGER\s+PRIMARY\s+KEY\b(?!\s+AUTOINCRE
                                re.IGNORECASE)
 
 
-def ids_never_reused(conn: sqlite3.Connection) -> None:
+def ids_never_reused(conn: sqlite3.Connection, config: object = None) -> None:
     """Rebuild ``memories`` with ``id INTEGER PRIMARY KEY AUTOINCREMENT``."""
     row = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
                        (_TABLE,)).fetchone()
@@ -64,7 +64,7 @@ def ids_never_reused(conn: sqlite3.Connection) -> None:
         raise sqlite3.IntegrityError(f"rebuilding memories broke references: {broken[:3]}")
 
 
-def tombstones_keyed(conn: sqlite3.Connection) -> None:
+def tombstones_keyed(conn: sqlite3.Connection, config: object = None) -> None:
     """Every tombstone's key and text hash replaced by keyed hashes."""
     rows = conn.execute("SELECT project, key, text_hash, at FROM forgotten").fetchall()
     conn.execute("DELETE FROM forgotten")
