@@ -189,7 +189,10 @@ def score(sessions: list[dict[str, Any]], home: Path) -> Scores:
     scores = Scores()
     with Service(home) as service:
         memories = service.memories(limit=1_000_000)
-        blocks = {s["project"]: service.context(s["project"]) for s in sessions}
+        for memory in memories:  # a project is its folder here: scored by its name
+            memory["project"] = memory["project_name"]
+        blocks = {s["project"]: service.context(service.project(s["project"]))
+                  for s in sessions}
         for query in NOISE_QUERIES:
             for project in {s["project"] for s in sessions}:
                 scores.noise_queries += 1
@@ -260,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=Path, default=SESSIONS)
     parser.add_argument("--split", action="append", help="only these splits")
     parser.add_argument("--show", action="store_true", help="list what went wrong (tune only)")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="build each split's home under DIR and keep it (tune only)")
     args = parser.parse_args(argv)
     rows = [json.loads(line) for path in sorted(args.sessions.glob("*.jsonl"))
             for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -267,6 +272,11 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Scores] = {}
     for split in splits:
         chosen = [r for r in rows if r["split"] == split]
+        if args.keep and split != "heldout":
+            home = args.keep / split / "home"
+            play(chosen, home)
+            results[split] = score(chosen, home)
+            continue
         with tempfile.TemporaryDirectory(prefix="memspool-bench-",
                                          ignore_cleanup_errors=True) as folder:
             home = Path(folder) / "home"

@@ -23,7 +23,12 @@ from pathlib import Path
 
 from _labelled import load_splits
 
-from memspool.distill.similarity import TRIGRAM_BASELINE, is_near_duplicate, trigram_jaccard
+from memspool.distill.similarity import (
+    TRIGRAM_BASELINE,
+    is_near_duplicate,
+    relate,
+    trigram_jaccard,
+)
 
 PAIRS = Path(__file__).resolve().parent.parent / "tests" / "data" / "dedup_pairs.jsonl"
 Method = Callable[[str, str], bool]
@@ -33,8 +38,13 @@ def _trigram(a: str, b: str) -> bool:
     return trigram_jaccard(a, b) >= TRIGRAM_BASELINE
 
 
+def _agrees(a: str, b: str) -> bool:
+    return relate(a, b).agrees
+
+
 METHODS: dict[str, Method] = {
     "memspool (terms + vetoes)": is_near_duplicate,
+    "relate: same or more": _agrees,
     f"trigram Jaccard >= {TRIGRAM_BASELINE}": _trigram,
 }
 
@@ -70,6 +80,17 @@ def main(argv: list[str] | None = None) -> int:
                 for pair in missed + merged:
                     kind = "missed" if pair["same"] else "merged"
                     print(f"    {kind}: {pair['a']!r} | {pair['b']!r}")
+    # What reconciliation would do with a different fact from another session: a
+    # new value or a contradiction supersedes it, so those are the dangerous verdicts.
+    print()
+    print(f"{'relate on different facts':<28} {'pairs':<9} {'would supersede'}")
+    for split, subset in splits.items():
+        different = [p for p in subset if not p["same"]]
+        replaced = [p for p in different if relate(p["a"], p["b"]).replaces]
+        print(f"{'':<28} {split:<9} {_rate(len(replaced), len(different))}")
+        if args.show and split == "all":
+            for pair in replaced:
+                print(f"    {relate(pair['a'], pair['b']).relation}: {pair['a']!r} | {pair['b']!r}")
     return 0
 
 

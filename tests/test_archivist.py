@@ -93,8 +93,8 @@ def test_two_sessions_corroborate_a_changed_value_supersedes_chatter_stays_out(
     )
     status = _settled(home)
     assert status["slices_queued"] == 0  # the detached drainer digested them when idle
-    result = json.loads(run_cli("maintain", "--json").stdout)
-    assert result["maintain"]["superseded"] == 1
+    # The minor pass supersedes a new value as it digests; maintain catches what it missed.
+    run_cli("maintain", "--json")
     memories = json.loads(run_cli("memories", "list", "--json", "--project", "shop").stdout)
     current = [m for m in memories if m["layer"] in ("buffer", "canonical")]
     refunds = [m for m in current if "refund" in m["body"].lower()]

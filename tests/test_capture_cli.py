@@ -74,6 +74,7 @@ def test_capture_from_stdin_prints_the_report(home: Path) -> None:
         "created",
         "updated",
         "merged",
+        "superseded",
         "skipped",
         "dropped",
         "candidates",

@@ -241,7 +241,7 @@ def test_the_models_notes_are_sanitised(
     assert [(n.type, n.summary) for n in report.notes] == [
         ("takeaway", "Unknown types become takeaway"),
         ("root-cause", "spelled loosely across lines"),
-        ("decision", "S" * 160),
+        ("decision", "S" * 296 + " ..."),  # no sentence end to cut at: cut and marked
         ("pattern", "control chars[31m removed"),
     ]
     long = memory.get(conn, report.notes[2].id or 0)

@@ -22,6 +22,7 @@ REPORT_FIELDS = {
     "created",
     "updated",
     "merged",
+    "superseded",
     "skipped",
     "dropped",
     "candidates",
@@ -29,7 +30,7 @@ REPORT_FIELDS = {
     "distiller",
     "notes",
 }
-NOTE_FIELDS = {"id", "key", "type", "summary", "action"}
+NOTE_FIELDS = {"id", "key", "type", "summary", "action", "supersedes"}
 T0 = 1_800_000_000.0
 
 
@@ -196,7 +197,13 @@ def test_a_new_value_under_the_same_key_does_not_overwrite_the_old(
     first = run(conn, config, "# Zstd level\nCaptures use zstd level 10 for the ratio.")
     second = run(conn, config, "# Zstd level\nCaptures use zstd level 12 for the ratio.",
                  now=T0 + 60)
-    assert actions(second) == ["created"] and second.notes[0].key != first.notes[0].key
+    # The new value is a memory of its own, under the subject's key; the old one
+    # stays, superseded, pointing at it, under a key of its own text.
+    assert actions(second) == ["created"] and second.notes[0].supersedes == first.notes[0].id
+    assert second.notes[0].key == "zstd-level"
+    old = memory.get(conn, first.notes[0].id or 0)
+    assert old is not None and old.layer == "superseded"
+    assert old.superseded_by == second.notes[0].id and old.key != "zstd-level"
     assert sorted(m.body[-32:] for m in memory.list_memories(conn, "api")) == [
         "use zstd level 10 for the ratio.",
         "use zstd level 12 for the ratio.",
@@ -372,7 +379,8 @@ def test_a_merge_that_adds_detail_keeps_the_richer_text(
     assert actions(richer) == ["merged"]
     found = memory.get(conn, first.notes[0].id or 0)
     assert found is not None and "two tabs race" in found.body
-    assert found.summary == first.notes[0].summary  # the identity stays
+    assert found.key == first.notes[0].key  # the identity stays; the summary follows the text
+    assert found.summary == "Atomic rotation of JWT refresh tokens, or two tabs race and log out."
 
 
 def test_notes_within_one_payload_merge_into_each_other(

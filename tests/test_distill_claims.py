@@ -31,13 +31,16 @@ def test_a_list_gives_one_claim_per_item_with_its_introduction() -> None:
                    "2. Errors go through `abort()`,\n   never a bare 500.\n"
                    "3. SQLAlchemy Core, not the ORM.\n\nWant me to open a PR?")
     assert [(c.kind, c.text) for c in found] == [
+        ("sentence", "The endpoint conventions in this repo:"),
         ("item", "One blueprint per resource."),
         ("item", "Errors go through `abort()`, never a bare 500."),
         ("item", "SQLAlchemy Core, not the ORM."),
         ("sentence", "Want me to open a PR?"),
     ]
-    assert {c.intro for c in found[:3]} == {"The endpoint conventions in this repo:"}
-    assert found[3].previous == "SQLAlchemy Core, not the ORM."
+    # The introduction is judged like any claim, but only ever as its items' context.
+    assert [c.introduces for c in found] == [True, False, False, False, False]
+    assert {c.intro for c in found[1:4]} == {"The endpoint conventions in this repo:"}
+    assert found[4].previous == "SQLAlchemy Core, not the ORM."
 
 
 def test_code_belongs_to_the_sentence_before_and_quotes_are_no_claims() -> None:
@@ -62,7 +65,7 @@ def test_the_splitter_never_fails_and_never_invents_text(text: str) -> None:
 def test_a_summary_is_whole_or_cut_at_a_sentence_end() -> None:
     short = "Run gunicorn with `--workers 4`."
     assert whole_summary(short) == short
-    long = ("The checkout timeouts come from stale pooled connections after a deploy. " * 3
+    long = ("The checkout timeouts come from stale pooled connections after a deploy. " * 4
             + "Set `pool_pre_ping=True` on the engine so each checkout tests its connection.")
     cut = whole_summary(long)
     assert len(cut) <= SUMMARY_CHARS and cut.endswith("deploy. ...")

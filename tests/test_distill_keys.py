@@ -21,17 +21,19 @@ SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
 def test_summary_line_is_the_first_non_empty_line_without_markup() -> None:
-    assert summary_line("\n\n## **Decision:** use `zstd`\nbody") == "Decision: use zstd"
+    assert summary_line("\n\n## **Decision:** use `zstd`\nbody") == "Decision: use `zstd`"
     assert summary_line("1. first item text\n2. second") == "first item text"
     assert summary_line("- bullet   with   spaces") == "bullet with spaces"
     assert summary_line("> quoted line\nmore") == "quoted line"
 
 
-def test_summary_line_is_clipped_to_160_characters() -> None:
-    assert SUMMARY_CHARS == 160
-    line = "word " * 100
-    assert len(summary_line(line)) <= 160
-    assert summary_line(line) == line[:160].strip()
+def test_a_summary_line_is_whole_or_cut_at_a_clause_end() -> None:
+    assert SUMMARY_CHARS == 300
+    short = "Pin `pnpm@9` in `packageManager`, or CI and laptops resolve different lockfiles."
+    assert summary_line(f"## {short}\nmore") == short
+    line = "the pool drains, " * 30
+    cut = summary_line(line)
+    assert len(cut) <= SUMMARY_CHARS and cut.endswith("drains ...")
 
 
 def test_keys_are_slugs_of_the_summary() -> None:

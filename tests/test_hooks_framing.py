@@ -26,7 +26,7 @@ def test_prompt_recall_frames_memories_as_quoted_data(tmp_path: Path, home: Path
     hooks = _install(tmp_path / "settings.json", home)
     shop = tmp_path / "shop"
     shop.mkdir()
-    run_cli("capture", "--project", "shop", input=INJECTION.encode())
+    run_cli("capture", "--project", str(shop), input=INJECTION.encode())
     text = _context(_run(hooks["UserPromptSubmit"], {
         "session_id": "s1", "cwd": str(shop), "hook_event_name": "UserPromptSubmit",
         "prompt": "what are the deploy notes for push to main?"}), "UserPromptSubmit")
@@ -45,7 +45,7 @@ def test_session_start_on_a_read_only_home_still_prints_the_block(
         hooks = _install(tmp_path / "settings.json", home)
         shop = tmp_path / "shop"
         shop.mkdir()
-        run_cli("capture", "--project", "shop", input=b"Pitfall: the SparklineChart "
+        run_cli("capture", "--project", str(shop), input=b"Pitfall: the SparklineChart "
                 b"component re-renders on every tick because its data prop is new.")
         subprocess.run(["mount", "-o", "remount,ro", str(point)], check=True)
         assert b"SparklineChart" in run_cli("context", "--project", "shop").stdout

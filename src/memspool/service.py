@@ -69,8 +69,8 @@ from memspool.store import vectors as vector_rows
 from memspool.store.kinds import NOTE_TYPES
 from memspool.store.slices import list_slices, slice_text
 from memspool.store.slices import scrub as scrub_slices
-from memspool.untrusted import printable
 from memspool.team.local import origins
+from memspool.untrusted import printable
 
 __all__ = ["Service"]
 
@@ -658,14 +658,15 @@ class Service:
             found = browse.memory_page(conn, project=project, type=type, layer=layer,
                                        text=text, offset=(page - 1) * per_page,
                                        limit=per_page + 1)
-            names = browse.project_names(conn)
         return {"memories": found[:per_page], "page": page, "has_next": len(found) > per_page,
-                "projects": names}
+                "projects": self.project_choices()}
 
-    def projects(self) -> list[str]:
-        """Every project with memories or slices, by name."""
+    def project_choices(self) -> list[tuple[str, str]]:
+        """Every project with memories or slices: (identity, readable name), by name."""
         with self._reading() as conn:
-            return browse.project_names(conn)
+            identities = browse.project_names(conn)
+            named = project_rows.names(conn, identities)
+        return sorted(((i, named[i]) for i in identities), key=lambda pair: (pair[1], pair[0]))
 
     def memory_page(self, memory_id: int) -> dict[str, Any]:
         """A memory with its history, provenance, pin, when it was last recalled

@@ -148,7 +148,10 @@ def _reconcile(conn: sqlite3.Connection, config: Config, memory_id: int,
             _fold(conn, older, newer, now, profiles, reason="merged",
                   take_newer=verdict.relation == "more")
             report.merged += 1
-        elif verdict.replaces:
+        elif verdict.replaces and rows.sessions_of(conn, older.id).isdisjoint(
+                rows.sessions_of(conn, newer.id)):
+            # A new value from another session (within one, texts alike but for a
+            # number are siblings; see archivist/reconcile.py).
             rows.supersede(conn, older, by=newer.id, at=now)
             report.superseded += 1
         else:

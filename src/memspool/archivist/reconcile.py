@@ -12,11 +12,15 @@ order, up to the cap:
 
    - the same fact restated: ``merged`` into that memory, one more
      corroboration (a second session counts towards canonical); with more
-     said, the memory takes the new text (the old goes to its history);
+     said, the memory takes the new text (the old goes to its history). A
+     capture or save of other words under the memory's own key is
+     ``updated``: the person's new wording replaces the old (kept in history);
    - the same subject with a new value, or contradicted: a new memory,
-     ``created``, and the old one is ``superseded`` and points at it. A
-     merge never keeps an older value: a text whose values differ is
-     never merged;
+     ``created``, and the old one is ``superseded`` and points at it (found
+     by its key, always; found by its terms, only from another session: in
+     one session, texts alike but for a number are siblings, "pool 1" and
+     "pool 2"). A merge never keeps an older value: a text whose values
+     differ is never merged;
    - another fact under the same key: the note takes a key of its own;
 
 5. else ``created`` as provisional memory (layer buffer).
@@ -213,6 +217,15 @@ def _merge(ctx: _Context, found: memory.Memory, note: Note, verdict: Verdict) ->
     return _landed(ctx, found, MERGED)
 
 
+def _update(ctx: _Context, holder: memory.Memory, key: str, note: Note) -> NoteOutcome:
+    memory.update_in_place(ctx.conn, holder, type=note.type, summary=note.summary,
+                           body=note.body, terms=ctx.terms(note.body), at=ctx.now)
+    _provenance(ctx, holder.id, UPDATED, note)
+    ctx.seen_keys[key] = (holder.id, note.body)
+    return NoteOutcome(id=ctx.shown_id(holder.id), key=key, type=note.type,
+                       summary=note.summary, action=UPDATED)
+
+
 def _create(ctx: _Context, key: str, note: Note, supersedes: memory.Memory | None,
             ) -> NoteOutcome:
     if supersedes is not None and supersedes.key == key:
@@ -255,6 +268,10 @@ def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
     if holder is not None and holder.layer != "superseded":
         verdict = ctx.relate(holder.body, note.body)
         if verdict.agrees:
+            if ctx.origin.slice_id is None:
+                # A capture or save under a key it names: the person's wording
+                # replaces the old, which goes to the history when it differs.
+                return _update(ctx, holder, key, note)
             if not holder.live:  # archived, and said again: back in recall
                 memory.set_standing(ctx.conn, holder.id, layer="buffer")
             return _merge(ctx, holder, note, verdict)
@@ -266,6 +283,8 @@ def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
         key = distinct_key(key, note.body)
         again = memory.get_by_key(ctx.conn, ctx.project, key)
         if again is not None and again.live:
+            if ctx.origin.slice_id is None:
+                return _update(ctx, again, key, note)
             return _merge(ctx, again, note, ctx.relate(again.body, note.body))
     found = memory.candidates(ctx.conn, ctx.project, query_terms(note.body, ctx.profiles),
                               min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_NOTE)
@@ -274,7 +293,10 @@ def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
         verdict = ctx.relate(candidate.body, note.body)
         if verdict.agrees:
             return _merge(ctx, candidate, note, verdict)
-        if verdict.replaces:
+        if verdict.replaces and ctx.origin.session not in memory.sessions_of(ctx.conn,
+                                                                             candidate.id):
+            # Another subject's memory is replaced only from another session: within
+            # one, texts alike but for a number ("pool 1", "pool 2") are siblings.
             return _create(ctx, key, note, supersedes=candidate)
     return _create(ctx, key, note, supersedes=None)
 

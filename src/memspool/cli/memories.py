@@ -80,6 +80,7 @@ def _show(args: argparse.Namespace) -> int:
           + (f", superseded by #{memory['superseded_by']}" if memory["superseded_by"] else "")
           + f"); key {for_terminal(memory['key'], one_line=True)}")
     print(f"confidence {memory['confidence']:.2f}, importance {memory['importance']:.2f}, "
+          f"clarity {memory['clarity']:.2f}, "
           f"{memory['sessions']} session(s); created {_when(memory['created_at'])}, "
           f"changed {_when(memory['updated_at'])}")
     print()

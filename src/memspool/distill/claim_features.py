@@ -110,7 +110,7 @@ def _cue_features(text: str, prefix: str, *, starts: bool = False,
 def message_features(text: str, found: list[Claim], role: str) -> list[str]:
     """The features of a whole message (``found``: its claims) said by ``role``."""
     words = tokens(text)
-    names: set[str] = {"bias", f"role:{role}", f"claims:{min(len(found), 6)}"}
+    names: set[str] = {"bias", f"role:{role}"}
     names.update(f"w:{word}" for word in words)
     names.update(f"b:{a}_{b}" for a, b in itertools.pairwise(words))
     names.update(_starts("s", words))

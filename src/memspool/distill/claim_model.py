@@ -14,8 +14,8 @@ beside this module:
    it.", "I'll put this in gunicorn.conf.py.")?
 
 A claim is kept when its message reaches ``message_keep`` and the claim
-``claim_keep`` (both chosen by cross-validation: at most 3% of ephemeral
-messages leave a memory). Its *clarity* is the product of the two
+``claim_keep`` (each per role, chosen by cross-validation: at most 3% of
+ephemeral messages, or of plain requests, leave a memory). Its *clarity* is the product of the two
 probabilities; at ``clear`` and above it is clearly stated, what the
 context block asks of a memory no second session has corroborated yet.
 A third model, a softmax over the note types, names the kind of fact.
@@ -34,6 +34,7 @@ from typing import Final, cast
 
 from memspool.distill.claim_features import features, message_features
 from memspool.distill.claims import Claim
+from memspool.distill.classify import classify
 from memspool.store.kinds import NOTE_TYPES, NoteType
 
 __all__ = ["MODEL_FILE", "MessageVerdict", "Model", "Verdict", "judge", "judge_message", "model"]
@@ -46,8 +47,9 @@ _MAX_LOGIT: Final = 30.0
 class Model:
     """The shipped weights and the operating points."""
 
-    message_keep: float
-    claim_keep: float
+    #: Per role (``assistant``, ``user``): a prompt is judged by its own bar.
+    message_keep: dict[str, float]
+    claim_keep: dict[str, float]
     clear: float
     message: dict[str, float]
     claim: dict[str, float]
@@ -68,7 +70,7 @@ class Model:
         def number(name: str) -> float:
             return float(cast(float, raw[name]))
 
-        return cls(message_keep=number("message_keep"), claim_keep=number("claim_keep"),
+        return cls(message_keep=table("message_keep"), claim_keep=table("claim_keep"),
                    clear=number("clear"), message=table("message"), claim=table("claim"),
                    types=cast(tuple[NoteType, ...], types),
                    type_weights={k: tuple(float(x) for x in v) for k, v in weights.items()})
@@ -99,9 +101,13 @@ class MessageVerdict:
     features: tuple[str, ...]
 
 
-def type_features(claim_features: list[str], message: MessageVerdict) -> list[str]:
-    """What the type model reads: the claim's features and its message's, marked."""
-    return [*claim_features, *(f"m{name}" for name in message.features)]
+def type_features(claim: Claim, claim_features: list[str], message: MessageVerdict,
+                  ) -> list[str]:
+    """What the type model reads: the claim's features, its message's (marked), and
+    the type its leading label or wording names by the marker rules
+    (:func:`memspool.distill.classify.classify`), which the model learns to weigh."""
+    return [*claim_features, *(f"m{name}" for name in message.features),
+            f"marked:{classify(f'{claim.intro} {claim.text}'.strip())}"]
 
 
 @cache
@@ -147,6 +153,7 @@ def judge(claim: Claim, role: str, message: MessageVerdict, chosen: Model | None
     used = chosen or model()
     found = features(claim, role)
     chance = probability(found, used.claim)
-    kind = best_type(type_features(found, message), used.types, used.type_weights)
+    kind = best_type(type_features(claim, found, message), used.types, used.type_weights)
     return Verdict(probability=chance, message=message.probability, type=kind,
-                   keep=message.probability >= used.message_keep and chance >= used.claim_keep)
+                   keep=message.probability >= used.message_keep[role]
+                   and chance >= used.claim_keep[role])

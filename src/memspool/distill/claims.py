@@ -8,8 +8,8 @@ rides along into a memory. A claim keeps what it needs to be read alone:
 - ``previous``: the claim before it in the same message (a durable claim
   that opens with "It" or "This" takes its subject from there);
 - ``intro``: the line that introduces its list ("The endpoint conventions
-  here:"), or the sentence a code block illustrates ("Set it in
-  gunicorn.conf.py:");
+  here:"); that line is a claim too (``introduces``), judged like the others
+  and taken along only when it is not chatter;
 - ``heading``: the markdown heading it sits under.
 
 Shapes: a paragraph gives one claim per sentence; a list gives one claim per
@@ -51,6 +51,13 @@ _BOUNDARY: Final = re.compile(r"[.!?][\"')\]*_]*(?P<space>\s+)(?=\S)")
 #: that ends a sentence.
 _LINE_ENDS: Final = re.compile(r"[.!?:;]\s*$")
 _LABEL_LINE: Final = re.compile(r"^\W{0,3}[A-Za-z][\w /-]{0,30}:\s")
+#: A sentence that opens with a short label ("Root cause:", "Heads up for next
+#: time:", "Right, that's the snag:") before what it says.
+_LABELLED: Final = re.compile(
+    r"^(?P<label>[^:`\n]{2,50}?:)\s+(?P<rest>(?:\S+\s+){3,}\S.*)$", re.DOTALL)
+#: A label has at most this many words, and no number: "The api now listens on
+#: port 4100:" is a statement that goes on, not a label.
+_LABEL_WORDS: Final = 6
 #: A mask character for protected spans while boundaries are looked for.
 _MASK: Final = "\x00"
 
@@ -69,6 +76,9 @@ class Claim:
     heading: str = ""
     #: The message's first claim (its framing: "Found it.", "Let me check").
     opening: str = ""
+    #: This sentence introduces the list that follows ("The conventions here:"): it
+    #: is judged like any claim, but is only ever its items' context, never a note.
+    introduces: bool = False
 
 
 @dataclasses.dataclass
@@ -235,22 +245,29 @@ def _drafts(text: str) -> list[_Draft]:
         said = [s for run in _paragraph_lines(lines) for s in sentences(run)]
         if not said:
             continue
+        for sentence in said[:-1] if said[-1].endswith(":") else said:
+            label = _LABELLED.match(sentence)
+            if label is not None and len(label.group("label").split()) <= _LABEL_WORDS \
+                    and not any(ch.isdigit() for ch in label.group("label")):
+                # "Heads up for next time: the stubs ...": the label is a claim of its
+                # own, judged apart, and the statement's intro if it is not chatter.
+                drafts.append(_Draft(label.group("label"), "sentence", "", heading))
+                drafts.append(_Draft(label.group("rest"), "sentence", label.group("label"),
+                                     heading))
+            else:
+                drafts.append(_Draft(sentence, "sentence", "", heading))
+        if said[-1].endswith(":"):
+            drafts.append(_Draft(said[-1], "sentence", "", heading))
         # "The conventions here:" introduces what follows: a list takes it as its
         # intro; anything else keeps it as a sentence of its own.
         pending_intro = said[-1] if said[-1].endswith(":") else ""
-        drafts.extend(_Draft(sentence, "sentence", "", heading) for sentence in said)
-    return _fold_intros(drafts)
-
-
-def _fold_intros(drafts: list[_Draft]) -> list[_Draft]:
-    """An intro line is not a claim of its own when items follow that carry it."""
-    intros = {draft.intro for draft in drafts if draft.kind == "item" and draft.intro}
-    return [d for d in drafts if not (d.kind == "sentence" and d.text in intros)]
+    return drafts
 
 
 def claims(text: str) -> list[Claim]:
     """The claims of one message, in order."""
     drafts = _drafts(text)
+    intros = {draft.intro for draft in drafts if draft.intro}
     count = len(drafts)
     opening = drafts[0].text if drafts else ""
     found: list[Claim] = []
@@ -258,5 +275,6 @@ def claims(text: str) -> list[Claim]:
         previous = drafts[index - 1].text if index else ""
         found.append(Claim(text=draft.text, kind=draft.kind, index=index, count=count,
                            previous=previous, intro=draft.intro, heading=draft.heading,
-                           opening=opening))
+                           opening=opening,
+                           introduces=draft.kind == "sentence" and draft.text in intros))
     return found

@@ -1,7 +1,7 @@
 """What kind of note a text is, by cheap local markers.
 
 The types are checked in a fixed order and the first whose markers match
-wins: root-cause, pitfall, decision, pattern, else takeaway. The order
+wins: preference, root-cause, pitfall, decision, pattern, else takeaway. The order
 (docs/distill.md, The rules) means a note that names why something failed ("broke because",
 "turned out") is a root cause even when it also warns, and a warning is a
 pitfall even when it also recommends. ``passive`` is not a marker type: it
@@ -41,6 +41,16 @@ _IMPERATIVE: Final = (
 )
 
 _MARKERS: Final[tuple[tuple[NoteType, re.Pattern[str]], ...]] = (
+    (
+        "preference",
+        re.compile(
+            # The user's own rule or taste, said by them or restated for them.
+            r"^\W{0,3}(?:i|we) (?:prefer|like|want|always|never|don'?t want)\b|"
+            r"\b(?:i|we|you|the user) prefers?\b|\bplease (?:always|never|don'?t)\b|"
+            r"\b(?:your|the user'?s?) (?:rule|preference)\b|^\W{0,3}(?:rule|preference)\s*:",
+            re.IGNORECASE | re.MULTILINE,
+        ),
+    ),
     (
         "root-cause",
         re.compile(
@@ -112,6 +122,8 @@ _LABELS: Final[dict[str, NoteType]] = {
     "convention": "pattern",
     "idiom": "pattern",
     "recipe": "pattern",
+    "preference": "preference",
+    "rule": "preference",
     "takeaway": TAKEAWAY,
     "lesson": TAKEAWAY,
     "til": TAKEAWAY,

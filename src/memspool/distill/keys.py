@@ -21,7 +21,6 @@ import unicodedata
 from typing import Final
 
 __all__ = [
-    "HEADLINE_CHARS",
     "KEY_CHARS",
     "SUMMARY_CHARS",
     "distinct_key",
@@ -34,8 +33,6 @@ __all__ = [
     "whole_summary",
 ]
 
-#: docs/distill.md, The rules: a capture's summary line is its first line, clipped to 160.
-HEADLINE_CHARS: Final = 160
 #: docs/distill.md, The rules: a distilled fact's summary is the fact, whole, to about 300.
 SUMMARY_CHARS: Final = 300
 #: A summary cut shorter than this share of SUMMARY_CHARS at a sentence end is
@@ -53,7 +50,7 @@ KEY_HASH_CHARS: Final = 8
 FALLBACK_HASH_CHARS: Final = 12
 
 _MARKUP_PREFIX: Final = re.compile(r"^\s*(?:#{1,6}\s+|>\s*|(?:[-*+\u2022]|\d{1,3}[.)])\s+)+")
-_EMPHASIS: Final = re.compile(r"\*\*|__|`")
+_EMPHASIS: Final = re.compile(r"\*\*|__")
 _NOT_SLUG: Final = re.compile(r"[^a-z0-9]+")
 
 
@@ -80,11 +77,11 @@ def _clip(text: str, limit: int) -> str:
 
 
 def summary_line(text: str) -> str:
-    """The first non-empty line without markdown markup, clipped to 160 characters."""
+    """The first non-empty line without markdown markup, whole (:func:`whole_summary`)."""
     for line in text.splitlines():
         cleaned = _clean_line(line)
         if cleaned:
-            return _clip(cleaned, HEADLINE_CHARS)
+            return whole_summary(cleaned)
     return ""
 
 

@@ -40,7 +40,7 @@ from typing import Any, Final
 
 from memspool.config import Config
 from memspool.distill.classify import coerce_type
-from memspool.distill.keys import SUMMARY_CHARS
+from memspool.distill.keys import SUMMARY_CHARS, whole_summary
 from memspool.distill.note import Note
 from memspool.errors import LlmError
 from memspool.redact import redact
@@ -264,7 +264,9 @@ def _clean(value: object, limit: int, *, one_line: bool) -> str:
     text = _CONTROL.sub("", value)
     text = " ".join(text.split()) if one_line else text.strip()
     text, _ = redact(text)
-    return text[:limit].rstrip()
+    # A summary is whole or cut at a sentence end (keys.whole_summary); a body is
+    # cut at its limit.
+    return whole_summary(text, limit) if one_line else text[:limit].rstrip()
 
 
 def parse_notes(reply: str) -> list[Note]:

@@ -529,9 +529,15 @@ VALUE_CHANGE_MIN_DICE: Final = 0.7
 #: function, a flag, a file) is the same fact at this much overlap: the
 #: identifier pins the subject that a generic wording would not.
 RESTATED_MIN_DICE: Final = 0.5
+#: How much lower the overlap may be when the two texts share an identifier.
+_IDENTIFIER_EASING: Final = 0.25
 #: A value stands for the nearest content word before it, at most this many
 #: words away ("--workers 4", "port 8080", "a limit of 512Mi").
 _SLOT_REACH: Final = 3
+#: The words before a value's word that say what it is about, and how many of
+#: them two texts must share for a new value of the same subject.
+_SLOT_CONTEXT: Final = 4
+_SLOT_SHARED: Final = 2
 _VALUE: Final = re.compile(r"^[-+]?\d[\w.:/-]*$")
 _CODE_SPAN: Final = re.compile(r"`([^`\n]+)`")
 #: What a value is read as when two texts are compared with their values masked.
@@ -556,16 +562,30 @@ class Verdict:
         return self.relation in ("same", "more")
 
 
-def _slots(text: str) -> dict[str, str]:
-    """Each value of ``text`` under the word it belongs to: {"--workers": "4"}."""
-    words = [w for w in _words(text) if w not in vocab.STOP_WORDS]
-    found: dict[str, str] = {}
+@dataclasses.dataclass(frozen=True)
+class _Slot:
+    value: str
+    #: The content terms just before the value's word (its subject: "api listen port").
+    context: frozenset[str]
+
+
+def _slots(text: str) -> dict[str, _Slot]:
+    """Each value of ``text`` under the word it belongs to: {"--workers": "4"}, with the
+    terms that lead up to that word."""
+    # Whole tokens, not the comparison's pieces: "s1" is a name, never the value 1
+    # of a slot "s".
+    words = [w.strip(".,;:()[]{}'\"`") for w in text.lower().split()]
+    words = [w for w in words if w and w not in vocab.STOP_WORDS]
+    found: dict[str, _Slot] = {}
     for index, word in enumerate(words):
         if not _VALUE.match(word):
             continue
         for back in range(index - 1, max(-1, index - 1 - _SLOT_REACH), -1):
             if not _VALUE.match(words[back]):
-                found.setdefault(words[back], word)
+                lead = words[max(0, back - _SLOT_CONTEXT):back + 1]
+                context = frozenset(_canonical(w) for w in lead
+                                    if _content(w) and not _VALUE.match(w))
+                found.setdefault(words[back], _Slot(word, context))
                 break
     return found
 
@@ -573,7 +593,22 @@ def _slots(text: str) -> dict[str, str]:
 def _values_differ(old: str, new: str) -> bool:
     """A slot both texts give a value, with another value on each side."""
     a, b = _slots(old), _slots(new)
-    return any(a[slot] != b[slot] for slot in a.keys() & b.keys())
+    return any(a[slot].value != b[slot].value for slot in a.keys() & b.keys())
+
+
+def _same_subject_new_value(old: str, new: str) -> bool:
+    """A slot both texts give another value, said of the same subject: the terms that
+    lead up to it are shared, and neither side names a subject the other lacks in
+    their place ("the api listens on port 4000" / "the api now listens on port 4100",
+    never "staging ... port 8080" / "prod ... port 9090")."""
+    a, b = _slots(old), _slots(new)
+    for slot in a.keys() & b.keys():
+        if a[slot].value == b[slot].value:
+            continue
+        left, right = a[slot].context, b[slot].context
+        if len(left & right) >= _SLOT_SHARED and not (left - right and right - left):
+            return True
+    return False
 
 
 def _masked(text: str) -> str:
@@ -602,7 +637,7 @@ def _relation(old: str, new: str, comparison: Comparison,  # noqa: PLR0911 - one
         masked = compare(_masked(old), _masked(new), profiles)
         near = masked.duplicate or (masked.veto is None
                                     and masked.dice >= VALUE_CHANGE_MIN_DICE)
-        return "new-value" if near else "different"
+        return "new-value" if near or _same_subject_new_value(old, new) else "different"
     if veto is not None and veto.startswith("substitution "):
         # A name in code swapped for another (`celery` -> `dramatiq`) in the same
         # sentence: the subject's new value. A plain word swapped is another fact.
@@ -610,14 +645,17 @@ def _relation(old: str, new: str, comparison: Comparison,  # noqa: PLR0911 - one
         named = left in _code_names(old) and right in _code_names(new)
         return "new-value" if named and comparison.dice >= VALUE_CHANGE_MIN_DICE \
             else "different"
-    if veto is not None:
-        contradicts = veto.startswith(_CONTRADICTING) \
-            and comparison.dice >= CONTRADICTION_MIN_DICE
-        return "contradiction" if contradicts else "different"
-    if comparison.shared >= MIN_SHARED_TERMS and comparison.dice >= RESTATED_MIN_DICE:
-        # Reworded around the same identifier: the identifier pins the subject.
+    if veto is not None and veto.startswith(_CONTRADICTING) \
+            and comparison.dice >= CONTRADICTION_MIN_DICE:
+        return "contradiction"
+    if veto is None or veto.startswith("negated"):
+        # Reworded around the same identifier ("no `unwrap()` outside tests" / "never
+        # call `unwrap()` but in tests"): the identifier pins the subject, so less of
+        # the wording needs to be shared; a negation said one way or the other is
+        # not, far apart, a contradiction.
         a, b = _profile(old, profiles), _profile(new, profiles)
-        if a.keys & b.keys - {"1"}:
+        floor = RESTATED_MIN_DICE if veto is None else CONTRADICTION_MIN_DICE
+        if a.keys & b.keys - {"1"} and comparison.dice >= floor - _IDENTIFIER_EASING:
             return "same"
     return "different"
 

@@ -32,7 +32,6 @@ from collections.abc import Iterator
 from typing import Final
 
 from memspool.distill.claim_model import (
-    MessageVerdict,
     Model,
     Verdict,
     judge,
@@ -47,9 +46,10 @@ from memspool.distill.split import learnings_items
 
 __all__ = ["CONTEXT_SHARE", "notes_of", "transcript_notes"]
 
-#: A sentence taken along as context must score at least this share of the
-#: claim threshold: below it, it reads as chatter ("Found it.") and stays out.
-CONTEXT_SHARE: Final = 0.5
+#: A sentence taken along as context must be kept itself and score at least this
+#: share of the claim threshold: "heads up for next time:" or "Found it." would
+#: bring chatter into the memory's text, which costs more than a missing subject.
+CONTEXT_SHARE: Final = 1.0
 #: The words a sentence opens with when its subject is in the sentence before
 #: (closed-class words: pronouns, determiners and connectives).
 _POINTS_BACK: Final = re.compile(
@@ -90,12 +90,13 @@ def _points_back(claim: Claim) -> bool:
     return claim.kind == "sentence" and bool(_POINTS_BACK.match(claim.text))
 
 
-def _groups(found: list[Claim], verdicts: list[Verdict], role: str, message: MessageVerdict,
+def _groups(found: list[Claim], verdicts: list[Verdict], role: str,
             used: Model) -> Iterator[_Group]:
-    floor = used.claim_keep * CONTEXT_SHARE
+    floor = used.claim_keep[role] * CONTEXT_SHARE
+    intros = {c.text: v for c, v in zip(found, verdicts, strict=True) if c.introduces}
     group: _Group | None = None
     for index, (claim, verdict) in enumerate(zip(found, verdicts, strict=True)):
-        if not verdict.keep:
+        if not verdict.keep or claim.introduces:
             if group is not None:
                 yield group
                 group = None
@@ -108,18 +109,15 @@ def _groups(found: list[Claim], verdicts: list[Verdict], role: str, message: Mes
         if group is not None:
             yield group
         group = _Group(role, [claim], [verdict])
-        if index and _points_back(claim) and verdicts[index - 1].probability >= floor:
+        if claim.intro:
+            intro = intros.get(claim.intro)
+            if intro is not None and intro.keep and intro.probability >= floor:
+                group.context = claim.intro
+        elif index and _points_back(claim) and verdicts[index - 1].keep \
+                and verdicts[index - 1].probability >= floor:
             group.context = found[index - 1].text
-        elif claim.intro and judge(_intro_claim(claim), role, message,
-                                   used).probability >= floor:
-            group.context = claim.intro
     if group is not None:
         yield group
-
-
-def _intro_claim(claim: Claim) -> Claim:
-    return Claim(text=claim.intro, kind="sentence", index=max(0, claim.index - 1),
-                 count=claim.count, heading=claim.heading, opening=claim.opening)
 
 
 def _note(group: _Group) -> Note:
@@ -187,7 +185,7 @@ def transcript_notes(text: str, used: Model | None = None) -> list[Note]:
         found = claims(said)
         verdict = judge_message(said, found, role, chosen)
         verdicts = [judge(claim, role, verdict, chosen) for claim in found]
-        notes.extend(_note(group) for group in _groups(found, verdicts, role, verdict, chosen))
+        notes.extend(_note(group) for group in _groups(found, verdicts, role, chosen))
     return [note for note in notes if note.summary]
 
 

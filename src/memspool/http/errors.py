@@ -22,9 +22,9 @@ from starlette.responses import Response
 from memspool.config import load_config
 from memspool.errors import MemspoolError, NotFound, StoreError
 from memspool.http.responses import error_response
-from memspool.store import diagnose
 from memspool.http.web import is_page
 from memspool.http.web.render import refusal_page
+from memspool.store import diagnose
 
 __all__ = ["HANDLERS"]
 

@@ -25,6 +25,7 @@ from typing import Final
 
 from memspool.distill.claim_model import model
 from memspool.distill.keys import SUMMARY_CHARS, whole_summary
+from memspool.project import readable_name
 from memspool.store import transaction
 
 __all__ = ["SECTIONS", "render", "render_dirty", "stored"]
@@ -62,7 +63,7 @@ def render(conn: sqlite3.Connection, project: str, max_chars: int) -> tuple[str,
     ).fetchall()
     if not rows:
         return "", 0
-    header = (f"## memspool: what is known about the project {project}\n"
+    header = (f"## memspool: what is known about the project {_name(conn, project)}\n"
               f"Memories from earlier sessions, most established first. "
               f"`memspool memories show ID` prints one in full.\n")
     budget = max_chars - len(header) - _TRAILER_CHARS
@@ -83,9 +84,16 @@ def render(conn: sqlite3.Connection, project: str, max_chars: int) -> tuple[str,
             parts.extend(chosen[kind])
     more = _count_more(conn, project) - listed
     if more > 0:
-        parts.append(f"\n{more} more {'memory' if more == 1 else 'memories'} of this project "
-                     f"did not fit; `memspool search` finds them.\n")
+        parts.append(f"\n{more} more current {'memory' if more == 1 else 'memories'} of this "
+                     f"project, less established or past this block's limit: "
+                     f"`memspool search` finds them.\n")
     return "".join(parts), listed
+
+
+def _name(conn: sqlite3.Connection, project: str) -> str:
+    """The project's readable name (its identity is a remote URL or a path)."""
+    row = conn.execute("SELECT name FROM projects WHERE id = ?", (project,)).fetchone()
+    return str(row[0]) if row is not None else readable_name(project)
 
 
 def _count_more(conn: sqlite3.Connection, project: str) -> int:

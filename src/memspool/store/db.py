@@ -21,9 +21,9 @@ from typing import Final, TypeAlias
 from memspool.config import FILE_MODE, Config, tighten_home
 from memspool.errors import HomeError, StoreError
 from memspool.hooks.fts import identifiers
-from memspool.store.upgrades import ids_never_reused, tombstones_keyed
 from memspool.store.projects import migrate_to_identities
 from memspool.store.team_schema import TEAM_TABLES
+from memspool.store.upgrades import ids_never_reused, tombstones_keyed
 
 __all__ = [
     "MIGRATIONS", "connect", "connect_readonly", "damaged", "diagnose", "get_state", "set_state",

@@ -59,6 +59,7 @@ __all__ = [
     "rekey",
     "replace_text",
     "same_summary",
+    "sessions_of",
     "set_standing",
     "supersede",
     "unit_of_work",
@@ -405,6 +406,12 @@ def add_provenance(conn: sqlite3.Connection, record: Provenance) -> None:
          printable(record.source, one_line=True), record.slice_id, record.text_hash, record.at),
     )
     count_sessions(conn, record.memory_id)
+
+
+def sessions_of(conn: sqlite3.Connection, memory_id: int) -> set[str]:
+    """The sessions whose saves touched ``memory_id``."""
+    return {row[0] for row in conn.execute(
+        "SELECT DISTINCT session FROM provenance WHERE memory_id = ?", (memory_id,))}
 
 
 def count_sessions(conn: sqlite3.Connection, memory_id: int) -> int:

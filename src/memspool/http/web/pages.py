@@ -109,10 +109,10 @@ async def search(request: Request) -> Response:
     include_all, fragment = fields.flag("all"), fields.flag("fragment")
     limit = fields.count("limit", most=MAX_SEARCH_LIMIT) or SEARCH_LIMIT
 
-    def call(service: Service) -> tuple[dict[str, Any] | None, list[str]]:
+    def call(service: Service) -> tuple[dict[str, Any] | None, list[tuple[str, str]]]:
         found = (service.search(query, project=project, type=kind, limit=limit,
                                 include_all=include_all) if query and query.strip() else None)
-        return found, ([] if fragment else service.projects())
+        return found, ([] if fragment else service.project_choices())
 
     found, projects = await _workers(request).run(call)
     context = {**common(request, "search"), "query": query or "", "found": found,
@@ -126,8 +126,8 @@ async def context_block(request: Request) -> Response:
     fields = parse_query(request.query_params, ("project",))
     project = fields.text("project")
 
-    def call(service: Service) -> tuple[str, str, list[str]]:
-        names = service.projects()
+    def call(service: Service) -> tuple[str, str, list[tuple[str, str]]]:
+        names = service.project_choices()
         chosen = project or _latest_project(service) or ""
         return chosen, service.injected_context(chosen) if chosen else "", names
 
@@ -153,8 +153,8 @@ async def timeline(request: Request) -> Response:
         except ValueError:
             raise PayloadError(f"before must be a time in seconds, got {raw_before!r}.") from None
 
-    def call(service: Service) -> tuple[dict[str, Any] | None, list[str]]:
-        names = service.projects()
+    def call(service: Service) -> tuple[dict[str, Any] | None, list[tuple[str, str]]]:
+        names = service.project_choices()
         chosen = project or _latest_project(service)
         return (service.timeline(chosen, before=before) if chosen else None), names
 

@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from memspool.project import readable_name
 from markupsafe import Markup, escape
 from starlette.responses import HTMLResponse
 
@@ -120,7 +122,8 @@ def _environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(highlight=highlight, when=when, clip=clip)
+    # A project is shown by its readable name; links and forms carry its identity.
+    env.filters.update(highlight=highlight, when=when, clip=clip, project_name=readable_name)
     env.globals["version"] = __version__
     return env
 
