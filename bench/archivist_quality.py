@@ -11,10 +11,10 @@ afterwards. A message is *kept* when a memory's text comes from it.
 
 Printed per split: durable messages kept and ephemeral messages kept, beside
 the naive baseline (every assistant text of 16 or more characters becomes a
-note). "tuned" to "tuned4" are what the rules (and the word model) were
-written against; "heldout" and "heldout2" were written apart
-and never used to change them ("heldout2" by another hand, never looked at
-message by message).
+note). "tuned" to "tuned11" are what the claim model is trained on;
+"heldout", "heldout2" and "heldout3" were written apart and are never
+trained on (``--split heldout --split heldout2 --split heldout3`` plays
+only them).
 """
 
 from __future__ import annotations
@@ -115,11 +115,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=Path, default=MESSAGES)
     parser.add_argument("--show", action="store_true", help="list every wrong verdict")
+    parser.add_argument("--split", action="append", help="only these splits (repeatable)")
     args = parser.parse_args(argv)
     _, splits = load_splits(args.messages)
     print(f"{'split':<8} {'label':<10} {'messages':>8} {'kept':>6} {'rate':>6} "
           f"{'naive kept':>10} {'naive rate':>10}")
-    for split in sorted(name for name in splits if name != "all"):
+    for split in sorted(name for name in splits if name != "all"
+                        and (not args.split or name in args.split)):
         rows = splits[split]
         # A drainer that just let go of its lock may still be closing its log.
         with tempfile.TemporaryDirectory(prefix="memspool-bench-",

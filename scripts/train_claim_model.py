@@ -6,7 +6,7 @@
 
 Labelled messages come from the tuning data only:
 
-- ``tests/data/archivist_messages.jsonl``, splits ``tuned`` to ``tuned8``:
+- ``tests/data/archivist_messages.jsonl``, splits ``tuned`` to ``tuned11``:
   the message's label says whether it holds a durable fact; a claim of a
   durable message is the fact when it overlaps one of the message's facts in
   ``tests/data/archivist_claims.jsonl`` (that fact's type), else chatter.
@@ -14,8 +14,11 @@ Labelled messages come from the tuning data only:
 - ``tests/data/sessions/*.jsonl`` rows with ``"split": "tune"``: each turn
   is a message; a claim holding one of a fact's anchors (said by the
   fact's speaker) is that fact, and a turn with such a claim holds one.
+- ``tests/data/user_prompts.jsonl``, splits ``tuned`` and ``tuned2``: a
+  user's prompt, its rule or fact marked.
 
-The held-out splits (``heldout``, ``heldout2``, sessions marked
+The held-out splits (``heldout``, ``heldout2``, ``heldout3`` of the
+messages, ``heldout`` and ``heldout2`` of the prompts, sessions marked
 ``heldout``) are never read here: ``bench/archivist_quality.py`` and
 ``bench/archivist_sessions.py`` measure on them.
 
@@ -26,7 +29,7 @@ regression (a softmax for types), fitted to its optimum by full-batch Adam
 (numpy; the shipped model is read without it): the same data gives the same
 file. Five-fold cross-validation,
 grouped by message and by session project so nothing is scored by a model
-that saw it, picks the operating points: the pair of thresholds that keeps
+that saw it, picks the operating points: the keep rule (:class:`Rule`) that keeps
 the most durable messages while at most KEEP_EPHEMERAL of the ephemeral
 ones leave a kept claim, and the clarity (message x claim probability) at
 which CLEAR_EPHEMERAL do.
@@ -38,6 +41,7 @@ import argparse
 import dataclasses
 import difflib
 import json
+import math
 import random
 import re
 import sys
@@ -71,10 +75,14 @@ SESSIONS = DATA / "sessions"
 OUT = ROOT / "src" / "memspool" / "distill" / "claim_model.json"
 CUES = ROOT / "src" / "memspool" / "distill" / "cues.txt"
 TRAINING_SPLITS = ("tuned", "tuned2", "tuned3", "tuned4", "tuned5", "tuned6", "tuned7", "tuned8",
-                   "tuned9", "tuned10")
+                   "tuned9", "tuned10", "tuned11")
+#: user_prompts.jsonl's splits the model learns from ("heldout", "heldout2" measure it).
+PROMPT_SPLITS = ("tuned", "tuned2")
 TYPES = ("root-cause", "pitfall", "decision", "pattern", "preference", "takeaway")
 #: At most this share of ephemeral messages may leave a kept claim (the goal is 3%).
 KEEP_EPHEMERAL = 0.05
+#: At most this share of the claims kept from messages that hold a fact may be chatter.
+CHATTER_CEILING = 0.10
 #: The context block's bar for a memory no second session corroborated: this share.
 CLEAR_EPHEMERAL = 0.01
 #: Messages written to mislead (``hard``) are counted at this share of each label,
@@ -97,15 +105,10 @@ KEPT_WEIGHT = 1e-3
 KEPT_TYPE_WEIGHT = 1e-2
 #: A claim is part of a fact when this share of its characters lies in the fact.
 OVERLAP = 0.6
-import os  # noqa: E402 - experiment switches
-
-PROMPTS = not os.environ.get("NO_PROMPTS")
-MESSAGE_L2 = float(os.environ.get("ML2", MESSAGE_L2))
-CLAIM_L2 = float(os.environ.get("CL2", CLAIM_L2))
-TYPE_L2 = float(os.environ.get("TL2", TYPE_L2))
-SEED = int(os.environ.get("SEED", SEED))
-MESSAGE_GRID = [step / 100 for step in range(5, 100, 2)]
+#: The keep rule's grids: the message's share of the score, the claim's floor, the bar.
+WEIGHT_GRID = [step / 10 for step in range(4, 11)]
 CLAIM_GRID = [step / 10 for step in range(1, 10)]
+BAR_GRID = [step / 10 for step in range(-40, 61)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -187,7 +190,7 @@ def message_examples(splits: tuple[str, ...]) -> list[MessageExample]:
             continue  # no claim-level labels: the message says which, not where
         found.append(_message(group, row["split"], "assistant", row["text"],
                               lambda c, m=marked: _fact_of(c, m), durable, bool(row["hard"])))
-        if row.get("context") and PROMPTS:
+        if row.get("context"):
             found.append(_message(group, row["split"], "user", row["context"],
                                   lambda c: None, False))
     return found
@@ -206,10 +209,10 @@ def prompt_examples(split: str) -> list[MessageExample]:
     return found
 
 
-def prompt_rates(scored: list[Scored], t_message: float, t_claim: float) -> tuple[float, float]:
+def prompt_rates(scored: list[Scored], rule: Rule) -> tuple[float, float]:
     """(durable prompts kept, ephemeral prompts kept) among the labelled user prompts."""
     chosen = [s for s in scored if s.example.group.startswith("p:")]
-    kept = [s.message >= t_message and any(p >= t_claim for p in s.claims) for s in chosen]
+    kept = [rule.keeps(s) for s in chosen]
     durable = [k for s, k in zip(chosen, kept, strict=True) if s.example.durable]
     ephemeral = [k for s, k in zip(chosen, kept, strict=True) if not s.example.durable]
     return sum(durable) / max(1, len(durable)), sum(ephemeral) / max(1, len(ephemeral))
@@ -282,17 +285,27 @@ def _fit(rows: list[tuple[tuple[str, ...], object]], targets: Any, l2: float,
 
 
 def train_binary(rows: list[tuple[tuple[str, ...], bool]], l2: float, *,
-                 balanced: bool = False) -> dict[str, float]:
+                 balanced: bool = False, hard: list[bool] | None = None) -> dict[str, float]:
     """Logistic regression; ``balanced`` weighs each class as much as the other in all
     (a message with little to go on then leans on its words, not on how rare
-    durable messages are)."""
+    durable messages are); ``hard`` (one flag per row) weighs the hard rows of each
+    class at HARD_SHARE of it, as :func:`rates` counts them, so the weights are
+    learnt for messages as they come and not for a set written to trap them."""
     labels = np.array([[1.0 if label else 0.0] for _, label in rows])
-    row_weights = None
-    if balanced:
-        positive = max(1.0, float(labels.sum()))
-        negative = max(1.0, len(rows) - positive)
-        row_weights = np.where(labels[:, 0] > 0, len(rows) / (2 * positive),
-                               len(rows) / (2 * negative))
+    row_weights = np.ones(len(rows))
+    for label in (True, False):
+        mask = labels[:, 0] == (1.0 if label else 0.0)
+        count = float(mask.sum())
+        if not count:
+            continue
+        scale = len(rows) / (2 * count) if balanced else 1.0
+        row_weights[mask] = scale
+        if hard is not None:
+            flags = np.array(hard)
+            hard_rows, easy_rows = mask & flags, mask & ~flags
+            if hard_rows.any() and easy_rows.any():
+                row_weights[hard_rows] = scale * HARD_SHARE * count / hard_rows.sum()
+                row_weights[easy_rows] = scale * (1 - HARD_SHARE) * count / easy_rows.sum()
     vocab, weights = _fit(rows, labels, l2, row_weights)  # type: ignore[arg-type]
     return {name: round(float(w), 4) for name, w in zip(vocab, weights[:, 0], strict=True)
             if abs(w) >= KEPT_WEIGHT}
@@ -335,7 +348,7 @@ def note_examples(splits: tuple[str, ...]) -> list[MessageExample]:
 
 def train(examples: list[MessageExample], notes: list[MessageExample]) -> Trained:
     message = train_binary([(m.features, m.durable) for m in examples], MESSAGE_L2,
-                           balanced=True)
+                           balanced=True, hard=[m.hard for m in examples])
     claim = train_binary([(c.features, c.durable) for m in examples if m.durable
                           for c in m.claims], CLAIM_L2)
     types = train_types([(_typed(c, m), str(c.type)) for m in [*examples, *notes]
@@ -362,56 +375,121 @@ def folds(examples: list[MessageExample]) -> list[tuple[list[MessageExample],
              [ex for ex in examples if fold_of[ex.group] == k]) for k in range(FOLDS)]
 
 
-def rates(scored: list[Scored], t_message: float, t_claim: float,
-          ) -> tuple[float, float, int, int]:
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return math.log(p / (1 - p))
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """Keep a claim whose probability reaches ``claim`` and whose score, ``weight`` of
+    the message's log-odds plus the rest of the claim's, reaches ``bar``
+    (``memspool.distill.claim_model``)."""
+
+    weight: float
+    claim: float
+    bar: float
+
+    def score(self, message: float, claim: float) -> float:
+        return self.weight * _logit(message) + (1 - self.weight) * _logit(claim)
+
+    def keeps(self, s: Scored) -> bool:
+        return any(p >= self.claim and self.score(s.message, p) >= self.bar for p in s.claims)
+
+
+def _weighted_share(kept: list[bool], hard: list[bool]) -> float:
+    hard_kept = [k for k, h in zip(kept, hard, strict=True) if h]
+    easy_kept = [k for k, h in zip(kept, hard, strict=True) if not h]
+    if not hard_kept or not easy_kept:
+        return sum(kept) / max(1, len(kept))
+    return (HARD_SHARE * sum(hard_kept) / len(hard_kept)
+            + (1 - HARD_SHARE) * sum(easy_kept) / len(easy_kept))
+
+
+def _assistant(scored: list[Scored]) -> list[Scored]:
+    return [s for s in scored if s.example.group.startswith("m:")
+            and s.example.role == "assistant"]
+
+
+def rates(scored: list[Scored], rule: Rule) -> tuple[float, float, int, int]:
     """(durable kept, ephemeral kept, durable count, ephemeral count) among the
     labelled assistant messages (tests/data/archivist_messages.jsonl).
 
-    The tuning splits were written hard on purpose (tests/data/README.md: 35 to
-    70% of them say something lasting-sounding and are not, or the reverse); the
-    share kept of each label is counted as if HARD_SHARE of it were hard, the
-    share the data's own rules set for every split, so the operating point is
-    chosen for messages as they come, not for a set of traps."""
-    chosen = [s for s in scored if s.example.group.startswith("m:")
-              and s.example.role == "assistant"]
-
-    def kept(s: Scored) -> bool:
-        return s.message >= t_message and any(p >= t_claim for p in s.claims)
-
-    def share(label: bool) -> float:
-        hard = [kept(s) for s in chosen if s.example.durable == label and s.example.hard]
-        easy = [kept(s) for s in chosen if s.example.durable == label and not s.example.hard]
-        if not hard or not easy:
-            found = hard + easy
-            return sum(found) / max(1, len(found))
-        return HARD_SHARE * sum(hard) / len(hard) + (1 - HARD_SHARE) * sum(easy) / len(easy)
-
+    The tuning splits were written hard on purpose (tests/data/README.md: a
+    quarter to 70% of them say something lasting-sounding and are not, or the
+    reverse); the share kept of each label is counted as if HARD_SHARE of it were
+    hard, the share the data's own rules set for every split, so the operating
+    point is chosen for messages as they come, not for a set of traps."""
+    chosen = _assistant(scored)
+    found = []
+    for label in (True, False):
+        group = [s for s in chosen if s.example.durable == label]
+        found.append(_weighted_share([rule.keeps(s) for s in group],
+                                     [s.example.hard for s in group]))
     durable = sum(1 for s in chosen if s.example.durable)
-    return share(True), share(False), durable, len(chosen) - durable
+    return found[0], found[1], durable, len(chosen) - durable
 
 
-def pick(scored: list[Scored], ceiling: float,
-         measure: object = None) -> tuple[float, float]:
-    """The thresholds keeping the most durable messages with at most ``ceiling`` of the
-    ephemeral ones kept (``measure``: the rates to read, assistant messages by default)."""
-    rate = measure or rates
-    best: tuple[float, float, float] | None = None
-    for t_message in MESSAGE_GRID:
-        for t_claim in CLAIM_GRID:
-            durable, ephemeral = rate(scored, t_message, t_claim)[:2]  # type: ignore[operator]
-            if ephemeral <= ceiling and (best is None or durable > best[0]):
-                best = (durable, t_message, t_claim)
-    return (0.99, 0.99) if best is None else (best[1], best[2])
+def pick(scored: list[Scored], ceiling: float, *, prompts: bool = False) -> Rule:
+    """The rule keeping the most durable messages (or prompts) with at most ``ceiling``
+    of the ephemeral ones kept. For each weight and claim floor, a message's best
+    score is computed once and every bar read off it."""
+    chosen = [s for s in scored if s.example.group.startswith("p:")] if prompts \
+        else _assistant(scored)
+    labels = np.array([s.example.durable for s in chosen])
+    hard = np.array([s.example.hard and not prompts for s in chosen])
+    bars = np.array(BAR_GRID)
+
+    def share(kept: Any, label: bool) -> Any:
+        mask = labels == label
+        hard_rows, easy_rows = mask & hard, mask & ~hard
+        if not hard_rows.any() or not easy_rows.any():
+            return kept[mask].mean(axis=0)
+        return (HARD_SHARE * kept[hard_rows].mean(axis=0)
+                + (1 - HARD_SHARE) * kept[easy_rows].mean(axis=0))
+
+    best: tuple[float, Rule] | None = None
+    for weight in WEIGHT_GRID:
+        for floor in CLAIM_GRID:
+            rule = Rule(weight, floor, 0.0)
+            top = np.array([max((rule.score(s.message, p) for p in s.claims if p >= floor),
+                                default=-np.inf) for s in chosen])
+            kept = (top[:, None] >= bars[None, :]).astype(float)
+            durable, ephemeral = share(kept, True), share(kept, False)
+            chatter = _chatter_share(chosen, rule, bars)
+            for index in np.flatnonzero((ephemeral <= ceiling) & (chatter <= CHATTER_CEILING)):
+                if best is None or durable[index] > best[0] + 1e-9:
+                    best = (float(durable[index]), Rule(weight, floor, float(bars[index])))
+    return Rule(1.0, 0.99, 10.0) if best is None else best[1]
 
 
-def pick_clear(scored: list[Scored], t_claim: float, ceiling: float) -> float:
+def _chatter_share(chosen: list[Scored], rule: Rule, bars: Any) -> Any:
+    """For each bar: the share of the claims kept from durable messages that are not
+    their message's fact (a list's introduction or a label, taken along as context
+    and never a note of its own, is left out)."""
+    scores, facts = [], []
+    for s in chosen:
+        if not s.example.durable:
+            continue
+        for claim, p in zip(s.example.claims, s.claims, strict=True):
+            if claim.text.rstrip().endswith(":"):
+                continue
+            scores.append(rule.score(s.message, p) if p >= rule.claim else -np.inf)
+            facts.append(claim.durable)
+    kept = np.array(scores)[:, None] >= bars[None, :]
+    fact = np.array(facts)[:, None]
+    return (kept & ~fact).sum(axis=0) / np.maximum(1, kept.sum(axis=0))
+
+
+def pick_clear(scored: list[Scored], rule: Rule, ceiling: float) -> float:
+    """The lowest clarity bar above which at most ``ceiling`` of the ephemeral assistant
+    messages leave a kept claim, counted with HARD_SHARE as :func:`rates` counts them."""
+    chosen = [s for s in _assistant(scored) if not s.example.durable]
     for step in range(5, 100):
         clear = step / 100
-        chosen = [s for s in scored if s.example.group.startswith("m:")
-                  and s.example.role == "assistant" and not s.example.durable]
-        leaked = sum(1 for s in chosen if any(p >= t_claim and p * s.message >= clear
-                                               for p in s.claims))
-        if leaked <= ceiling * max(1, len(chosen)):
+        kept = [any(p >= rule.claim and rule.score(s.message, p) >= rule.bar
+                    and p * s.message >= clear for p in s.claims) for s in chosen]
+        if _weighted_share(kept, [s.example.hard for s in chosen]) <= ceiling:
             return clear
     return 0.99
 
@@ -489,43 +567,48 @@ def main() -> int:
         return trace_cues(args.trace_cues)
     check_cues()
     examples = (message_examples(TRAINING_SPLITS) + session_examples("tune")
-                + prompt_examples("tuned"))
+                + [ex for split in PROMPT_SPLITS for ex in prompt_examples(split)])
     sources = Counter(ex.source for ex in examples)
     print(f"{len(examples)} messages ({sum(ex.durable for ex in examples)} holding a fact), "
           f"{sum(len(ex.claims) for ex in examples)} claims, from "
           + ", ".join(f"{k} {v}" for k, v in sorted(sources.items())))
     notes = note_examples(NOTE_SPLITS)
     scored, type_accuracy = cross_validate(examples, notes)
-    t_message, t_claim = pick(scored, KEEP_EPHEMERAL)
-    u_message, u_claim = pick(scored, KEEP_EPHEMERAL, prompt_rates)
-    clear = pick_clear(scored, t_claim, CLEAR_EPHEMERAL)
-    durable, ephemeral, nd, ne = rates(scored, t_message, t_claim)
-    print(f"cross-validated, message >= {t_message:.2f} and claim >= {t_claim:.2f}: "
-          f"messages durable kept {durable:.1%} (of {nd}), ephemeral kept {ephemeral:.1%} "
-          f"(of {ne}); clear at clarity >= {clear:.2f}")
-    print(f"cross-validated, user prompts at message >= {u_message:.2f} and claim >= "
-          f"{u_claim:.2f}: " + "rules kept {:.1%}, requests kept {:.1%}".format(
-              *prompt_rates(scored, u_message, u_claim)))
+    rule = pick(scored, KEEP_EPHEMERAL)
+    user = pick(scored, KEEP_EPHEMERAL, prompts=True)
+    clear = pick_clear(scored, rule, CLEAR_EPHEMERAL)
+    durable, ephemeral, nd, ne = rates(scored, rule)
+    chatter = float(_chatter_share(_assistant(scored), rule, np.array([rule.bar]))[0])
+    print(f"cross-validated, {rule}: messages durable kept {durable:.1%} (of {nd}), "
+          f"ephemeral kept {ephemeral:.1%} (of {ne}), chatter among the claims kept "
+          f"{chatter:.1%}; clear at clarity >= {clear:.2f}")
+    print(f"cross-validated, user prompts, {user}: " + "rules kept {:.1%}, requests kept "
+          "{:.1%}".format(*prompt_rates(scored, user)))
     print(f"cross-validated type accuracy on durable claims: {type_accuracy:.1%}")
+    print("clear bar by share of ephemeral assistant messages above it: " + ", ".join(
+        f"{share:.0%} -> {pick_clear(scored, rule, share):.2f}"
+        for share in (0.01, 0.02, 0.03, 0.05)))
     if args.report:
         return 0
     trained = train(examples, notes)
-    for split in ("heldout",):
+    for split in ("heldout", "heldout2"):
         held_prompts = prompt_examples(split)
         named = [Scored(m, probability(list(m.features), trained.message),
                         tuple(probability(list(c.features), trained.claim) for c in m.claims))
                  for m in held_prompts]
         print(f"user prompts, {split} (never trained on): " + "rules kept {:.1%}, requests "
-              "kept {:.1%}".format(*prompt_rates(named, u_message, u_claim)))
+              "kept {:.1%}".format(*prompt_rates(named, user)))
     held = note_examples(("dev", "holdout"))
     types = {k: tuple(v) for k, v in trained.types.items()}
     right = sum(best_type(list(_typed(m.claims[0], m)), TYPES, types) == m.claims[0].type  # type: ignore[arg-type]
                 for m in held if m.claims)
     print(f"type accuracy on classify_notes dev+holdout (never trained on): {right}/{len(held)}")
     OUT.write_text(json.dumps({
-        "trained_on": [*TRAINING_SPLITS, "sessions: tune", "user prompts: tuned"],
-        "message_keep": {"assistant": t_message, "user": u_message},
-        "claim_keep": {"assistant": t_claim, "user": u_claim}, "clear": clear,
+        "trained_on": [*TRAINING_SPLITS, "sessions: tune",
+                       *(f"user prompts: {split}" for split in PROMPT_SPLITS)],
+        "keep_weight": {"assistant": rule.weight, "user": user.weight},
+        "claim_keep": {"assistant": rule.claim, "user": user.claim},
+        "keep_bar": {"assistant": rule.bar, "user": user.bar}, "clear": clear,
         "types": list(TYPES),
         "message": trained.message, "claim": trained.claim, "type_weights": trained.types,
     }, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")

@@ -193,7 +193,9 @@ def _simulate(home: Path, out: Callable[[str], None]) -> dict[str, Any]:  # noqa
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSPOOL_")}
     transcript = project_dir / f"{SESSION_ID}.jsonl"
     lines = _sample(MAIN_SAMPLE).splitlines(keepends=True)
-    cwd = str(home)
+    spotter = home / "demo-work" / "spotter"
+    spotter.mkdir(parents=True, exist_ok=True)
+    cwd = str(spotter)
     base = {"session_id": SESSION_ID, "transcript_path": str(transcript), "cwd": cwd}
     stages = [lines[: len(lines) // 3], lines[len(lines) // 3 : 2 * len(lines) // 3],
               lines[2 * len(lines) // 3 :]]
@@ -318,6 +320,8 @@ def _outcome(home: Path, session: dict[str, Any]) -> tuple[
         service.digest()  # whatever the drainer's time budget left queued
         service.maintain()
         memories = sorted(service.memories(limit=1000), key=lambda m: m["id"])
+        names = service.project_names(m["project"] for m in memories)
+        memories = [{**m, "project": names.get(m["project"], m["project"])} for m in memories]
         unused = [r for r in service.slices(limit=1000) if r["digest_note"]]
         block = service.context(session["project"])
         hits = service.search(session["search"], project=session["project"],

@@ -13,9 +13,13 @@ beside this module:
    one: is this sentence or item the fact, or the chatter beside it ("Found
    it.", "I'll put this in gunicorn.conf.py.")?
 
-A claim is kept when its message reaches ``message_keep`` and the claim
-``claim_keep`` (each per role, chosen by cross-validation: at most 3% of
-ephemeral messages, or of plain requests, leave a memory). Its *clarity* is the product of the two
+A claim is kept when its probability reaches ``claim_keep`` and its score
+reaches ``keep_bar``: ``keep_weight`` of the message's log-odds plus the
+rest of the claim's, so a short message whose one sentence is plainly a
+fact is not lost to a lukewarm message score, nor a fact-like sentence in a
+plan kept for its own. Weight, floor and bar are per role, chosen together
+by cross-validation (the most durable messages kept with at most 5% of the
+ephemeral ones, or of plain requests). Its *clarity* is the product of the two
 probabilities; at ``clear`` and above it is clearly stated, what the
 context block asks of a memory no second session has corroborated yet.
 A third model, a softmax over the note types, names the kind of fact.
@@ -37,7 +41,9 @@ from memspool.distill.claims import Claim
 from memspool.distill.classify import classify
 from memspool.store.kinds import NOTE_TYPES, NoteType
 
-__all__ = ["MODEL_FILE", "MessageVerdict", "Model", "Verdict", "judge", "judge_message", "model"]
+__all__ = [
+    "MODEL_FILE", "MessageVerdict", "Model", "Verdict", "judge", "judge_message", "keeps", "model",
+]
 
 MODEL_FILE: Final = "claim_model.json"
 _MAX_LOGIT: Final = 30.0
@@ -47,9 +53,10 @@ _MAX_LOGIT: Final = 30.0
 class Model:
     """The shipped weights and the operating points."""
 
-    #: Per role (``assistant``, ``user``): a prompt is judged by its own bar.
-    message_keep: dict[str, float]
+    #: Per role (``assistant``, ``user``): a prompt is judged by its own rule.
+    keep_weight: dict[str, float]
     claim_keep: dict[str, float]
+    keep_bar: dict[str, float]
     clear: float
     message: dict[str, float]
     claim: dict[str, float]
@@ -70,7 +77,8 @@ class Model:
         def number(name: str) -> float:
             return float(cast(float, raw[name]))
 
-        return cls(message_keep=table("message_keep"), claim_keep=table("claim_keep"),
+        return cls(keep_weight=table("keep_weight"), claim_keep=table("claim_keep"),
+                   keep_bar=table("keep_bar"),
                    clear=number("clear"), message=table("message"), claim=table("claim"),
                    types=cast(tuple[NoteType, ...], types),
                    type_weights={k: tuple(float(x) for x in v) for k, v in weights.items()})
@@ -117,6 +125,18 @@ def model() -> Model:
     return Model.from_json(raw)
 
 
+def _logit(chance: float) -> float:
+    chance = min(max(chance, 1e-6), 1 - 1e-6)
+    return math.log(chance / (1 - chance))
+
+
+def keeps(used: Model, role: str, message: float, claim: float) -> bool:
+    """Whether a claim of ``claim`` probability in a message of ``message`` is kept."""
+    weight = used.keep_weight[role]
+    return claim >= used.claim_keep[role] and (
+        weight * _logit(message) + (1 - weight) * _logit(claim) >= used.keep_bar[role])
+
+
 def _sigmoid(logit: float) -> float:
     logit = max(-_MAX_LOGIT, min(_MAX_LOGIT, logit))
     return 1.0 / (1.0 + math.exp(-logit))
@@ -155,5 +175,4 @@ def judge(claim: Claim, role: str, message: MessageVerdict, chosen: Model | None
     chance = probability(found, used.claim)
     kind = best_type(type_features(claim, found, message), used.types, used.type_weights)
     return Verdict(probability=chance, message=message.probability, type=kind,
-                   keep=message.probability >= used.message_keep[role]
-                   and chance >= used.claim_keep[role])
+                   keep=keeps(used, role, message.probability, chance))
