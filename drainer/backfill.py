@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Final
 
 from memspool.archivist import digest
+from memspool.base.errors import DrainerBusy, MemspoolError, TranscriptError
+from memspool.base.project import identify
 from memspool.config import Config
 from memspool.distill.similarity import Profiles
 
@@ -41,8 +43,6 @@ from memspool.drainer.lock import DrainerLock, acquire_lock, drainer_pid, draine
 from memspool.drainer.modes import FOREGROUND_LOCK_WAIT, drain_until_empty, hand_off
 from memspool.drainer.payload import ID_SHAPE, check_transcript_path
 from memspool.drainer.ship import Target
-from memspool.errors import DrainerBusy, MemspoolError, TranscriptError
-from memspool.project import identify
 from memspool.recall import render_dirty
 from memspool.redact import redact
 from memspool.spool import Spool, append

@@ -27,13 +27,13 @@ from typing import Any, BinaryIO, Final
 import zstandard
 
 from memspool.archivist import digest
+from memspool.base.errors import ConfigError, TeamError, TranscriptError
+from memspool.base.project import identify
 from memspool.config import Config, ensure_private_dir, private_umask
 from memspool.distill.similarity import Profiles
 from memspool.drainer.payload import Request, check_transcript_path, parse_payload
 from memspool.drainer.ship import Cursor, Target, hold, load_cursor, mark_missing, ship
 from memspool.drainer.transcript import slice_transcript
-from memspool.errors import ConfigError, TeamError, TranscriptError
-from memspool.project import identify
 from memspool.recall import render_dirty
 from memspool.recall.embed import semantic_state
 from memspool.recall.vectors import VectorIndex, embed_pending

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
+from memspool.base.errors import DrainerBusy, MemspoolError
+from memspool.base.home import DRAINER_ARGS
 from memspool.config import Config, load_config, private_umask
 from memspool.drainer.daemon import (
     POLL_SECS,
@@ -24,9 +26,7 @@ from memspool.drainer.daemon import (
     setup_logging,
 )
 from memspool.drainer.lock import DrainerLock, acquire_lock
-from memspool.errors import DrainerBusy, MemspoolError
 from memspool.spool import ACTIVE_NAME
-from memspool.spool.home import DRAINER_ARGS
 
 __all__ = [
     "drain_until_empty", "hand_off", "main", "run_detached", "run_once", "run_resume", "run_watch",

@@ -10,17 +10,19 @@ import pytest
 from conftest import REPO
 
 import memspool
-import memspool.errors
+import memspool.base.errors
 
 #: Each room's rank: a module may import its own room and lower ranks only.
 #: The front ends call the service, the service calls the rooms, the rooms
-#: use the store; the spool (with the hook) sits at the bottom.
+#: use the store; the base (stdlib only) and the spool (with the hooks) sit
+#: at the bottom.
 RANKS = {
-    "memspool.spool": 0,
-    "memspool.hooks": 1,
+    # Errors, home layout, project identity, search terms: what every room shares.
+    "memspool.base": 0,
+    "memspool.spool": 1,
+    "memspool.hooks": 1.5,
     # The package itself only re-exports the exception tree.
-    "memspool.errors": 2, "memspool": 2.1, "memspool.config": 2.2, "memspool.project": 2.2,
-    "memspool.untrusted": 2.2,
+    "memspool": 2.1, "memspool.config": 2.2, "memspool.untrusted": 2.2,
     "memspool.store": 3, "memspool.redact": 3,
     "memspool.distill": 4, "memspool.install": 4,
     "memspool.archivist": 4.5,
@@ -92,7 +94,7 @@ def test_no_import_runs_back_up(module: str, path: Path) -> None:
 def test_the_hook_script_imports_only_the_stdlib_and_the_spool() -> None:
     path = REPO / "hooks" / "capture.py"
     imported = _imports(path, "memspool.hooks.capture")
-    assert imported <= {"memspool.spool", "memspool.spool.home", "memspool.spool.writer"}
+    assert imported <= {"memspool.spool", "memspool.base.home", "memspool.spool.writer"}
 
 
 def test_the_exported_names_are_pinned() -> None:

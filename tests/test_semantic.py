@@ -18,7 +18,7 @@ from conftest import run_cli
 from model2vec import StaticModel
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
-from memspool.errors import HomeError
+from memspool.base.errors import HomeError
 from memspool.recall import vectors as vectors_module
 from memspool.recall.embed import SHIPPED_MODEL, Encoder
 from memspool.recall.vectors import VECTORS_DIR, embed_pending

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from memspool.errors import ConfigError, HomeError
-from memspool.spool import home as layout
+from memspool.base import home as layout
+from memspool.base.errors import ConfigError, HomeError
 
 __all__ = [
     "CONFIG_NAME",
@@ -249,7 +249,7 @@ def load_config(home: Path | None = None, env: Mapping[str, str] | None = None) 
 def ensure_private_dir(path: Path) -> Path:
     """Create ``path`` (and parents) owner-only; tighten it if it already exists.
 
-    Raises :class:`~memspool.errors.HomeError` with what to do when the path
+    Raises :class:`~memspool.base.errors.HomeError` with what to do when the path
     is a file, belongs to someone else or cannot be created.
     """
     try:

@@ -38,6 +38,8 @@ import sqlite3
 import time
 from typing import Final
 
+from memspool.base.errors import StoreError
+from memspool.base.kinds import Action, NoteType
 from memspool.config import Config
 from memspool.distill.keys import distinct_key, text_hash
 from memspool.distill.note import Note
@@ -49,10 +51,8 @@ from memspool.distill.similarity import (
     query_terms,
     relate,
 )
-from memspool.errors import StoreError
 from memspool.store import diagnose
 from memspool.store import memories as memory
-from memspool.store.kinds import Action, NoteType
 
 __all__ = [
     "DUPLICATE_WINDOW_SECS",
@@ -315,7 +315,7 @@ def save_notes(
     """Reconcile distilled ``notes`` with the memory of ``origin.project``; fills ``report``.
 
     Inside the caller's open transaction the writes join it; otherwise they
-    commit together. Raises :class:`~memspool.errors.StoreError` when the
+    commit together. Raises :class:`~memspool.base.errors.StoreError` when the
     store refuses them (then nothing of the call is kept).
     """
     report.captured = len(notes)

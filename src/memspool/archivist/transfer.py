@@ -27,14 +27,14 @@ from typing import Any, Final
 import orjson
 
 from memspool.archivist import lifecycle
+from memspool.base.errors import PayloadError
+from memspool.base.kinds import ACTIONS, LAYERS, NOTE_TYPES, Action, Layer, NoteType
 from memspool.config import Config
 from memspool.distill.keys import note_key, text_hash
 from memspool.distill.similarity import Profiles, index_terms
-from memspool.errors import PayloadError
 from memspool.redact import redact
 from memspool.store import memories as rows
 from memspool.store import transaction
-from memspool.store.kinds import ACTIONS, LAYERS, NOTE_TYPES, Action, Layer, NoteType
 from memspool.untrusted import parse_json, printable
 
 __all__ = ["EXPORT_FIELDS", "ImportReport", "export_lines", "import_lines"]

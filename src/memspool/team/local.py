@@ -18,13 +18,13 @@ import time
 from collections.abc import Iterator
 from typing import Final
 
+from memspool.base.errors import PayloadError, TeamError
+from memspool.base.kinds import ACTIONS, NOTE_TYPES, Action, Layer, NoteType
+from memspool.base.project import is_path_identity
 from memspool.distill.keys import text_hash
 from memspool.distill.similarity import index_terms
-from memspool.errors import PayloadError, TeamError
-from memspool.project import is_path_identity
 from memspool.store import get_state, set_state, transaction
 from memspool.store import memories as rows
-from memspool.store.kinds import ACTIONS, NOTE_TYPES, Action, Layer, NoteType
 from memspool.store.team_schema import NOW_SQL, UUID7_SQL
 
 __all__ = [

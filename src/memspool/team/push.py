@@ -33,8 +33,8 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final
 
+from memspool.base.errors import TeamError
 from memspool.distill.keys import note_key, text_hash
-from memspool.errors import TeamError
 from memspool.redact import redact
 from memspool.store import memories as rows
 from memspool.team.local import RemoteMemory, apply_memory, local_id, quiet, resolve_links

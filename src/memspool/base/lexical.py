@@ -3,7 +3,7 @@
 Shared by search (``memspool.recall.search``) and the prompt-recall hook
 (``recall.py``), so both rank alike and use one bar.
 
-1. **Terms.** The query's terms (``fts.query_terms``: stop words out,
+1. **Terms.** The query's terms (``terms.query_terms``: stop words out,
    identifiers whole and by their parts), each stemmed as the index stems it
    (``porter.py``).
 2. **How common each term is.** FTS5 counts a term's memories up to
@@ -36,8 +36,8 @@ import math
 import re
 import unicodedata
 
-from memspool.hooks.fts import identifiers, quoted
-from memspool.hooks.porter import stem
+from memspool.base.porter import stem
+from memspool.base.terms import identifiers, quoted
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
