@@ -6,7 +6,7 @@
 
 Labelled messages come from the tuning data only:
 
-- ``tests/data/archivist_messages.jsonl``, splits ``tuned`` to ``tuned8``:
+- ``tests/data/archivist_messages.jsonl``, splits ``tuned`` to ``tuned10``:
   the message's label says whether it holds a durable fact; a claim of a
   durable message is the fact when it overlaps one of the message's facts in
   ``tests/data/archivist_claims.jsonl`` (that fact's type), else chatter.

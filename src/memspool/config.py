@@ -137,10 +137,10 @@ class Config:
 #: and a line need room for at least some text; zstd levels start at 1.
 _INT_MINIMUM: Final = {"max_slice_chars": 1, "max_line_bytes": 1, "zstd_level": 1,
                        "context_max_chars": 200, "team_batch": 1}
-#: Each setting's kind, from the annotations of Config (strings, with
-#: ``from __future__ import annotations``): a new setting needs no second edit.
 #: Settings that were renamed: the old name still works for one release.
 _RENAMED: Final = {"max_capture_chars": "max_slice_chars"}
+#: Each setting's kind, from the annotations of Config (strings, with
+#: ``from __future__ import annotations``): a new setting needs no second edit.
 _KINDS: Final = {f.name: str(f.type) for f in dataclasses.fields(Config) if f.name != "home"}
 
 

@@ -106,7 +106,7 @@ MIGRATIONS: Final[list[Migration]] = [
     CREATE TABLE seen_records (uuid TEXT PRIMARY KEY) WITHOUT ROWID;
     CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     """,
-    # 2: durable memory (memspool.memory): memories, their provenance, the term
+    # 2: durable memory (memspool.store.memories): memories, their provenance, the term
     # index near-duplicate candidates are found through, and FTS5 for recall.
     """
     CREATE TABLE memories (
