@@ -38,7 +38,7 @@ MAX_CHARS: Final = 1500
 MAX_PAYLOAD: Final = 1024 * 1024
 #: Candidates scored before the relevance bar (``memspool.base.lexical``, the
 #: bar search uses): their reads are bounded, whatever the prompt's words.
-CANDIDATES: Final = 40
+SCORED_CANDIDATES: Final = 40
 #: A prompt with fewer terms than this (after stop words) recalls nothing.
 MIN_TERMS: Final = 2
 #: Sessions remembered; the oldest record is dropped past this many.
@@ -124,7 +124,7 @@ def recall(conn: object, project: str, prompt: str, given: set[int], base: Modul
     query = lexical.prepare(conn, terms)
     ranked = lexical.rank(conn, query, "m.id, m.summary, m.body, m.type",
                           where=" AND m.project = ? AND m.layer IN ('buffer', 'canonical')",
-                          params=(project,), project=project, want=CANDIDATES)
+                          params=(project,), project=project, want=SCORED_CANDIDATES)
     chosen: list[tuple[int, str, str]] = []
     used = 0
     for (memory_id, _summary, body, kind), relevance, held, _related in ranked:

@@ -12,7 +12,7 @@ import pytest
 from conftest import REPO, run_cli
 
 from memspool.base import lexical
-from memspool.base.porter import stem
+from memspool.base.porter import porter_stem
 from memspool.base.terms import query_terms
 from memspool.recall import search
 from memspool.service import Service
@@ -33,7 +33,7 @@ def test_the_stemmer_stems_every_word_of_the_labelled_data_as_fts5_does() -> Non
         conn.execute("DELETE FROM t")
         conn.executemany("INSERT INTO t (rowid, x) VALUES (?, ?)", enumerate(batch, 1))
         indexed = {row[0] for row in conn.execute("SELECT term FROM v")}
-        differ += [w for w in batch if stem(w) not in indexed]
+        differ += [w for w in batch if porter_stem(w) not in indexed]
     assert len(words) > 5000
     assert differ == []
 
