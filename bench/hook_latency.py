@@ -52,10 +52,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from memspool.base.project import identify
 from memspool.config import load_config
 from memspool.hooks import CONTEXT_SCRIPT, HOOK_SCRIPT
 from memspool.install import hook_command
-from memspool.project import identify
 from memspool.spool import Spool
 from memspool.store import connect
 

@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Final
 
 from memspool.archivist import digest
+from memspool.base.errors import DrainerBusy, MemspoolError, TranscriptError
+from memspool.base.project import identify
 from memspool.config import Config
 from memspool.distill.similarity import Profiles
 
@@ -41,8 +43,7 @@ from memspool.drainer.lock import DrainerLock, acquire_lock, drainer_pid, draine
 from memspool.drainer.modes import FOREGROUND_LOCK_WAIT, drain_until_empty, hand_off
 from memspool.drainer.payload import ID_SHAPE, check_transcript_path
 from memspool.drainer.ship import Target
-from memspool.errors import DrainerBusy, MemspoolError, TranscriptError
-from memspool.project import identify
+from memspool.drainer.upkeep import Upkeep
 from memspool.recall import render_dirty
 from memspool.redact import redact
 from memspool.spool import Spool, append
@@ -132,7 +133,7 @@ def backfill(
             f"Another process kept {config.lock_path} for {lock_wait:g} s, and no drainer "
             f"runs that could take the transcripts. Try again; `memspool doctor` looks at "
             f"the lock.")
-    drainer = Drainer(config)
+    drainer = Drainer(config, Upkeep())
     try:
         drainer.initialize()
         if lock.crashed_pid is not None:
@@ -240,7 +241,7 @@ def _newest_slice(conn: sqlite3.Connection) -> int:
 
 def _drain_spool_here(config: Config, lock: DrainerLock) -> None:
     """Drain the spool (the backfill frames with it) as any drainer would, then let go."""
-    drainer = Drainer(config)
+    drainer = Drainer(config, Upkeep())
     try:
         drainer.initialize()
         if lock.crashed_pid is not None:

@@ -8,7 +8,6 @@ flag.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import logging
 import logging.handlers
@@ -22,29 +21,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any, BinaryIO, Final
+from typing import BinaryIO, Final, Protocol
 
 import zstandard
 
-from memspool.archivist import digest
+from memspool.base.errors import TranscriptError
+from memspool.base.project import identify
 from memspool.config import Config, ensure_private_dir, private_umask
-from memspool.distill.similarity import Profiles
 from memspool.drainer.payload import Request, check_transcript_path, parse_payload
 from memspool.drainer.ship import Cursor, Target, hold, load_cursor, mark_missing, ship
 from memspool.drainer.transcript import slice_transcript
-from memspool.errors import ConfigError, TeamError, TranscriptError
-from memspool.project import identify
-from memspool.recall import render_dirty
-from memspool.recall.embed import semantic_state
-from memspool.recall.vectors import VectorIndex, embed_pending
 from memspool.redact import redact
 from memspool.spool import Position, Spool
 from memspool.store import connect, set_state
-from memspool.store import vectors as vector_rows
 from memspool.store.projects import remember
-from memspool.team.sync import due as team_sync_due
-from memspool.team.sync import index_waiting as team_index_waiting
-from memspool.team.sync import sync as team_sync
 
 __all__ = ["Drainer", "PassResult", "agent_id_of", "install_signal_handlers", "setup_logging"]
 
@@ -64,6 +54,22 @@ MAX_TOUCHED: Final = 256
 LATE_FORCE_SECS: Final = 10.0
 
 log = logging.getLogger("memspool.drainer")
+
+
+class IdleWork(Protocol):
+    """Work for a drainer whose spool is empty, handed in by the process mode.
+
+    The ingest stage (this module) turns frames into slices and imports
+    nothing from the rooms after it; the process modes hand it
+    ``memspool.drainer.upkeep.Upkeep`` (the archivist's digest, context
+    blocks, semantic embedding, team sync).
+    """
+
+    def __call__(self, drainer: Drainer, /) -> int:
+        """Do the work within the configured budget; the slices digested."""
+
+    def close(self) -> None:
+        """Let go of what the work kept open (the drainer's ``shutdown`` calls it)."""
 
 
 @dataclass
@@ -124,22 +130,19 @@ def agent_id_of(path: Path) -> str:
 class Drainer:
     """One drainer: holds the store connection, the spool and the compressor."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, idle_work: IdleWork | None = None) -> None:
         self.config = config
+        #: What to do while the spool is empty (:meth:`idle`); none: only drain.
+        self.idle_work = idle_work
         self.stopping = False
         self.spool = Spool(config.spool_dir, log=self._spool_log)
         self._conn: sqlite3.Connection | None = None
         self._compressor = zstandard.ZstdCompressor(level=config.zstd_level)
-        self._profiles = Profiles()
-        self._vectors: VectorIndex | None = None
-        self._semantic_broken = False
         #: Transcripts drained by this process, so a lingering drainer (or the
         #: watch daemon) picks up lines Claude Code writes after the hook.
         self.touched: dict[Path, Touched] = {}
         #: Projects this drainer has recorded, and the work tree it saw each in.
         self._projects: dict[str, str | None] = {}
-        #: Connection pools to team servers, kept while the drainer runs.
-        self._team_pools: dict[str, Any] = {}
 
     # -- life cycle ---------------------------------------------------------
 
@@ -150,10 +153,8 @@ class Drainer:
         self._conn = connect(self.config)
 
     def shutdown(self) -> None:
-        for pool in self._team_pools.values():
-            with contextlib.suppress(Exception):
-                pool.close()
-        self._team_pools.clear()
+        if self.idle_work is not None:
+            self.idle_work.close()
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -436,95 +437,13 @@ class Drainer:
             result.stored_bytes += stored
         return result
 
-    def digest_queue(self) -> int:
-        """Turn queued slices into memory for at most ``digest_budget_secs``.
-
-        Draining comes first: the pass stops as soon as a hook appends a
-        frame or the drainer is told to stop, and only ever runs when the
-        spool is empty. What is left of the budget embeds the memories waiting
-        for a vector (:meth:`embed_queue`). A failure is logged, never fatal:
-        the slices stay queued for the next pass or ``memspool maintain``.
-        """
-        budget = self.config.digest_budget_secs
-        if budget <= 0 or self.spool.has_pending():
+    def idle(self) -> int:
+        """Run the work for an empty spool that the process mode handed this drainer
+        (:class:`IdleWork`: digest queued slices, embed, sync); the slices digested.
+        Draining comes first: that work stops as soon as a hook appends a frame."""
+        if self.idle_work is None:
             return 0
-        started = time.monotonic()
-        try:
-            report = digest(self.conn, self.config, budget_secs=budget, profiles=self._profiles,
-                            should_stop=lambda: self.stopping or self.spool.has_pending())
-        except Exception:
-            log.exception("digesting queued slices failed; they stay queued")
-            return 0
-        if report.slices:
-            log.info("digested %d slice(s): %d new memories, %d updated, %d merged",
-                     report.slices, report.created, report.updated, report.merged)
-            try:
-                render_dirty(self.conn, self.config.context_max_chars)
-            except Exception:
-                log.exception("rendering the context blocks failed; the next write retries")
-        self.embed_queue(budget - (time.monotonic() - started))
-        self.sync_team()
-        return report.slices
-
-    def sync_team(self, now: float | None = None) -> bool:
-        """Sync shared projects with the team server when a sync is due and the spool
-        is empty. A server that is down costs one connect time-out, then a longer wait
-        before the next try; local work never waits for it. Returns whether it synced."""
-        now = time.time() if now is None else now
-        try:
-            if self.stopping or self.spool.has_pending():
-                return False
-            team_index_waiting(self.conn, budget_secs=self.config.digest_budget_secs)
-            if not team_sync_due(self.conn, self.config, now=now):
-                return False
-            report = team_sync(self.conn, self.config, pools=self._team_pools)
-        except TeamError as exc:
-            log.warning("team sync failed (local memory is unaffected; changes wait in the "
-                        "outbox): %s", redact(str(exc))[0])
-            return False
-        except Exception:
-            log.exception("team sync failed; changes wait in the outbox")
-            return False
-        if report.push.pushed or report.pull.changes:
-            log.info("team sync: pushed %d, pulled %d changes, %d waiting",
-                     report.push.pushed, report.pull.changes, report.pending)
-        return True
-
-    def embed_queue(self, budget: float) -> int:
-        """With semantic recall on, embed the memories waiting for a vector (within
-        ``budget`` seconds, stopped by a new frame) and write a new vector set when
-        the last one fell behind and the spool is still empty.
-
-        The model loads only when something waits. A failure is logged: the
-        memories stay queued for the next pass or ``memspool maintain``.
-        """
-        try:
-            if (budget <= 0 or not semantic_state(self.config, load=False).on
-                    or vector_rows.pending_count(self.conn) == 0):
-                return 0
-            if self._semantic_broken:
-                return 0
-            try:
-                encoder = semantic_state(self.config).encoder
-            except ConfigError as exc:
-                # Said once per drainer: `memspool status` and `doctor` say it too.
-                self._semantic_broken = True
-                log.warning("semantic recall is off for this drainer: %s", exc)
-                return 0
-            if encoder is None:
-                return 0
-            if self._vectors is None or self._vectors.encoder is not encoder:
-                self._vectors = VectorIndex(self.config.home, encoder)
-            done = embed_pending(self.conn, encoder, budget_secs=budget,
-                                 should_stop=lambda: self.stopping or self.spool.has_pending())
-            if not (self.stopping or self.spool.has_pending()):
-                self._vectors.refresh(self.conn)
-        except Exception:
-            log.exception("embedding memories failed; they wait for the next pass")
-            return 0
-        if done:
-            log.info("embedded %d memories for semantic recall", done)
-        return done
+        return self.idle_work(self)
 
     def _is_seen(self, key: str) -> bool:
         return self.conn.execute(

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
+from memspool.base.errors import DrainerBusy, MemspoolError
+from memspool.base.home import DRAINER_ARGS
 from memspool.config import Config, load_config, private_umask
 from memspool.drainer.daemon import (
     POLL_SECS,
@@ -24,9 +26,8 @@ from memspool.drainer.daemon import (
     setup_logging,
 )
 from memspool.drainer.lock import DrainerLock, acquire_lock
-from memspool.errors import DrainerBusy, MemspoolError
+from memspool.drainer.upkeep import Upkeep
 from memspool.spool import ACTIVE_NAME
-from memspool.spool.home import DRAINER_ARGS
 
 __all__ = [
     "drain_until_empty", "hand_off", "main", "run_detached", "run_once", "run_resume", "run_watch",
@@ -54,7 +55,7 @@ def drain_until_empty(drainer: Drainer) -> PassResult:
         total.add(result)
         if not drainer.spool.has_pending():
             break
-    total.digested += drainer.digest_queue()
+    total.digested += drainer.idle()
     return total
 
 
@@ -94,7 +95,7 @@ def spawn_detached(config: Config) -> None:
 
 def _start(config: Config, lock: DrainerLock, *, recover: bool) -> tuple[Drainer, list[str]]:
     """A ready drainer; tidies the spool first after a crash (or when asked to)."""
-    drainer = Drainer(config)
+    drainer = Drainer(config, Upkeep())
     drainer.initialize()
     notes: list[str] = []
     if lock.crashed_pid is not None:
@@ -170,7 +171,7 @@ def _linger(drainer: Drainer) -> None:
         if drainer.spool.has_pending():
             busy = drainer.loop().busy
         busy = drainer.drain_grown().busy or busy
-        if busy or drainer.digest_queue():
+        if busy or drainer.idle():
             idle_since = time.monotonic()
 
 
@@ -237,7 +238,7 @@ def _watch_loop(drainer: Drainer, wake: threading.Event) -> int:
                 drainer.loop()
             # Lines Claude Code writes after its hook fired.
             drainer.drain_grown()
-            drainer.digest_queue()
+            drainer.idle()
         except Exception:
             failures += 1
             log.exception("drain pass failed (%d in a row); retrying at the next wake-up",

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from memspool.errors import PayloadError, TranscriptError
+from memspool.base.errors import PayloadError, TranscriptError
+from memspool.base.home import HOOK_EVENTS
 from memspool.redact import redact
-from memspool.spool.home import HOOK_EVENTS
 from memspool.untrusted import parse_json
 
 __all__ = ["FORCING_EVENTS", "ID_SHAPE", "Request", "check_transcript_path", "parse_payload"]

@@ -1,13 +1,11 @@
-"""The hook scripts Claude Code runs: standard library only, nothing above ``memspool.spool``.
+"""The hook scripts Claude Code runs: the stdlib, ``memspool.base`` and ``memspool.spool`` only.
 
     capture.py  Stop, SubagentStop, PreCompact, SessionEnd: append the payload to the
                 spool, wake a drainer
     context.py  SessionStart: print the project's stored context block (read-only)
     recall.py   UserPromptSubmit (opt-in): print the few memories that match the prompt
-    fts.py      how text becomes search terms, shared with ``memspool.recall``
-    lexical.py  ranking by words at a bounded cost and the relevance bar, shared with
-                ``memspool.recall``
-    porter.py   the Porter stemmer, as FTS5's porter tokenizer stems
+                (search terms, ranking and the relevance bar from ``memspool.base``,
+                shared with ``memspool.recall``)
 
 This module uses ``os.path`` only: the recall hook imports this package.
 """

@@ -4,8 +4,8 @@ Run as ``python -I -S capture.py [--home HOME]`` with the hook payload on stdin;
 without ``--home`` the home is resolved as the CLI resolves it.
 It parses nothing, prints nothing, opens no socket and no database, and exits
 0 whatever happens; a failure goes to ``HOME/hook-errors.log``. It imports
-the standard library and ``memspool.spool`` only (the interpreter runs
-without site-packages, so it finds the spool package beside its own folder).
+the standard library, ``memspool.base`` and ``memspool.spool`` only (the
+interpreter runs without site-packages, so it finds them from its own folder).
 """
 
 # Annotations stay strings (never evaluated), so they cost the hook nothing;
@@ -22,22 +22,30 @@ if TYPE_CHECKING:
     from types import ModuleType
 
 
-def _spool_package() -> ModuleType:
+def _package_folder() -> str:
     # The interpreter runs without site-packages (-S), so `memspool` is not
-    # importable by name. Installed, the layout is .../memspool/{hooks,spool};
-    # in a checkout, <repo>/{hooks,spool}: either way spool/ is our sibling,
-    # and an empty `memspool` package rooted at our parent folder finds it.
-    # (Putting the parent on sys.path instead would import spool/ under the
-    # generic name `spool`, and its modules import `memspool.spool.*`.)
+    # importable by name: an empty `memspool` package rooted at the package's
+    # folder finds base/ and spool/. Installed, that is our parent folder
+    # (.../memspool/{base,hooks,spool}); in a checkout, <repo>/hooks/ is our
+    # folder and the package is <repo>/src/memspool, which links in spool/
+    # and hooks/ beside base/. (Putting a folder on sys.path instead would
+    # import spool/ under the generic name `spool`, and its modules import
+    # `memspool.spool.*`.)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    checkout = os.path.join(root, "src", "memspool")
+    return checkout if os.path.isdir(checkout) else root
+
+
+def _packages() -> tuple[ModuleType, ModuleType]:
+    """``memspool.base`` (the home layout) and ``memspool.spool`` (the writer)."""
     if "memspool" not in sys.modules:
         package = type(sys)("memspool")
-        package.__path__ = [root]
+        package.__path__ = [_package_folder()]
         sys.modules["memspool"] = package
-    import memspool.spool.home
+    import memspool.base.home
     import memspool.spool.writer
 
-    return memspool.spool
+    return memspool.base, memspool.spool
 
 
 def _wake_drainer(home: str, layout: ModuleType) -> None:
@@ -88,8 +96,8 @@ def main(argv: list[str]) -> int:
     os.umask(0o077)
     home = log_path = ""
     try:
-        spool = _spool_package()
-        layout = spool.home
+        base, spool = _packages()
+        layout = base.home
         home = argv[argv.index("--home") + 1] if "--home" in argv[:-1] else layout.default_home()
         spool_dir = os.path.join(home, layout.SPOOL_NAME)
         layout.check_private_folder(home)

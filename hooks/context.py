@@ -30,17 +30,19 @@ BUSY_MS: Final = 300
 MAX_PAYLOAD: Final = 1024 * 1024
 
 
-def _spool_package() -> ModuleType:
-    # As in capture.py: spool/ is our sibling folder, found without site-packages.
+def _base_package() -> ModuleType:
+    # As in capture.py: the package folder is our parent's (installed) or
+    # src/memspool (a checkout), found without site-packages.
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    checkout = os.path.join(root, "src", "memspool")
     if "memspool" not in sys.modules:
         package = type(sys)("memspool")
-        package.__path__ = [root]
+        package.__path__ = [checkout if os.path.isdir(checkout) else root]
         sys.modules["memspool"] = package
-    import memspool.spool.home
-    import memspool.spool.project
+    import memspool.base.home
+    import memspool.base.project
 
-    return memspool.spool
+    return memspool.base
 
 
 def _give_up(signum: int, frame: FrameType | None) -> None:
@@ -72,11 +74,11 @@ def read_only(db: str) -> sqlite3.Connection:
     return conn
 
 
-def payload_and_home(argv: list[str], spool: ModuleType) -> tuple[dict[str, object], str]:
+def payload_and_home(argv: list[str], base: ModuleType) -> tuple[dict[str, object], str]:
     data = json.loads(sys.stdin.buffer.read(MAX_PAYLOAD + 1)[:MAX_PAYLOAD] or b"{}")
     if not isinstance(data, dict):
         raise ValueError("the payload is not a JSON object")
-    home = argv[argv.index("--home") + 1] if "--home" in argv[:-1] else spool.home.default_home()
+    home = argv[argv.index("--home") + 1] if "--home" in argv[:-1] else base.home.default_home()
     return data, home
 
 
@@ -84,10 +86,10 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGALRM, _give_up)
     signal.setitimer(signal.ITIMER_REAL, DEADLINE_SECS)
     try:
-        spool = _spool_package()
-        data, home = payload_and_home(argv, spool)
-        project = spool.project.project_name(data.get("cwd"))
-        conn = read_only(os.path.join(home, spool.home.DB_NAME))
+        base = _base_package()
+        data, home = payload_and_home(argv, base)
+        project = base.project.project_name(data.get("cwd"))
+        conn = read_only(os.path.join(home, base.home.DB_NAME))
         try:
             row = conn.execute("SELECT text FROM context_blocks WHERE project = ?",
                                (project,)).fetchone()

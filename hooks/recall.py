@@ -36,9 +36,9 @@ BUSY_MS: Final = 200
 MAX_MEMORIES: Final = 3
 MAX_CHARS: Final = 1500
 MAX_PAYLOAD: Final = 1024 * 1024
-#: Candidates scored before the relevance bar (``memspool.hooks.lexical``, the
+#: Candidates scored before the relevance bar (``memspool.base.lexical``, the
 #: bar search uses): their reads are bounded, whatever the prompt's words.
-CANDIDATES: Final = 40
+SCORED_CANDIDATES: Final = 40
 #: A prompt with fewer terms than this (after stop words) recalls nothing.
 MIN_TERMS: Final = 2
 #: Sessions remembered; the oldest record is dropped past this many.
@@ -54,17 +54,23 @@ _TAG_START: Final = re.compile(r"<(?=[/!?A-Za-z])")
 _FENCE: Final = re.compile(r"`{3,}|~{3,}")
 
 
-def _package() -> ModuleType:
+def _packages() -> tuple[ModuleType, ModuleType]:
+    """``memspool.hooks.context`` (the read-only store) and ``memspool.base``."""
+    # As in capture.py: the package folder is our parent's (installed) or
+    # src/memspool (a checkout), found without site-packages.
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    checkout = os.path.join(root, "src", "memspool")
     if "memspool" not in sys.modules:
         package = type(sys)("memspool")
-        package.__path__ = [root]
+        package.__path__ = [checkout if os.path.isdir(checkout) else root]
         sys.modules["memspool"] = package
     import memspool.hooks.context
-    import memspool.hooks.fts
-    import memspool.hooks.lexical
 
-    return memspool.hooks
+    base = memspool.hooks.context._base_package()
+    import memspool.base.lexical
+    import memspool.base.terms
+
+    return memspool.hooks.context, base
 
 
 def _give_up(signum: int, frame: FrameType | None) -> None:
@@ -108,17 +114,17 @@ def quoted(text: str) -> str:
     return f"\u201c{text}\u201d"
 
 
-def recall(conn: object, project: str, prompt: str, given: set[int], hooks: ModuleType,
+def recall(conn: object, project: str, prompt: str, given: set[int], base: ModuleType,
            ) -> list[tuple[int, str, str]]:
     """(id, type, text) of the memories worth injecting for ``prompt``."""
-    lexical = hooks.lexical
-    terms = hooks.fts.query_terms(prompt)
+    lexical = base.lexical
+    terms = base.terms.query_terms(prompt)
     if len(terms) < MIN_TERMS:
         return []
     query = lexical.prepare(conn, terms)
     ranked = lexical.rank(conn, query, "m.id, m.summary, m.body, m.type",
                           where=" AND m.project = ? AND m.layer IN ('buffer', 'canonical')",
-                          params=(project,), project=project, want=CANDIDATES)
+                          params=(project,), project=project, want=SCORED_CANDIDATES)
     chosen: list[tuple[int, str, str]] = []
     used = 0
     for (memory_id, _summary, body, kind), relevance, held, _related in ranked:
@@ -138,20 +144,18 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGALRM, _give_up)
     signal.setitimer(signal.ITIMER_REAL, DEADLINE_SECS)
     try:
-        hooks = _package()
-        context = hooks.context
-        spool = context._spool_package()
-        data, home = context.payload_and_home(argv, spool)
+        context, base = _packages()
+        data, home = context.payload_and_home(argv, base)
         session = data.get("session_id")
         prompt = data.get("prompt")
         if not isinstance(session, str) or not _SESSION.fullmatch(session):
             return 0
         if not isinstance(prompt, str) or not prompt.strip():
             return 0
-        project = spool.project.project_name(data.get("cwd"))
-        conn = context.read_only(os.path.join(home, spool.home.DB_NAME))
+        project = base.project.project_name(data.get("cwd"))
+        conn = context.read_only(os.path.join(home, base.home.DB_NAME))
         try:
-            chosen = recall(conn, project, prompt, _already_given(home, session), hooks)
+            chosen = recall(conn, project, prompt, _already_given(home, session), base)
         finally:
             conn.close()
         if not chosen:

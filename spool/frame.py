@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 import zlib
 
-from memspool.spool.errors import MemspoolError
+from memspool.base.errors import SpoolCorrupt
 
 # No `typing` here: this module is on the hook path, where every import
 # costs start-up time (typing alone pulls in re, collections and more).
@@ -47,14 +47,6 @@ HEADER_SIZE: Final = 24
 #: long. Anything past 64 MiB is not a hook payload, and the cap bounds what
 #: a damaged length can make the reader allocate.
 MAX_PAYLOAD: Final = 64 * 1024 * 1024
-
-
-class SpoolCorrupt(MemspoolError, ValueError):
-    """A frame's header or checksum is wrong; the reader quarantines it and resyncs."""
-
-    def __init__(self, message: str, offset: int) -> None:
-        super().__init__(message)
-        self.offset = offset
 
 
 class Frame:

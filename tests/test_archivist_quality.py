@@ -1,6 +1,6 @@
 """The claim model on the labelled assistant messages (tests/data/archivist_messages.jsonl).
 
-The model is trained on the tuning splits (``tuned`` to ``tuned9``); the
+The model is trained on the tuning splits (``tuned`` to ``tuned10``); the
 held-out splits (``heldout``, ``heldout2``), never read by the training
 script, pin that it keeps generalising at least as well as when it was
 shipped (docs/benchmarks.md has the figures and the goal). A message is kept

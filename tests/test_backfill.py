@@ -20,12 +20,12 @@ import pytest
 from conftest import CCVIEWER, SPOTTER, SPOTTER_AGENT, payload, run_cli, wait_for
 
 from memspool.archivist import digest
+from memspool.base.errors import DrainerBusy, MemspoolError, TranscriptError
 from memspool.cli.backfill import register
 from memspool.config import Config
 from memspool.drainer import run_once
 from memspool.drainer.backfill import backfill
 from memspool.drainer.lock import acquire_lock
-from memspool.errors import DrainerBusy, MemspoolError, TranscriptError
 from memspool.spool import Spool, append
 
 SESSION = "11111111-2222-3333-4444-555555555555"

@@ -10,9 +10,9 @@ import pytest
 
 from memspool.archivist import capture
 from memspool.archivist.reconcile import DUPLICATE_WINDOW_SECS, CaptureReport
+from memspool.base.errors import MemspoolError, PayloadError, StoreError
 from memspool.config import Config
 from memspool.distill import MAX_PAYLOAD_BYTES
-from memspool.errors import MemspoolError, PayloadError, StoreError
 from memspool.store import memories as memory
 from memspool.store import transaction
 

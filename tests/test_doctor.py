@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
+from memspool.base.home import CONTEXT_EVENT, HOOK_EVENTS, HOOK_MARKER
 from memspool.config import Config, ensure_private_dir, load_config
 from memspool.doctor import Finding, diagnose, diagnose_home
 from memspool.hooks import CONTEXT_SCRIPT, HOOK_SCRIPT
 from memspool.install import MAINTAIN_UNIT, UNIT_NAME, render_unit
 from memspool.spool import append
-from memspool.spool.home import CONTEXT_EVENT, HOOK_EVENTS, HOOK_MARKER
 
 #: Well past the doctor's grace for a backlog a hook's drainer is still picking up.
 LATER = 120.0

@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memspool.archivist import capture
+from memspool.base.errors import NotFound
 from memspool.config import Config, load_config
-from memspool.errors import NotFound
 from memspool.service import Service
 from memspool.store import MIGRATIONS, connect, transaction
 from memspool.store import memories as rows
@@ -170,7 +170,7 @@ def _old_store(config: Config) -> None:
     newest deleted, as an older memspool left it."""
     config.home.mkdir(mode=0o700)
     old = sqlite3.connect(config.db_path, isolation_level=None)
-    from memspool.hooks.fts import identifiers
+    from memspool.base.terms import identifiers
 
     old.create_function("memspool_identifiers", 1, identifiers, deterministic=True)
     for version in range(7):

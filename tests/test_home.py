@@ -7,8 +7,8 @@ from pathlib import Path
 import platformdirs
 import pytest
 
+from memspool.base import home as layout
 from memspool.config import default_home, load_config
-from memspool.spool import home as layout
 
 
 @pytest.mark.parametrize("xdg", [None, "", "relative/data", "/abs/data"])

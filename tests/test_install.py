@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO, SPOTTER, payload, run_cli, wait_for
 
+from memspool.base.home import CONTEXT_EVENT, RECALL_EVENT
 from memspool.config import load_config
 from memspool.install import HOOK_EVENTS, HOOK_MARKER, install_systemd_unit
-from memspool.spool.home import CONTEXT_EVENT, RECALL_EVENT
 
 #: Every event a plain `memspool install` hooks: capture, and the context block.
 INSTALLED = (*HOOK_EVENTS, CONTEXT_EVENT)

@@ -10,29 +10,45 @@ import pytest
 from conftest import REPO
 
 import memspool
-import memspool.errors
+import memspool.base.errors
 
 #: Each room's rank: a module may import its own room and lower ranks only.
 #: The front ends call the service, the service calls the rooms, the rooms
-#: use the store; the spool (with the hook) sits at the bottom.
+#: use the store; the base (stdlib only) and the spool (with the hooks) sit
+#: at the bottom.
 RANKS = {
-    "memspool.spool": 0,
-    "memspool.hooks": 1,
+    # Errors, home layout, project identity, search terms: what every room shares.
+    "memspool.base": 0,
+    "memspool.spool": 1,
+    "memspool.hooks": 1.5,
     # The package itself only re-exports the exception tree.
-    "memspool.errors": 2, "memspool": 2.1, "memspool.config": 2.2, "memspool.project": 2.2,
-    "memspool.untrusted": 2.2,
+    "memspool": 2.1, "memspool.config": 2.2, "memspool.untrusted": 2.2,
     "memspool.store": 3, "memspool.redact": 3,
+    # The drainer's ingest stage (spool frames -> slices): below every room
+    # that makes memory from slices (see INGEST).
+    "drainer ingest": 3.5,
     "memspool.distill": 4, "memspool.install": 4,
     "memspool.archivist": 4.5,
     "memspool.recall": 4.6,
     # Team memory reads and writes the store, redacts, and renders context
     # blocks after a pull; the drainer and the service sync through it.
     "memspool.team": 4.65,
-    # The drainer digests queued slices when the spool is idle.
+    # The drainer's process modes (memspool.drainer, .modes, .upkeep,
+    # .backfill) hand the ingest stage the archivist's digest, the context
+    # blocks, embedding and team sync to run while the spool is empty.
     "memspool.drainer": 4.7,
     "memspool.service": 5, "memspool.demo": 5.5, "memspool.doctor": 5,
     "memspool.mcp": 6, "memspool.http": 6,
     "memspool.cli": 6.5, "memspool.__main__": 7,
+}
+#: The drainer's modules that form its ingest stage: they rank below the
+#: archivist, recall and team, which the process modes inject (Upkeep).
+INGEST = {f"memspool.drainer.{name}": "drainer ingest"
+          for name in ("daemon", "keep", "lock", "payload", "ship", "transcript")}
+#: Rooms that must not import each other even where the ranks would allow it:
+#: the distiller is text in, notes out; the archivist writes memory.
+FORBIDDEN = {
+    "memspool.distill": ("memspool.store", "memspool.archivist"),
 }
 #: Source folder -> the package it installs as.
 FOLDERS = {
@@ -42,6 +58,8 @@ FOLDERS = {
 
 
 def _room(module: str) -> str:
+    if module in INGEST:
+        return INGEST[module]
     parts = module.split(".")
     for size in range(len(parts), 0, -1):
         name = ".".join(parts[:size])
@@ -89,10 +107,25 @@ def test_no_import_runs_back_up(module: str, path: Path) -> None:
             f"({target}, rank {RANKS[target]})")
 
 
+@pytest.mark.parametrize(("module", "path"), MODULES, ids=[m for m, _ in MODULES])
+def test_no_forbidden_import(module: str, path: Path) -> None:
+    forbidden = FORBIDDEN.get(_room(module), ())
+    for imported in _imports(path, module):
+        assert not any(imported == f or imported.startswith(f + ".") for f in forbidden), (
+            f"{module} imports {imported}")
+
+
+def test_the_drainer_ingest_stage_is_pinned() -> None:
+    # A new drainer module must say which stage it belongs to.
+    found = {m for m, _ in MODULES if m.startswith("memspool.drainer.")}
+    assert found == set(INGEST) | {"memspool.drainer.__main__", "memspool.drainer.modes",
+                                   "memspool.drainer.upkeep", "memspool.drainer.backfill"}
+
+
 def test_the_hook_script_imports_only_the_stdlib_and_the_spool() -> None:
     path = REPO / "hooks" / "capture.py"
     imported = _imports(path, "memspool.hooks.capture")
-    assert imported <= {"memspool.spool", "memspool.spool.home", "memspool.spool.writer"}
+    assert imported <= {"memspool.spool", "memspool.base.home", "memspool.spool.writer"}
 
 
 def test_the_exported_names_are_pinned() -> None:

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import payload, run_cli
 
+from memspool.base.project import identify, normalise_remote, project_id
 from memspool.config import load_config
 from memspool.hooks import CONTEXT_SCRIPT, RECALL_SCRIPT
-from memspool.project import identify, normalise_remote, project_id
 from memspool.store import connect
 from memspool.store.db import MIGRATIONS, _statements
 
@@ -184,7 +184,7 @@ def _old_store(home: Path) -> sqlite3.Connection:
     """A store at the last schema that filed projects by their folder's basename."""
     home.mkdir(mode=0o700, exist_ok=True)
     old = sqlite3.connect(home / "memspool.db", isolation_level=None)
-    from memspool.hooks.fts import identifiers
+    from memspool.base.terms import identifiers
     old.create_function("memspool_identifiers", 1, identifiers, deterministic=True)
     last_basename = next(i for i, m in enumerate(MIGRATIONS) if not isinstance(m, str))
     for version in range(last_basename):

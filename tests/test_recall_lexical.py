@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from conftest import REPO, run_cli
 
-from memspool.hooks import fts, lexical
-from memspool.hooks.porter import stem
+from memspool.base import lexical
+from memspool.base.porter import porter_stem
+from memspool.base.terms import query_terms
 from memspool.recall import search
 from memspool.service import Service
 
@@ -32,7 +33,7 @@ def test_the_stemmer_stems_every_word_of_the_labelled_data_as_fts5_does() -> Non
         conn.execute("DELETE FROM t")
         conn.executemany("INSERT INTO t (rowid, x) VALUES (?, ?)", enumerate(batch, 1))
         indexed = {row[0] for row in conn.execute("SELECT term FROM v")}
-        differ += [w for w in batch if stem(w) not in indexed]
+        differ += [w for w in batch if porter_stem(w) not in indexed]
     assert len(words) > 5000
     assert differ == []
 
@@ -73,7 +74,7 @@ def test_relevance_is_the_share_of_the_query_held(home: Path) -> None:
     notes = [{"key": "a", "text": "Gunicorn workers time out on the reports export endpoint"},
              {"key": "b", "text": "The reports page has a date filter"}]
     with _import(home, notes) as service:
-        terms = fts.query_terms("gunicorn reports export timeout")
+        terms = query_terms("gunicorn reports export timeout")
         query = lexical.prepare(service.conn, terms)
         full = query.relevance(notes[0]["text"], notes[0]["text"])
         part = query.relevance(notes[1]["text"], notes[1]["text"])
@@ -122,7 +123,7 @@ def test_hybrid_keeps_the_top_three_that_hold_every_word(home: Path) -> None:
             "body": n["body"]}).encode() for n in notes])
         checked = 0
         for q in queries:
-            terms = fts.query_terms(q["query"])
+            terms = query_terms(q["query"])
             query = lexical.prepare(service.conn, terms)
             lexical_top = search(service.conn, q["query"], limit=3)
             hybrid_top = {h.id for h in search(service.conn, q["query"], limit=3,

@@ -18,7 +18,7 @@ from conftest import run_cli
 from model2vec import StaticModel
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
-from memspool.errors import HomeError
+from memspool.base.errors import HomeError
 from memspool.recall import vectors as vectors_module
 from memspool.recall.embed import SHIPPED_MODEL, Encoder
 from memspool.recall.vectors import VECTORS_DIR, embed_pending
@@ -411,16 +411,18 @@ def test_the_drainer_embeds_what_waits(home: Path, model: Path,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from memspool.config import load_config
     from memspool.drainer import Drainer
+    from memspool.drainer.upkeep import Upkeep
 
     with Service(home, env={"MEMSPOOL_SEMANTIC": "off"}) as plain:
         for i, text in enumerate(DISTINCT[:3]):
             plain.save(f"Note {i}", text, project="shop")
     monkeypatch.setenv("MEMSPOOL_SEMANTIC_MODEL", str(model))
-    drainer = Drainer(load_config())
+    upkeep = Upkeep()
+    drainer = Drainer(load_config(), upkeep)
     drainer.initialize()
     try:
-        assert drainer.embed_queue(5.0) == 3
-        assert drainer.embed_queue(5.0) == 0
+        assert upkeep.embed(drainer, 5.0) == 3
+        assert upkeep.embed(drainer, 5.0) == 0
     finally:
         drainer.shutdown()
     with Service(home, env={"MEMSPOOL_SEMANTIC_MODEL": str(model)}) as service:
@@ -566,17 +568,19 @@ def test_a_broken_model_is_logged_once_by_the_drainer(home: Path, tmp_path: Path
                                                       caplog: pytest.LogCaptureFixture) -> None:
     from memspool.config import load_config
     from memspool.drainer import Drainer
+    from memspool.drainer.upkeep import Upkeep
 
     with Service(home, env={"MEMSPOOL_SEMANTIC": "off"}) as plain:
         plain.save("Note", DISTINCT[0], project="shop")
     empty = tmp_path / "no-model"
     empty.mkdir()
     monkeypatch.setenv("MEMSPOOL_SEMANTIC_MODEL", str(empty))
-    drainer = Drainer(load_config())
+    upkeep = Upkeep()
+    drainer = Drainer(load_config(), upkeep)
     drainer.initialize()
     try:
         for _ in range(5):
-            assert drainer.embed_queue(1.0) == 0
+            assert upkeep.embed(drainer, 1.0) == 0
     finally:
         drainer.shutdown()
     said = [r for r in caplog.records if "semantic recall is off" in r.getMessage()]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from memspool.base.errors import StoreError
 from memspool.config import load_config
-from memspool.errors import StoreError
 from memspool.store import MIGRATIONS, connect
 
 

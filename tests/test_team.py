@@ -451,7 +451,7 @@ def test_a_planted_secret_never_reaches_the_server(machines: dict[str, Machine])
     a.cli("memories", "import", "-", input=line.encode())
     # Planted past every entry point, straight into the store: the push redacts again.
     with contextlib_closing(a.db()) as conn:
-        from memspool.hooks.fts import identifiers
+        from memspool.base.terms import identifiers
 
         conn.create_function("memspool_identifiers", 1, identifiers, deterministic=True)
         conn.execute("UPDATE memories SET body = body || ?, key = ? WHERE id = (SELECT min(id)"

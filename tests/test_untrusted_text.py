@@ -126,7 +126,7 @@ def _dirty_store(home: Path) -> None:
     conn.close()
     raw = sqlite3.connect(home / "memspool.db", isolation_level=None)
     try:
-        from memspool.hooks.fts import identifiers
+        from memspool.base.terms import identifiers
 
         raw.create_function("memspool_identifiers", 1, identifiers, deterministic=True)
         raw.execute("INSERT INTO memories (project, key, type, layer, summary, body, "

@@ -11,7 +11,7 @@ importing it stays cheap for the drainer.
 
 from __future__ import annotations
 
-from memspool.errors import (
+from memspool.base.errors import (
     ConfigError,
     DrainerBusy,
     HomeError,

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from memspool.errors import ConfigError, HomeError
-from memspool.spool import home as layout
+from memspool.base import home as layout
+from memspool.base.errors import ConfigError, HomeError
 
 __all__ = [
     "CONFIG_NAME",
@@ -137,10 +137,10 @@ class Config:
 #: and a line need room for at least some text; zstd levels start at 1.
 _INT_MINIMUM: Final = {"max_slice_chars": 1, "max_line_bytes": 1, "zstd_level": 1,
                        "context_max_chars": 200, "team_batch": 1}
-#: Each setting's kind, from the annotations of Config (strings, with
-#: ``from __future__ import annotations``): a new setting needs no second edit.
 #: Settings that were renamed: the old name still works for one release.
 _RENAMED: Final = {"max_capture_chars": "max_slice_chars"}
+#: Each setting's kind, from the annotations of Config (strings, with
+#: ``from __future__ import annotations``): a new setting needs no second edit.
 _KINDS: Final = {f.name: str(f.type) for f in dataclasses.fields(Config) if f.name != "home"}
 
 
@@ -249,7 +249,7 @@ def load_config(home: Path | None = None, env: Mapping[str, str] | None = None) 
 def ensure_private_dir(path: Path) -> Path:
     """Create ``path`` (and parents) owner-only; tighten it if it already exists.
 
-    Raises :class:`~memspool.errors.HomeError` with what to do when the path
+    Raises :class:`~memspool.base.errors.HomeError` with what to do when the path
     is a file, belongs to someone else or cannot be created.
     """
     try:

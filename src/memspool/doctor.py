@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
 
 from memspool import install
+from memspool.base import home as layout
+from memspool.base.errors import ConfigError, MemspoolError
 from memspool.config import Config, default_home, load_config
 from memspool.drainer.lock import drainer_pid
-from memspool.errors import ConfigError, MemspoolError
 from memspool.recall.embed import install_hint, semantic_state
 from memspool.recall.vectors import VECTORS_DIR
 from memspool.spool import ACTIVE_NAME, Spool
-from memspool.spool import home as layout
 from memspool.store import damaged
 from memspool.store import vectors as vector_rows
 from memspool.untrusted import parse_json

@@ -22,10 +22,8 @@ from typing import Any, Final
 
 import filelock
 
-from memspool.config import CONFIG_NAME, Config, ensure_private_dir
-from memspool.errors import SettingsError
-from memspool.hooks import CONTEXT_SCRIPT, HOOK_SCRIPT, RECALL_SCRIPT
-from memspool.spool.home import (
+from memspool.base.errors import SettingsError
+from memspool.base.home import (
     CONTEXT_EVENT,
     HOOK_EVENTS,
     HOOK_MARKER,
@@ -33,6 +31,8 @@ from memspool.spool.home import (
     RECALL_EVENT,
     RECALL_TIMEOUT_SECS,
 )
+from memspool.config import CONFIG_NAME, Config, ensure_private_dir
+from memspool.hooks import CONTEXT_SCRIPT, HOOK_SCRIPT, RECALL_SCRIPT
 
 __all__ = [
     "HOOK_EVENTS",

@@ -28,13 +28,8 @@ from memspool.archivist import (
 from memspool.archivist.major import last_report
 from memspool.archivist.recalls import note_recalled, recalled
 from memspool.archivist.transfer import ImportReport, export_lines, import_lines
-from memspool.config import Config, load_config
-from memspool.distill import LlmOptions
-from memspool.distill.keys import SUMMARY_CHARS, note_key, whole_summary
-from memspool.distill.note import Note
-from memspool.distill.similarity import Profiles, index_terms
-from memspool.drainer.lock import drainer_running
-from memspool.errors import (
+from memspool.base import lexical
+from memspool.base.errors import (
     ConfigError,
     HomeError,
     NotFound,
@@ -43,9 +38,15 @@ from memspool.errors import (
     StoreError,
     TeamError,
 )
-from memspool.hooks import lexical
+from memspool.base.kinds import NOTE_TYPES
+from memspool.base.project import identify
+from memspool.config import Config, load_config
+from memspool.distill import LlmOptions
+from memspool.distill.keys import SUMMARY_CHARS, note_key, whole_summary
+from memspool.distill.note import Note
+from memspool.distill.similarity import Profiles, index_terms
+from memspool.drainer.lock import drainer_running
 from memspool.install import default_settings_path, installed_events
-from memspool.project import identify
 from memspool.recall import render, render_dirty, search
 from memspool.recall.context import stored
 from memspool.recall.embed import SemanticState, semantic_state
@@ -66,7 +67,6 @@ from memspool.store import (
 from memspool.store import memories as memory_rows
 from memspool.store import projects as project_rows
 from memspool.store import vectors as vector_rows
-from memspool.store.kinds import NOTE_TYPES
 from memspool.store.slices import list_slices, slice_text
 from memspool.store.slices import scrub as scrub_slices
 from memspool.team.local import origins

@@ -13,12 +13,12 @@ import sqlite3
 from pathlib import Path
 
 from memspool.archivist.reconcile import DEFAULT_SOURCE, LLM, CaptureReport, Origin, save_notes
+from memspool.base.errors import PayloadError
+from memspool.base.project import project_name
 from memspool.config import Config
 from memspool.distill.llm import LlmOptions
 from memspool.distill.payload import check_payload, distil, note_cap
 from memspool.distill.similarity import Profiles
-from memspool.errors import PayloadError
-from memspool.project import project_name
 
 __all__ = ["capture"]
 
@@ -56,9 +56,9 @@ def capture(
     only learnings sections' items, as ``passive`` memories. ``llm`` asks a
     model first and falls back to the rules on any failure. ``now`` (epoch
     seconds) is for tests. ``profiles`` is the caller's similarity cache.
-    Raises :class:`~memspool.errors.PayloadError` for an empty or oversized
+    Raises :class:`~memspool.base.errors.PayloadError` for an empty or oversized
     payload or a bad ``max_entities`` / ``slice_id``,
-    :class:`~memspool.errors.StoreError` when the store refuses the writes
+    :class:`~memspool.base.errors.StoreError` when the store refuses the writes
     (then nothing of the call is kept).
     """
     check_payload(text)

@@ -32,18 +32,20 @@ from typing import Final
 
 from memspool.archivist import lifecycle
 from memspool.archivist.recalls import SEARCHES, recalled
+from memspool.archivist.reconcile import CANDIDATE_MIN_SHARED
 from memspool.config import Config
-from memspool.distill.similarity import Profiles, index_terms, query_terms, relate
+from memspool.distill.similarity import Profiles, index_terms, lookup_terms, relate
 from memspool.store import get_state, set_state, transaction
-from memspool.store import memories as rows
+from memspool.store import memories as memory_rows
 from memspool.store.memories import Memory
 
 __all__ = ["MaintainReport", "last_report", "maintain"]
 
 #: Memories looked at per transaction; each batch commits on its own.
 BATCH: Final = 200
-#: Candidates compared with each changed memory.
-CANDIDATES: Final = 20
+#: Candidates compared with each changed memory (the minor pass compares
+#: CANDIDATES_PER_NOTE with each note).
+CANDIDATES_PER_MEMORY: Final = 20
 _STATE_AT: Final = "maintain_at"
 _STATE_ID: Final = "maintain_id"
 _STATE_REPORT: Final = "maintain_report"
@@ -81,25 +83,25 @@ def maintain(conn: sqlite3.Connection, config: Config, *, now: float | None = No
     after_id = int(get_state(conn, _STATE_ID) or "0")
     while True:
         # Rows this pass changes carry a later time and wait for the next pass.
-        batch = rows.changed_since(conn, since, after_id, now, BATCH)
+        batch = memory_rows.changed_since(conn, since, after_id, now, BATCH)
         if not batch:
             break
         with transaction(conn):
             for changed in batch:
-                _reconcile(conn, config, changed.id, report, now=now, profiles=profiles)
+                _consolidate(conn, config, changed.id, report, now=now, profiles=profiles)
             since, after_id = batch[-1].updated_at, batch[-1].id
             set_state(conn, _STATE_AT, repr(since))
             set_state(conn, _STATE_ID, str(after_id))
     with transaction(conn):
-        for due in rows.due(conn, "promote_at", now, 10_000):
-            rows.set_standing(conn, due.id, layer="canonical")
+        for due in memory_rows.due(conn, "promote_at", now, 10_000):
+            memory_rows.set_standing(conn, due.id, layer="canonical")
             report.promoted += 1
-        for due in rows.due(conn, "archive_at", now, 10_000):
+        for due in memory_rows.due(conn, "archive_at", now, 10_000):
             if lifecycle.importance_now(due, config, now) < config.archive_floor:
-                rows.set_standing(conn, due.id, layer="archived")
+                memory_rows.set_standing(conn, due.id, layer="archived")
                 report.archived += 1
             else:  # recalled since it was scheduled: look again later
-                rows.set_standing(conn, due.id, archive_at=lifecycle.archive_at(due, config))
+                memory_rows.set_standing(conn, due.id, archive_at=lifecycle.archive_at(due, config))
         report.seconds = round(time.monotonic() - started, 6)
         set_state(conn, _STATE_REPORT, json.dumps(report.as_dict()))
     return report
@@ -114,31 +116,34 @@ def last_report(conn: sqlite3.Connection) -> dict[str, float | int] | None:
     return value if isinstance(value, dict) else None
 
 
-def _reconcile(conn: sqlite3.Connection, config: Config, memory_id: int,
-               report: MaintainReport, *, now: float, profiles: Profiles) -> None:
-    memory = rows.get(conn, memory_id)
+def _consolidate(conn: sqlite3.Connection, config: Config, memory_id: int,
+                 report: MaintainReport, *, now: float, profiles: Profiles) -> None:
+    # One changed memory against the rest of its project (the minor pass's
+    # reconciliation, memspool.archivist.reconcile, meets notes instead).
+    memory = memory_rows.get(conn, memory_id)
     if memory is None or not memory.live:
         return  # folded into another, or left recall, earlier in this pass
     report.examined += 1
-    for sibling in rows.same_summary(conn, memory):
+    for sibling in memory_rows.same_summary(conn, memory):
         # The same headline captured twice with other text: one memory remains,
         # with the newer text; the older text is kept in its history.
         older, newer = sorted((memory, sibling), key=lambda m: (m.updated_at, m.id))
         keep = min(memory.id, sibling.id)
-        survivor = rows.get(conn, keep)
-        other = rows.get(conn, sibling.id if keep == memory.id else memory.id)
+        survivor = memory_rows.get(conn, keep)
+        other = memory_rows.get(conn, sibling.id if keep == memory.id else memory.id)
         if survivor is None or other is None:
             continue
         if newer.id != keep:
-            rows.replace_text(conn, survivor, type=newer.type, summary=newer.summary,
-                              body=newer.body, terms=index_terms(newer.body, profiles=profiles),
-                              at=now, reason="sibling")
-            survivor = rows.get(conn, keep) or survivor
-        rows.absorb(conn, survivor, other, at=now, reason="sibling")
+            memory_rows.replace_text(conn, survivor, type=newer.type, summary=newer.summary,
+                                     body=newer.body,
+                                     terms=index_terms(newer.body, profiles=profiles),
+                                     at=now, reason="sibling")
+            survivor = memory_rows.get(conn, keep) or survivor
+        memory_rows.absorb(conn, survivor, other, at=now, reason="sibling")
         report.siblings += 1
-        memory = rows.get(conn, keep) or survivor
-    found = rows.candidates(conn, memory.project, query_terms(memory.body, profiles),
-                            min_shared=2, limit=CANDIDATES)
+        memory = memory_rows.get(conn, keep) or survivor
+    found = memory_rows.candidates(conn, memory.project, lookup_terms(memory.body, profiles),
+                            min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_MEMORY)
     for other in found:
         if other.id == memory.id:
             continue
@@ -148,15 +153,15 @@ def _reconcile(conn: sqlite3.Connection, config: Config, memory_id: int,
             _fold(conn, older, newer, now, profiles, reason="merged",
                   take_newer=verdict.relation == "more")
             report.merged += 1
-        elif verdict.replaces and rows.sessions_of(conn, older.id).isdisjoint(
-                rows.sessions_of(conn, newer.id)):
+        elif verdict.replaces and memory_rows.sessions_of(conn, older.id).isdisjoint(
+                memory_rows.sessions_of(conn, newer.id)):
             # A new value from another session (within one, texts alike but for a
             # number are siblings; see archivist/reconcile.py).
-            rows.supersede(conn, older, by=newer.id, at=now)
+            memory_rows.supersede(conn, older, by=newer.id, at=now)
             report.superseded += 1
         else:
             continue
-        survivor = rows.get(conn, older.id if older.live else newer.id)
+        survivor = memory_rows.get(conn, older.id if older.live else newer.id)
         if survivor is None or not survivor.live:
             return
         memory = survivor
@@ -168,12 +173,12 @@ def _apply_recalls(conn: sqlite3.Connection, config: Config) -> int:
     moved = 0
     with transaction(conn):
         for memory_id, at in recalled(config.home).items():
-            memory = rows.get(conn, memory_id)
+            memory = memory_rows.get(conn, memory_id)
             if memory is None or (memory.recalled_at or 0.0) >= at:
                 continue
             memory = dataclasses.replace(memory, recalled_at=at)
-            rows.set_standing(conn, memory_id, recalled_at=at,
-                              archive_at=lifecycle.archive_at(memory, config))
+            memory_rows.set_standing(conn, memory_id, recalled_at=at,
+                                     archive_at=lifecycle.archive_at(memory, config))
             moved += 1
     searches = config.home / "recall" / SEARCHES
     with contextlib.suppress(OSError):
@@ -186,18 +191,18 @@ def _fold(conn: sqlite3.Connection, older: Memory, newer: Memory, now: float,
           profiles: Profiles, *, reason: str, take_newer: bool) -> None:
     """One memory remains: the older row (its id is what others cite)."""
     if take_newer:
-        rows.replace_text(conn, older, type=newer.type, summary=newer.summary,
-                          body=newer.body, terms=index_terms(newer.body, profiles=profiles),
-                          at=now, reason=reason)
-        older = rows.get(conn, older.id) or older
-    rows.absorb(conn, older, newer, at=now, reason=reason)
+        memory_rows.replace_text(conn, older, type=newer.type, summary=newer.summary,
+                                 body=newer.body, terms=index_terms(newer.body, profiles=profiles),
+                                 at=now, reason=reason)
+        older = memory_rows.get(conn, older.id) or older
+    memory_rows.absorb(conn, older, newer, at=now, reason=reason)
 
 
 def _settle(conn: sqlite3.Connection, config: Config, memory: Memory,
             report: MaintainReport) -> None:
     """Confidence from corroboration, promotion when sessions agree, the schedule."""
-    memory = rows.get(conn, memory.id) or memory
-    sessions = rows.count_sessions(conn, memory.id)
+    memory = memory_rows.get(conn, memory.id) or memory
+    sessions = memory_rows.count_sessions(conn, memory.id)
     confidence = lifecycle.confidence(sessions)
     if confidence > memory.confidence:
         report.corroborated += 1
@@ -205,6 +210,6 @@ def _settle(conn: sqlite3.Connection, config: Config, memory: Memory,
     if layer == "buffer" and sessions >= lifecycle.CANONICAL_SESSIONS:
         layer = "canonical"
         report.promoted += 1
-    rows.set_standing(conn, memory.id, layer=layer, confidence=confidence,
-                      promote_at=lifecycle.promote_at(memory, config),
-                      archive_at=lifecycle.archive_at(memory, config))
+    memory_rows.set_standing(conn, memory.id, layer=layer, confidence=confidence,
+                             promote_at=lifecycle.promote_at(memory, config),
+                             archive_at=lifecycle.archive_at(memory, config))

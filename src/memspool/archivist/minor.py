@@ -25,9 +25,9 @@ from memspool.archivist.reconcile import CaptureReport, Origin, save_notes
 from memspool.config import Config
 from memspool.distill import LlmError, LlmOptions
 from memspool.distill.llm import distill_with_llm
+from memspool.distill.messages import messages
 from memspool.distill.note import Note
 from memspool.distill.similarity import Profiles
-from memspool.distill.slices import messages
 from memspool.distill.transcript import notes_of as transcript_notes_of
 from memspool.redact import redact
 from memspool.store import transaction

@@ -38,6 +38,8 @@ import sqlite3
 import time
 from typing import Final
 
+from memspool.base.errors import StoreError
+from memspool.base.kinds import Action, NoteType
 from memspool.config import Config
 from memspool.distill.keys import distinct_key, text_hash
 from memspool.distill.note import Note
@@ -46,13 +48,11 @@ from memspool.distill.similarity import (
     Profiles,
     Verdict,
     index_terms,
-    query_terms,
+    lookup_terms,
     relate,
 )
-from memspool.errors import StoreError
 from memspool.store import diagnose
-from memspool.store import memories as memory
-from memspool.store.kinds import Action, NoteType
+from memspool.store import memories as memory_rows
 
 __all__ = [
     "DUPLICATE_WINDOW_SECS",
@@ -191,53 +191,53 @@ class _Context:
 
 
 def _provenance(ctx: _Context, memory_id: int, action: Action, note: Note) -> None:
-    memory.add_provenance(ctx.conn, memory.Provenance(
+    memory_rows.add_provenance(ctx.conn, memory_rows.Provenance(
         memory_id=memory_id, action=action, session=ctx.origin.session,
         source=ctx.origin.source, slice_id=ctx.origin.slice_id,
         text_hash=text_hash(note.body), at=ctx.now,
     ))
 
 
-def _landed(ctx: _Context, found: memory.Memory, action: Action) -> NoteOutcome:
+def _landed(ctx: _Context, found: memory_rows.Memory, action: Action) -> NoteOutcome:
     """The outcome of a note that landed in an existing memory: that memory's identity."""
     return NoteOutcome(id=ctx.shown_id(found.id), key=found.key, type=found.type,
                        summary=found.summary, action=action)
 
 
-def _merge(ctx: _Context, found: memory.Memory, note: Note, verdict: Verdict) -> NoteOutcome:
+def _merge(ctx: _Context, found: memory_rows.Memory, note: Note, verdict: Verdict) -> NoteOutcome:
     """The note restates ``found``: one more corroboration, and its text when it says more."""
     richer = verdict.relation == "more"
-    memory.corroborate(ctx.conn, found, at=ctx.now,
-                       body=note.body if richer else None,
-                       summary=note.summary if richer else None,
-                       terms=ctx.terms(note.body) if richer else (),
-                       clarity=note.clarity)
+    memory_rows.corroborate(ctx.conn, found, at=ctx.now,
+                            body=note.body if richer else None,
+                            summary=note.summary if richer else None,
+                            terms=ctx.terms(note.body) if richer else (),
+                            clarity=note.clarity)
     _provenance(ctx, found.id, MERGED, note)
     ctx.seen_keys.setdefault(found.key, (found.id, note.body))
     return _landed(ctx, found, MERGED)
 
 
-def _update(ctx: _Context, holder: memory.Memory, key: str, note: Note) -> NoteOutcome:
-    memory.update_in_place(ctx.conn, holder, type=note.type, summary=note.summary,
-                           body=note.body, terms=ctx.terms(note.body), at=ctx.now)
+def _update(ctx: _Context, holder: memory_rows.Memory, key: str, note: Note) -> NoteOutcome:
+    memory_rows.update_in_place(ctx.conn, holder, type=note.type, summary=note.summary,
+                                body=note.body, terms=ctx.terms(note.body), at=ctx.now)
     _provenance(ctx, holder.id, UPDATED, note)
     ctx.seen_keys[key] = (holder.id, note.body)
     return NoteOutcome(id=ctx.shown_id(holder.id), key=key, type=note.type,
                        summary=note.summary, action=UPDATED)
 
 
-def _create(ctx: _Context, key: str, note: Note, supersedes: memory.Memory | None,
+def _create(ctx: _Context, key: str, note: Note, supersedes: memory_rows.Memory | None,
             ) -> NoteOutcome:
     if supersedes is not None and supersedes.key == key:
         # The new value takes the subject's key; the old memory keeps its own text's.
-        memory.rekey(ctx.conn, supersedes, distinct_key(key, supersedes.body))
-    memory_id = memory.insert(ctx.conn, project=ctx.project, key=key, type=note.type,
-                              summary=note.summary, body=note.body,
-                              terms=ctx.terms(note.body), at=ctx.now, clarity=note.clarity)
+        memory_rows.rekey(ctx.conn, supersedes, distinct_key(key, supersedes.body))
+    memory_id = memory_rows.insert(ctx.conn, project=ctx.project, key=key, type=note.type,
+                                   summary=note.summary, body=note.body,
+                                   terms=ctx.terms(note.body), at=ctx.now, clarity=note.clarity)
     ctx.created_ids.add(memory_id)
     _provenance(ctx, memory_id, CREATED, note)
     if supersedes is not None:
-        memory.supersede(ctx.conn, supersedes, by=memory_id, at=ctx.now)
+        memory_rows.supersede(ctx.conn, supersedes, by=memory_id, at=ctx.now)
     ctx.seen_keys[key] = (memory_id, note.body)
     return NoteOutcome(id=ctx.shown_id(memory_id), key=key, type=note.type,
                        summary=note.summary, action=CREATED,
@@ -253,18 +253,18 @@ def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
     if seen is not None:
         return NoteOutcome(id=ctx.shown_id(seen[0]), key=key, type=note.type,
                            summary=note.summary, action=SKIPPED)
-    if ctx.origin.slice_id is not None and memory.forgotten(ctx.conn, ctx.project,
+    if ctx.origin.slice_id is not None and memory_rows.forgotten(ctx.conn, ctx.project,
                                                              text_hash(note.body)):
         # Forgotten on purpose: digesting a transcript again does not bring
         # it back (a person capturing it by hand does).
         return NoteOutcome(id=None, key=key, type=note.type, summary=note.summary,
                            action=SKIPPED)
-    recent = memory.recent_save(ctx.conn, ctx.project, text_hash(note.body),
-                                ctx.now - DUPLICATE_WINDOW_SECS)
+    recent = memory_rows.recent_save(ctx.conn, ctx.project, text_hash(note.body),
+                                     ctx.now - DUPLICATE_WINDOW_SECS)
     if recent is not None:
         ctx.seen_keys[key] = (recent.id, note.body)
         return _landed(ctx, recent, SKIPPED)
-    holder = memory.get_by_key(ctx.conn, ctx.project, key)
+    holder = memory_rows.get_by_key(ctx.conn, ctx.project, key)
     if holder is not None and holder.layer != "superseded":
         verdict = ctx.relate(holder.body, note.body)
         if verdict.agrees:
@@ -273,7 +273,7 @@ def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
                 # replaces the old, which goes to the history when it differs.
                 return _update(ctx, holder, key, note)
             if not holder.live:  # archived, and said again: back in recall
-                memory.set_standing(ctx.conn, holder.id, layer="buffer")
+                memory_rows.set_standing(ctx.conn, holder.id, layer="buffer")
             return _merge(ctx, holder, note, verdict)
         if verdict.replaces and holder.live:
             return _create(ctx, key, note, supersedes=holder)
@@ -281,20 +281,20 @@ def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
         # Another fact (or a memory that left recall) holds the key: this text
         # gets a key of its own, where it lands again when it is re-captured.
         key = distinct_key(key, note.body)
-        again = memory.get_by_key(ctx.conn, ctx.project, key)
+        again = memory_rows.get_by_key(ctx.conn, ctx.project, key)
         if again is not None and again.live:
             if ctx.origin.slice_id is None:
                 return _update(ctx, again, key, note)
             return _merge(ctx, again, note, ctx.relate(again.body, note.body))
-    found = memory.candidates(ctx.conn, ctx.project, query_terms(note.body, ctx.profiles),
-                              min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_NOTE)
+    found = memory_rows.candidates(ctx.conn, ctx.project, lookup_terms(note.body, ctx.profiles),
+                                   min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_NOTE)
     ctx.report.candidates += len(found)
     for candidate in found:
         verdict = ctx.relate(candidate.body, note.body)
         if verdict.agrees:
             return _merge(ctx, candidate, note, verdict)
-        if verdict.replaces and ctx.origin.session not in memory.sessions_of(ctx.conn,
-                                                                             candidate.id):
+        if verdict.replaces and ctx.origin.session not in memory_rows.sessions_of(ctx.conn,
+                                                                                  candidate.id):
             # Another subject's memory is replaced only from another session: within
             # one, texts alike but for a number ("pool 1", "pool 2") are siblings.
             return _create(ctx, key, note, supersedes=candidate)
@@ -315,7 +315,7 @@ def save_notes(
     """Reconcile distilled ``notes`` with the memory of ``origin.project``; fills ``report``.
 
     Inside the caller's open transaction the writes join it; otherwise they
-    commit together. Raises :class:`~memspool.errors.StoreError` when the
+    commit together. Raises :class:`~memspool.base.errors.StoreError` when the
     store refuses them (then nothing of the call is kept).
     """
     report.captured = len(notes)
@@ -324,7 +324,7 @@ def save_notes(
                    dry_run=report.dry_run, report=report,
                    profiles=profiles if profiles is not None else Profiles())
     try:
-        with memory.unit_of_work(conn, keep=not report.dry_run):
+        with memory_rows.unit_of_work(conn, keep=not report.dry_run):
             report.notes = [_reconcile(ctx, note) for note in notes[:cap]]
     except sqlite3.Error as exc:
         raise StoreError(f"{diagnose(config.db_path, exc)} Nothing of this capture was "

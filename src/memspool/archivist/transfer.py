@@ -27,14 +27,14 @@ from typing import Any, Final
 import orjson
 
 from memspool.archivist import lifecycle
+from memspool.base.errors import PayloadError
+from memspool.base.kinds import ACTIONS, LAYERS, NOTE_TYPES, Action, Layer, NoteType
 from memspool.config import Config
 from memspool.distill.keys import note_key, text_hash
 from memspool.distill.similarity import Profiles, index_terms
-from memspool.errors import PayloadError
 from memspool.redact import redact
-from memspool.store import memories as rows
+from memspool.store import memories as memory_rows
 from memspool.store import transaction
-from memspool.store.kinds import ACTIONS, LAYERS, NOTE_TYPES, Action, Layer, NoteType
 from memspool.untrusted import parse_json, printable
 
 __all__ = ["EXPORT_FIELDS", "ImportReport", "export_lines", "import_lines"]
@@ -58,15 +58,15 @@ _CLAIMABLE: Final[tuple[Layer, ...]] = ("buffer", "superseded", "archived")
 
 def export_lines(conn: sqlite3.Connection, project: str | None = None) -> Iterator[bytes]:
     """One JSON line per memory, oldest first (streamed, not gathered)."""
-    for memory_id in rows.memory_ids(conn, project):
-        memory = rows.get(conn, memory_id)
+    for memory_id in memory_rows.memory_ids(conn, project):
+        memory = memory_rows.get(conn, memory_id)
         if memory is None:
             continue
         record: dict[str, Any] = {name: getattr(memory, name) for name in EXPORT_FIELDS[:-1]}
         record["provenance"] = [
             {"session": p.session, "source": p.source, "slice": p.slice_id,
              "action": p.action, "at": p.at}
-            for p in rows.provenance(conn, memory_id)
+            for p in memory_rows.provenance(conn, memory_id)
         ]
         yield orjson.dumps(record) + b"\n"
 
@@ -157,7 +157,7 @@ def import_lines(conn: sqlite3.Connection, lines: Iterable[bytes], *,
         for memory_id, old_target in links:
             target = ids.get(old_target)
             if target is not None and target != memory_id:
-                rows.set_standing(conn, memory_id, layer="superseded", superseded_by=target)
+                memory_rows.set_standing(conn, memory_id, layer="superseded", superseded_by=target)
     return report
 
 
@@ -171,12 +171,13 @@ class _Claims:
     def standing(self, record: dict[str, Any]) -> tuple[Layer, float, float]:
         """The layer, confidence and importance the memory gets."""
         layer: Layer = next((name for name in LAYERS if name == record.get("layer")), "buffer")
-        confidence = _number(record, "confidence", rows.CONFIDENCE_NEW)
-        importance = _number(record, "importance", rows.IMPORTANCE_NEW)
+        confidence = _number(record, "confidence", memory_rows.CONFIDENCE_NEW)
+        importance = _number(record, "importance", memory_rows.IMPORTANCE_NEW)
         if self.trust:
             return layer, confidence, importance
         return (layer if layer in _CLAIMABLE else "buffer",
-                min(confidence, rows.CONFIDENCE_NEW), min(importance, rows.IMPORTANCE_NEW))
+                min(confidence, memory_rows.CONFIDENCE_NEW),
+                min(importance, memory_rows.IMPORTANCE_NEW))
 
     def times(self, record: dict[str, Any]) -> tuple[float, float]:
         """When it was created and last changed: untrusted, it changed now (so its
@@ -199,12 +200,13 @@ def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *
     note_type: NoteType = next((t for t in NOTE_TYPES if t == kind), "takeaway")
     layer, confidence, importance = claims.standing(record)
     created, updated = claims.times(record)
-    existing = rows.get_by_key(conn, project, key)
+    existing = memory_rows.get_by_key(conn, project, key)
     if existing is None:
-        memory_id = rows.insert(conn, project=project, key=key, type=note_type, summary=summary,
-                                body=body, terms=index_terms(body, profiles=profiles),
-                                at=created, layer=layer, importance=importance,
-                                confidence=confidence, updated_at=updated)
+        memory_id = memory_rows.insert(conn, project=project, key=key, type=note_type,
+                                       summary=summary, body=body,
+                                       terms=index_terms(body, profiles=profiles),
+                                       at=created, layer=layer, importance=importance,
+                                       confidence=confidence, updated_at=updated)
         report.created += 1
         _provenance(conn, memory_id, record, body, claims=claims, action="created")
     elif (existing.type, existing.summary, existing.body) == (note_type, summary, body):
@@ -212,10 +214,10 @@ def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *
         report.unchanged += 1
     else:
         memory_id = existing.id
-        rows.replace_text(conn, existing, type=note_type, summary=summary, body=body,
-                          terms=index_terms(body, profiles=profiles), at=updated,
-                          reason="imported")
-        rows.set_standing(conn, memory_id, layer=layer, confidence=confidence)
+        memory_rows.replace_text(conn, existing, type=note_type, summary=summary, body=body,
+                                 terms=index_terms(body, profiles=profiles), at=updated,
+                                 reason="imported")
+        memory_rows.set_standing(conn, memory_id, layer=layer, confidence=confidence)
         report.updated += 1
         _provenance(conn, memory_id, record, body, claims=claims, action="updated")
     old_id = record.get("id")
@@ -230,10 +232,10 @@ def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *
 def _schedule(conn: sqlite3.Connection, config: Config, memory_id: int) -> None:
     """An imported memory keeps its own times, which may lie before the last maintenance
     pass: give it its promotion and decay schedule now, as the pass would."""
-    memory = rows.get(conn, memory_id)
+    memory = memory_rows.get(conn, memory_id)
     if memory is not None:
-        rows.set_standing(conn, memory_id, promote_at=lifecycle.promote_at(memory, config),
-                          archive_at=lifecycle.archive_at(memory, config))
+        memory_rows.set_standing(conn, memory_id, promote_at=lifecycle.promote_at(memory, config),
+                                 archive_at=lifecycle.archive_at(memory, config))
 
 
 def _provenance(conn: sqlite3.Connection, memory_id: int, record: dict[str, Any],
@@ -245,7 +247,7 @@ def _provenance(conn: sqlite3.Connection, memory_id: int, record: dict[str, Any]
             continue
         kind: Action = next((a for a in ACTIONS if a == entry.get("action")), "created")
         at = entry.get("at")
-        rows.add_provenance(conn, rows.Provenance(
+        memory_rows.add_provenance(conn, memory_rows.Provenance(
             memory_id=memory_id,
             action=kind,
             session=_clean(entry["session"], one_line=True),
@@ -257,6 +259,6 @@ def _provenance(conn: sqlite3.Connection, memory_id: int, record: dict[str, Any]
         saved = True
     if not saved:
         # Untrusted, the file's sessions are claims too: one save, by the import.
-        rows.add_provenance(conn, rows.Provenance(
+        memory_rows.add_provenance(conn, memory_rows.Provenance(
             memory_id=memory_id, action=action, session=IMPORT_SESSION, source="import",
             slice_id=None, text_hash=text_hash(body), at=claims.now if not claims.trust else 0.0))

@@ -20,8 +20,8 @@ from typing import NoReturn
 import orjson
 
 from memspool import __version__
+from memspool.base.errors import MemspoolError
 from memspool.config import private_umask
-from memspool.errors import MemspoolError
 
 __all__ = ["build_parser", "main"]
 

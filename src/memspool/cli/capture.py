@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 from typing import BinaryIO
 
+from memspool.base.errors import PayloadError
 from memspool.cli._common import Subparsers, add_home, command
 from memspool.distill import MAX_NOTES, MAX_PAYLOAD_BYTES, LlmOptions
-from memspool.errors import PayloadError
 from memspool.service import Service
 
 DOC = f"""Distil a payload (stdin, or --file) into durable memory notes; print a JSON report.

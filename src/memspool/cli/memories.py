@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+from memspool.base.errors import PayloadError
+from memspool.base.kinds import LAYERS, NOTE_TYPES
 from memspool.cli._common import (
     Subparsers,
     add_home,
@@ -17,9 +19,7 @@ from memspool.cli._common import (
     print_json,
 )
 from memspool.distill import LlmOptions
-from memspool.errors import PayloadError
 from memspool.service import Service
-from memspool.store.kinds import LAYERS, NOTE_TYPES
 
 MEMORIES_DOC = """List, show, forget, export and import memories.
 

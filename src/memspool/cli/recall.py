@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from memspool.base.kinds import NOTE_TYPES
 from memspool.cli._common import (
     Subparsers,
     add_home,
@@ -15,7 +16,6 @@ from memspool.cli._common import (
     print_json,
 )
 from memspool.service import Service
-from memspool.store.kinds import NOTE_TYPES
 
 SEARCH_DOC = """Search memories (never slices); every project unless --project is given.
 

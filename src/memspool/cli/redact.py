@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from memspool.base.errors import PayloadError
 from memspool.cli._common import Subparsers, command
-from memspool.errors import PayloadError
 from memspool.redact import redact
 
 DOC = """Redact secrets from stdin (or --file) and write the result to stdout.

@@ -15,8 +15,8 @@ from typing import Any, Final
 
 import orjson
 
+from memspool.base.errors import MemspoolError
 from memspool.cli._common import Subparsers, add_home, command
-from memspool.errors import MemspoolError
 from memspool.http import DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_PORT, TOKEN_NAME
 from memspool.http.limits import is_loopback
 

@@ -10,7 +10,7 @@ become notes. The archivist reconciles notes with memory.
     transcript.py      a slice's conversation -> notes (the minor pass's rules)
     payload.py         a capture payload -> notes (split, or an LLM)
     split.py           payload shapes (JSONL, markdown sections, paragraphs), learnings sections
-    slices.py          a slice's text read back as messages
+    messages.py        a slice's text read back as messages
     classify.py        note types of a capture's pieces by cheap local markers
     keys.py            summaries, subject keys, normalized text
     note.py            the draft note

@@ -36,10 +36,10 @@ from functools import cache
 from importlib.resources import files
 from typing import Final, cast
 
+from memspool.base.kinds import NOTE_TYPES, NoteType
 from memspool.distill.claim_features import features, message_features
 from memspool.distill.claims import Claim
 from memspool.distill.classify import classify
-from memspool.store.kinds import NOTE_TYPES, NoteType
 
 __all__ = [
     "MODEL_FILE", "MessageVerdict", "Model", "Verdict", "judge", "judge_message", "keeps", "model",

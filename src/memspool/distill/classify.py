@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from memspool.store.kinds import NOTE_TYPES, NoteType
+from memspool.base.kinds import NOTE_TYPES, NoteType
 
 __all__ = ["NOTE_TYPES", "PASSIVE", "TAKEAWAY", "classify", "coerce_type"]
 

@@ -142,7 +142,7 @@ def subject_key(summary: str) -> str:
     "Run gunicorn with ``--workers 4`` ``--threads 4``" and the same with
     ``--workers 2`` both give ``gunicorn-workers-threads``.
     """
-    from memspool.distill.words import STOP_WORDS  # the comparison's own list
+    from memspool.distill.words import COMPARISON_STOP_WORDS
 
     text = _LEADING_LABEL.sub("", _flatten(summary), count=1)
     words: list[str] = []
@@ -150,7 +150,7 @@ def subject_key(summary: str) -> str:
         if token[0].isdigit():
             continue  # a value: 4, 8080, 3.11, 512Mi
         word = token.lstrip("-")
-        if not word or word in STOP_WORDS or word in _GENERIC or len(word) < 2:
+        if not word or word in COMPARISON_STOP_WORDS or word in _GENERIC or len(word) < 2:
             continue
         if word not in words:
             words.append(word)

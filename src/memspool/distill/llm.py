@@ -38,11 +38,11 @@ import urllib.parse
 import urllib.request
 from typing import Any, Final
 
+from memspool.base.errors import LlmError
 from memspool.config import Config
 from memspool.distill.classify import coerce_type
 from memspool.distill.keys import SUMMARY_CHARS, whole_summary
 from memspool.distill.note import Note
-from memspool.errors import LlmError
 from memspool.redact import redact
 from memspool.untrusted import parse_json
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Final
 
+from memspool.base.kinds import NoteType
 from memspool.distill.classify import PASSIVE, classify
 from memspool.distill.keys import note_key, summary_line, title
-from memspool.store.kinds import NoteType
 
 __all__ = ["PASSIVE_TITLE_CHARS", "Note"]
 

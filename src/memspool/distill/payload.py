@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Final
 
+from memspool.base.errors import PayloadError
 from memspool.config import Config
 from memspool.distill.llm import LlmError, LlmOptions, distill_with_llm
 from memspool.distill.note import Note
 from memspool.distill.split import learnings_items, scrub, split_payload
-from memspool.errors import PayloadError
 from memspool.redact import redact
 
 __all__ = ["MAX_NOTES", "MAX_PAYLOAD_BYTES", "Distilled", "check_payload", "distil", "note_cap"]

@@ -59,7 +59,7 @@ __all__ = [
     "compare",
     "index_terms",
     "is_near_duplicate",
-    "query_terms",
+    "lookup_terms",
     "relate",
     "trigram_jaccard",
 ]
@@ -110,7 +110,10 @@ _TOKEN: Final = re.compile(r"(?<![\w-])--?[a-z][a-z0-9-]*|[a-z0-9_]+(?:[.-][a-z0
 _DIGIT_ALPHA: Final = re.compile(r"(?<=\d)(?=[a-z])|(?<=[a-z])(?=\d)")
 
 @lru_cache(maxsize=4096)
-def _stem(word: str) -> str:
+def _comparison_stem(word: str) -> str:
+    # Lighter than the Porter stemmer search uses (memspool.base.porter): it maps
+    # irregular forms first and keeps short words whole, so two notes compare by
+    # what they say rather than by how FTS5 indexes them.
     if word in vocab.IRREGULAR:
         word = vocab.IRREGULAR[word]  # then stemmed as a regular word: chose -> choose -> choos
     if len(word) <= 3 or not word.isalpha():
@@ -138,20 +141,21 @@ def _build_synonyms() -> dict[str, str]:
     table: dict[str, str] = {}
     for group in vocab.SYNONYM_GROUPS:
         for word in group:
-            table[_stem(word)] = _stem(group[0])
+            table[_comparison_stem(word)] = _comparison_stem(group[0])
     return table
 
 
 _SYNONYMS: Final = _build_synonyms()
 #: (left word, right word, left term, right term): terms to match, words to tell.
 _ANTONYM_TERMS: Final = tuple(
-    (a, b, _SYNONYMS.get(_stem(a), _stem(a)), _SYNONYMS.get(_stem(b), _stem(b)))
+    (a, b, _SYNONYMS.get(_comparison_stem(a), _comparison_stem(a)),
+     _SYNONYMS.get(_comparison_stem(b), _comparison_stem(b)))
     for a, b in vocab.ANTONYMS
 )
 
 
 def _canonical(word: str) -> str:
-    stem = _stem(word)
+    stem = _comparison_stem(word)
     return _SYNONYMS.get(stem, stem)
 
 
@@ -251,7 +255,7 @@ class _Profile:
 
 def _content(word: str) -> bool:
     return ((len(word) > 1 or word.isdigit())
-            and word not in vocab.STOP_WORDS and word not in vocab.NEGATIONS)
+            and word not in vocab.COMPARISON_STOP_WORDS and word not in vocab.NEGATIONS)
 
 
 def _relations(words: list[str], pivots: frozenset[str]) -> set[tuple[str, str]]:
@@ -505,7 +509,7 @@ def index_terms(text: str, limit: int = INDEX_TERMS, profiles: Profiles | None =
     return ranked[:limit]
 
 
-def query_terms(text: str, profiles: Profiles | None = None) -> list[str]:
+def lookup_terms(text: str, profiles: Profiles | None = None) -> list[str]:
     """The terms of a new note to look candidates up by (a bounded :func:`index_terms`)."""
     profile = _profile(text, profiles)
     extra = sorted(profile.joined)  # "file systems" also looks up "filesystems"
@@ -575,7 +579,7 @@ def _slots(text: str) -> dict[str, _Slot]:
     # Whole tokens, not the comparison's pieces: "s1" is a name, never the value 1
     # of a slot "s".
     words = [w.strip(".,;:()[]{}'\"`") for w in text.lower().split()]
-    words = [w for w in words if w and w not in vocab.STOP_WORDS]
+    words = [w for w in words if w and w not in vocab.COMPARISON_STOP_WORDS]
     found: dict[str, _Slot] = {}
     for index, word in enumerate(words):
         if not _VALUE.match(word):

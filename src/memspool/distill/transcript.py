@@ -40,8 +40,8 @@ from memspool.distill.claim_model import (
 )
 from memspool.distill.claims import Claim, claims
 from memspool.distill.keys import subject_key, whole_summary
+from memspool.distill.messages import messages
 from memspool.distill.note import Note
-from memspool.distill.slices import messages
 from memspool.distill.split import learnings_items
 
 __all__ = ["CONTEXT_SHARE", "notes_of", "transcript_notes"]

@@ -12,13 +12,13 @@ from typing import Final
 
 __all__ = [
     "ANTONYMS",
+    "COMPARISON_STOP_WORDS",
     "EXPANSIONS",
     "IRREGULAR",
     "NEGATIONS",
     "ORDER_WORDS",
     "PREFERENCE_WORDS",
     "SCALES",
-    "STOP_WORDS",
     "SUFFIXES",
     "SYNONYM_GROUPS",
     "TENS",
@@ -26,7 +26,10 @@ __all__ = [
     "WHOLE_NUMBERS",
 ]
 
-STOP_WORDS: Final = frozenset({
+#: Words that say nothing about a note's subject when two notes are compared
+#: (and when a key is made). The comparison's own list; search has another
+#: (memspool.base.terms.SEARCH_STOP_WORDS), tuned on queries.
+COMPARISON_STOP_WORDS: Final = frozenset({
     "a", "an", "the", "this", "that", "these", "those", "there", "here", "it", "its", "it's",
     "they", "them", "their", "we", "us", "our", "you", "your", "i", "me", "my", "he", "she",
     "his", "her", "him", "one", "ones", "some", "any", "all", "both", "each", "other", "such",

@@ -18,8 +18,8 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
+from memspool.base.errors import ConfigError
 from memspool.config import ensure_private_dir, load_config
-from memspool.errors import ConfigError
 from memspool.http.errors import HANDLERS
 from memspool.http.guard import Guard
 from memspool.http.limits import (

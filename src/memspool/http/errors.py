@@ -19,8 +19,8 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
+from memspool.base.errors import MemspoolError, NotFound, StoreError
 from memspool.config import load_config
-from memspool.errors import MemspoolError, NotFound, StoreError
 from memspool.http.responses import error_response
 from memspool.http.web import is_page
 from memspool.http.web.render import refusal_page

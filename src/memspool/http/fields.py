@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
-from memspool.errors import PayloadError
+from memspool.base.errors import PayloadError
 from memspool.untrusted import no_surrogates, parse_json
 
 __all__ = ["Fields", "parse_body", "parse_query"]

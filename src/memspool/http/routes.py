@@ -13,7 +13,8 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from memspool import __version__
-from memspool.errors import PayloadError
+from memspool.base.errors import PayloadError
+from memspool.base.kinds import NOTE_TYPES
 from memspool.http.fields import parse_body, parse_query
 from memspool.http.openapi import document
 from memspool.http.responses import JSON
@@ -21,7 +22,6 @@ from memspool.http.web import LOGIN_PATH
 from memspool.http.web.auth import CODE_SECS, Logins
 from memspool.http.workers import Workers
 from memspool.service import Service
-from memspool.store.kinds import NOTE_TYPES
 
 __all__ = ["ROUTES"]
 

@@ -17,7 +17,7 @@ import stat
 from pathlib import Path
 from typing import Final
 
-from memspool.errors import HomeError
+from memspool.base.errors import HomeError
 from memspool.http.limits import TOKEN_NAME
 
 __all__ = ["ApiToken", "read_or_create_token", "read_token"]

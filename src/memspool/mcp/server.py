@@ -21,9 +21,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from memspool import __version__
-from memspool.errors import MemspoolError
+from memspool.base.errors import MemspoolError
+from memspool.base.project import project_id
 from memspool.mcp.wire import repaired_stdin
-from memspool.project import project_id
 from memspool.service import Service
 
 __all__ = ["MAX_GET", "MAX_SEARCH", "build_server", "main"]

@@ -1,6 +1,6 @@
 """Recall: memory given back. Search, and the context block a session starts with.
 
-    search.py    search: words (``memspool.hooks.lexical``), the concept map, meaning
+    search.py    search: words (``memspool.base.lexical``), the concept map, meaning
                  blended in, the relevance bar, a readable score
     concepts.py  the concept map's word groups (data)
     context.py   the per-project context block, rendered when memory changes

@@ -23,9 +23,9 @@ import sqlite3
 import time
 from typing import Final
 
+from memspool.base.project import readable_name
 from memspool.distill.claim_model import model
 from memspool.distill.keys import SUMMARY_CHARS, whole_summary
-from memspool.project import readable_name
 from memspool.store import transaction
 
 __all__ = ["SECTIONS", "render", "render_dirty", "stored"]

@@ -32,8 +32,8 @@ import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from memspool.base.errors import ConfigError
 from memspool.config import Config
-from memspool.errors import ConfigError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -177,7 +177,7 @@ def semantic_state(config: Config, *, load: bool = True) -> SemanticState:
 
     Never raises for a missing extra (recall stays lexical); a model folder
     that cannot be loaded while the setting asks for semantic recall is a
-    :class:`~memspool.errors.ConfigError` that says which folder and why.
+    :class:`~memspool.base.errors.ConfigError` that says which folder and why.
     """
     folder = SHIPPED_MODEL
     if config.semantic_model:

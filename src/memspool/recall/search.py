@@ -2,7 +2,7 @@
 
 Ranking, documented (docs/recall.md has the reasons and the measurements):
 
-1. Words (``memspool.hooks.lexical``, shared with the prompt-recall hook):
+1. Words (``memspool.base.lexical``, shared with the prompt-recall hook):
    each memory's *relevance*, in [0, 1), is the share of the query it
    holds by weight (BM25F over summary, body and identifier parts, each
    term weighted by its idf), read at a bounded cost, rarest terms first.
@@ -18,7 +18,7 @@ Ranking, documented (docs/recall.md has the reasons and the measurements):
    of the pool holds ``UNSURE_BELOW`` of the query by its words. A memory
    that holds every query word and was in the top ``KEPT_TOP`` by words
    stays there.
-3. The bar (``memspool.hooks.lexical.relevant``): a query returns nothing
+3. The bar (``memspool.base.lexical.relevant``): a query returns nothing
    unless some memory of its ranking passes it (with meaning, a similarity
    of ``SEMANTIC_FLOOR`` passes too); when one does, the ranking comes
    along.
@@ -40,8 +40,8 @@ import sqlite3
 import time
 from typing import Any, Final
 
-from memspool.hooks.fts import query_terms, stem
-from memspool.hooks.lexical import Query, prepare, rank, relevant
+from memspool.base.lexical import Query, prepare, rank, relevant
+from memspool.base.terms import query_terms, stem
 from memspool.recall.concepts import GROUPS
 from memspool.recall.vectors import VectorIndex
 

@@ -48,8 +48,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, NamedTuple
 
+from memspool.base.errors import HomeError
 from memspool.config import DIR_MODE, FILE_MODE, ensure_private_dir
-from memspool.errors import HomeError
 from memspool.recall.embed import Encoder
 from memspool.store import get_state, set_state, transaction
 from memspool.store import vectors as vector_rows

@@ -15,7 +15,7 @@ import dataclasses
 import sqlite3
 from typing import Any, Final
 
-from memspool.hooks.fts import every_expression
+from memspool.base.terms import every_expression
 from memspool.store.memories import Memory, get
 from memspool.store.slices import LIST_COLUMNS
 

@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Final, TypeAlias
 
+from memspool.base.errors import HomeError, StoreError
+from memspool.base.terms import identifiers
 from memspool.config import FILE_MODE, Config, tighten_home
-from memspool.errors import HomeError, StoreError
-from memspool.hooks.fts import identifiers
 from memspool.store.projects import migrate_to_identities
 from memspool.store.team_schema import TEAM_TABLES
 from memspool.store.upgrades import ids_never_reused, tombstones_keyed
@@ -106,7 +106,7 @@ MIGRATIONS: Final[list[Migration]] = [
     CREATE TABLE seen_records (uuid TEXT PRIMARY KEY) WITHOUT ROWID;
     CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     """,
-    # 2: durable memory (memspool.memory): memories, their provenance, the term
+    # 2: durable memory (memspool.store.memories): memories, their provenance, the term
     # index near-duplicate candidates are found through, and FTS5 for recall.
     """
     CREATE TABLE memories (
@@ -234,7 +234,7 @@ MIGRATIONS: Final[list[Migration]] = [
     """,
     # 5: recall. memory_search indexes each memory's summary, body and the
     # parts of its identifiers (memspool_identifiers, registered on every
-    # connection, see memspool.hooks.fts), kept in step by triggers. A
+    # connection, see memspool.base.terms), kept in step by triggers. A
     # project's context block is rendered when its memory changes (the
     # triggers mark it in context_dirty) and read by the SessionStart hook.
     """

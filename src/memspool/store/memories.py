@@ -22,9 +22,9 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Final
 
+from memspool.base.kinds import Action, Layer, NoteType
 from memspool.store import tombstones
 from memspool.store.db import transaction
-from memspool.store.kinds import Action, Layer, NoteType
 from memspool.untrusted import printable
 
 __all__ = [

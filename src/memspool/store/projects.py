@@ -1,7 +1,7 @@
 """Projects: each one's identity (its repository) and the readable name kept beside it.
 
 Memories, slices, cursors and context blocks are filed under a project's
-identity (``memspool.project``): the normalised remote URL of its repository
+identity (``memspool.base.project``): the normalised remote URL of its repository
 (``github.com/acme/api``), else the path of its git root or folder. The
 ``projects`` table keeps, for each identity, a readable name (``api``), where
 its work tree was last seen and its remote. Output shows the name; where a
@@ -23,9 +23,9 @@ from typing import Final
 
 import orjson
 
+from memspool.base.errors import PayloadError
+from memspool.base.project import identify, readable_name
 from memspool.config import Config
-from memspool.errors import PayloadError
-from memspool.project import identify, readable_name
 
 __all__ = [
     "ProjectRow", "all_projects", "migrate_to_identities", "names", "remember", "resolve",

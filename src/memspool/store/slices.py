@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import zstandard
 
-from memspool.errors import SliceNotFound
+from memspool.base.errors import SliceNotFound
 
 __all__ = [
     "FORGOTTEN_MARK", "LIST_COLUMNS", "NewSlice", "insert_slice", "list_slices", "mark_digested",

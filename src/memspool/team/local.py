@@ -18,13 +18,13 @@ import time
 from collections.abc import Iterator
 from typing import Final
 
+from memspool.base.errors import PayloadError, TeamError
+from memspool.base.kinds import ACTIONS, NOTE_TYPES, Action, Layer, NoteType
+from memspool.base.project import is_path_identity
 from memspool.distill.keys import text_hash
 from memspool.distill.similarity import index_terms
-from memspool.errors import PayloadError, TeamError
-from memspool.project import is_path_identity
 from memspool.store import get_state, set_state, transaction
-from memspool.store import memories as rows
-from memspool.store.kinds import ACTIONS, NOTE_TYPES, Action, Layer, NoteType
+from memspool.store import memories as memory_rows
 from memspool.store.team_schema import NOW_SQL, UUID7_SQL
 
 __all__ = [
@@ -246,11 +246,11 @@ def apply_memory(conn: sqlite3.Connection, project: str, remote: RemoteMemory, *
         return "skipped"
     memory = None
     if mapped is not None and mapped["memory_id"] is not None:
-        memory = rows.get(conn, int(mapped["memory_id"]))
+        memory = memory_rows.get(conn, int(mapped["memory_id"]))
     origin = (remote.created_by, remote.created_on)
     if remote.status == "forgotten":
         if memory is not None:
-            rows.forget(conn, memory, at=now)
+            memory_rows.forget(conn, memory, at=now)
         conn.execute(
             "INSERT INTO team_memories (gid, memory_id, project, revision, state, origin_user,"
             " origin_machine) VALUES (?, NULL, ?, ?, 'forgotten', ?, ?)"
@@ -265,9 +265,9 @@ def apply_memory(conn: sqlite3.Connection, project: str, remote: RemoteMemory, *
         return "skipped"
     survivor = local_id(conn, remote.superseded_by)
     if remote.status == "merged" and memory is not None and survivor is not None:
-        target = rows.get(conn, survivor)
+        target = memory_rows.get(conn, survivor)
         if target is not None and target.id != memory.id:
-            rows.absorb(conn, target, memory, at=now, reason="merged")
+            memory_rows.absorb(conn, target, memory, at=now, reason="merged")
             conn.execute("UPDATE team_memories SET revision = ? WHERE gid = ?",
                          (remote.revision, remote.gid))
             return "merged"
@@ -278,11 +278,11 @@ def apply_memory(conn: sqlite3.Connection, project: str, remote: RemoteMemory, *
                   "body": remote.body, "terms": (), "at": remote.created_at,
                   "updated_at": max(remote.changed_at, now), "layer": layer}
         try:
-            memory_id = rows.insert(conn, key=remote.key, **fields)  # type: ignore[arg-type]
+            memory_id = memory_rows.insert(conn, key=remote.key, **fields)  # type: ignore[arg-type]
         except sqlite3.IntegrityError:
             # Another memory here holds the key: this one gets a key of its own.
             key = _free_key(conn, project, remote.key, remote.gid)
-            memory_id = rows.insert(conn, key=key, **fields)  # type: ignore[arg-type]
+            memory_id = memory_rows.insert(conn, key=key, **fields)  # type: ignore[arg-type]
         conn.execute("INSERT OR IGNORE INTO team_terms_pending (memory_id) VALUES (?)",
                      (memory_id,))
         conn.execute(
@@ -295,9 +295,9 @@ def apply_memory(conn: sqlite3.Connection, project: str, remote: RemoteMemory, *
             _standing(conn, memory_id, remote)
         return "created"
     if (kind, remote.summary, remote.body) != (memory.type, memory.summary, memory.body):
-        rows.replace_text(conn, memory, type=kind, summary=remote.summary, body=remote.body,
-                          terms=(), at=now,
-                          reason=f"changed by {remote.changed_by} on {remote.changed_on}")
+        memory_rows.replace_text(conn, memory, type=kind, summary=remote.summary, body=remote.body,
+                                 terms=(), at=now,
+                                 reason=f"changed by {remote.changed_by} on {remote.changed_on}")
         conn.execute("INSERT OR IGNORE INTO team_terms_pending (memory_id) VALUES (?)",
                      (memory.id,))
     key = _free_key(conn, project, remote.key, remote.gid, memory.id)
@@ -322,13 +322,13 @@ def apply_provenance(conn: sqlite3.Connection, record: RemoteProvenance, *,
         return False
     memory_id = int(found[0])
     action: Action = next((a for a in ACTIONS if a == record.action), "merged")
-    saved = rows.Provenance(
+    saved = memory_rows.Provenance(
         memory_id=memory_id, action=action,
         session=f"{record.role}@{record.machine}:{record.session}",
         source=f"team:{record.source}", slice_id=None, text_hash=text_hash(found[1]),
         at=record.at)
     if counted is None:
-        rows.add_provenance(conn, saved)
+        memory_rows.add_provenance(conn, saved)
         recount(conn, {memory_id}, now=now)
     else:
         conn.execute(
@@ -343,7 +343,7 @@ def recount(conn: sqlite3.Connection, memory_ids: set[int], *, now: float) -> No
     """Sessions of these memories, counted again after saves from the team arrived; each
     is a change the major pass looks at (another session may make it canonical)."""
     for memory_id in memory_ids:
-        rows.count_sessions(conn, memory_id)
+        memory_rows.count_sessions(conn, memory_id)
     conn.executemany("UPDATE memories SET updated_at = ? WHERE id = ?",
                      [(now, memory_id) for memory_id in memory_ids])
 
@@ -358,7 +358,7 @@ def check_joined(conn: sqlite3.Connection, project: str) -> Joined:
 
 def by_origin(conn: sqlite3.Connection, *, mine: bool, project: str | None = None,
               type: str | None = None, layer: str | None = None,
-              limit: int = 100) -> list[rows.Memory]:
+              limit: int = 100) -> list[memory_rows.Memory]:
     """Memories learned here or by this team role (``mine``), or shared by teammates,
     newest change first."""
     others = ("EXISTS (SELECT 1 FROM team_memories t WHERE t.memory_id = m.id"
@@ -372,7 +372,7 @@ def by_origin(conn: sqlite3.Connection, *, mine: bool, project: str | None = Non
             params.append(value)
     sql = (f"SELECT m.* FROM memories m WHERE {' AND '.join(clauses)}"  # noqa: S608 - fixed
            " ORDER BY m.updated_at DESC, m.id DESC LIMIT ?")
-    return [rows.Memory.from_row(row) for row in conn.execute(sql, (*params, limit))]
+    return [memory_rows.Memory.from_row(row) for row in conn.execute(sql, (*params, limit))]
 
 
 def origins(conn: sqlite3.Connection, memory_ids: list[int]) -> dict[int, dict[str, str]]:
@@ -406,9 +406,9 @@ def index_pending_terms(conn: sqlite3.Connection, *, budget_secs: float | None =
                 "SELECT memory_id FROM team_terms_pending ORDER BY memory_id LIMIT ?",
                 (TERMS_CHUNK,))]
             for memory_id in ids:
-                memory = rows.get(conn, memory_id)
+                memory = memory_rows.get(conn, memory_id)
                 if memory is not None:
-                    rows.index_terms_of(conn, memory, index_terms(memory.body))
+                    memory_rows.index_terms_of(conn, memory, index_terms(memory.body))
             conn.executemany("DELETE FROM team_terms_pending WHERE memory_id = ?",
                              [(i,) for i in ids])
         done += len(ids)

@@ -10,9 +10,9 @@ import time
 from sqlite3 import Connection
 from typing import Any
 
+from memspool.base.errors import TeamError
+from memspool.base.project import readable_name
 from memspool.config import Config
-from memspool.errors import TeamError
-from memspool.project import readable_name
 from memspool.team import server
 from memspool.team.local import check_joined, join, joined, leave, machine, pending
 

@@ -33,10 +33,10 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final
 
+from memspool.base.errors import TeamError
 from memspool.distill.keys import note_key, text_hash
-from memspool.errors import TeamError
 from memspool.redact import redact
-from memspool.store import memories as rows
+from memspool.store import memories as memory_rows
 from memspool.team.local import RemoteMemory, apply_memory, local_id, quiet, resolve_links
 
 if TYPE_CHECKING:
@@ -160,7 +160,7 @@ def _item(conn: sqlite3.Connection, gid: str, first_seq: int,
         return Item(gid, "forget", base, first_seq, changed_at=time.time())
     if mapped["state"] == "merged":
         return Item(gid, "merge", base, first_seq, target=target, changed_at=time.time())
-    memory = rows.get(conn, int(mapped["memory_id"])) if mapped["memory_id"] else None
+    memory = memory_rows.get(conn, int(mapped["memory_id"])) if mapped["memory_id"] else None
     if memory is None:
         return None
     superseded_by = None
@@ -482,9 +482,9 @@ def _adopt(conn: sqlite3.Connection, gid: str, final: str, *, now: float) -> Non
     mine = local_id(conn, gid)
     theirs = local_id(conn, final)
     if mine is not None and theirs is not None and mine != theirs:
-        survivor, other = rows.get(conn, theirs), rows.get(conn, mine)
+        survivor, other = memory_rows.get(conn, theirs), memory_rows.get(conn, mine)
         if survivor is not None and other is not None:
-            rows.absorb(conn, survivor, other, at=now, reason="merged")
+            memory_rows.absorb(conn, survivor, other, at=now, reason="merged")
         conn.execute("DELETE FROM team_memories WHERE gid = ?", (gid,))
         return
     conn.execute("DELETE FROM team_memories WHERE gid = ? AND memory_id IS NULL", (final,))

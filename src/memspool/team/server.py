@@ -2,7 +2,7 @@
 
 psycopg 3 is the ``memspool[team]`` extra: it is imported here, on first use,
 so nothing else in memspool needs it. Every failure becomes a
-:class:`~memspool.errors.TeamError` whose message says what to do; ``retry``
+:class:`~memspool.base.errors.TeamError` whose message says what to do; ``retry``
 is true where waiting may be enough (the server is down or busy).
 """
 
@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final
 
-from memspool.errors import TeamError
+from memspool.base.errors import TeamError
 from memspool.team.schema import GROUP_ROLE, MIGRATE_LOCK, MIGRATIONS, SCHEMA, SCHEMA_VERSION
 
 if TYPE_CHECKING:

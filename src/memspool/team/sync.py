@@ -14,8 +14,8 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING, Any, Final
 
+from memspool.base.errors import TeamError
 from memspool.config import Config
-from memspool.errors import TeamError
 from memspool.recall import render_dirty
 from memspool.redact import redact
 from memspool.team import server
@@ -87,7 +87,7 @@ def sync(conn: sqlite3.Connection, config: Config, *, project: str | None = None
 
     ``pools``: a long-lived caller's connection pools by server URL (filled
     here as needed); without it each server gets one connection for the call.
-    Raises :class:`~memspool.errors.TeamError` for the first server that
+    Raises :class:`~memspool.base.errors.TeamError` for the first server that
     fails, after recording it; servers before it are synced.
     """
     started = time.monotonic()

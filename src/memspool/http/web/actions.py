@@ -16,14 +16,14 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from memspool.errors import PayloadError
+from memspool.base.errors import PayloadError
+from memspool.base.kinds import NOTE_TYPES
 from memspool.http.fields import parse_query
 from memspool.http.web import LOGIN_PATH
 from memspool.http.web.auth import CODE_SECS, SESSION_SECS, Logins
 from memspool.http.web.pages import browser, common, memory_id
 from memspool.http.web.render import html_page
 from memspool.http.workers import Workers
-from memspool.store.kinds import NOTE_TYPES
 from memspool.untrusted import no_surrogates
 
 __all__ = ["action_routes"]

@@ -8,13 +8,13 @@ from typing import Any, Final
 from starlette.requests import Request
 from starlette.responses import Response
 
-from memspool.errors import PayloadError
+from memspool.base.errors import PayloadError
+from memspool.base.kinds import LAYERS, NOTE_TYPES
 from memspool.http.fields import parse_query
 from memspool.http.web.auth import Session
 from memspool.http.web.render import html_page
 from memspool.http.workers import Workers
 from memspool.service import Service
-from memspool.store.kinds import LAYERS, NOTE_TYPES
 
 __all__ = ["common", "memory_id", "page_routes"]
 

@@ -20,13 +20,12 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
-
-from memspool.project import readable_name
 from markupsafe import Markup, escape
 from starlette.responses import HTMLResponse
 
 from memspool import __version__
-from memspool.hooks.fts import query_terms, stem, terms_of
+from memspool.base.project import readable_name
+from memspool.base.terms import query_terms, stem, terms_of
 
 __all__ = ["HEADERS", "highlight", "html_page", "refusal_page", "visible", "when"]
 

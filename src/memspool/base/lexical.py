@@ -3,7 +3,7 @@
 Shared by search (``memspool.recall.search``) and the prompt-recall hook
 (``recall.py``), so both rank alike and use one bar.
 
-1. **Terms.** The query's terms (``fts.query_terms``: stop words out,
+1. **Terms.** The query's terms (``terms.query_terms``: stop words out,
    identifiers whole and by their parts), each stemmed as the index stems it
    (``porter.py``).
 2. **How common each term is.** FTS5 counts a term's memories up to
@@ -36,8 +36,8 @@ import math
 import re
 import unicodedata
 
-from memspool.hooks.fts import identifiers, quoted
-from memspool.hooks.porter import stem
+from memspool.base.porter import porter_stem
+from memspool.base.terms import identifiers, quoted
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ class Term:
 
     def __init__(self, text: str, weight: float = 1.0) -> None:
         self.text = text
-        self.stem = stem(text)
+        self.stem = porter_stem(text)
         self.phrase = quoted(text)
         self.weight = weight
 
@@ -90,7 +90,7 @@ def _words(text: str) -> list[str]:
 
 def tokens(text: str) -> list[str]:
     """The stems of ``text``'s words, as the index's porter tokenizer makes them."""
-    return [stem(word) for word in _words(text)]
+    return [porter_stem(word) for word in _words(text)]
 
 
 def _varints(blob: bytes) -> list[int]:
@@ -244,7 +244,7 @@ def _counted(text: str) -> tuple[int, dict[str, int]]:
     words = _words(text)
     counts: dict[str, int] = {}
     for word in words:
-        root = stem(word)
+        root = porter_stem(word)
         counts[root] = counts.get(root, 0) + 1
     return len(words), counts
 

@@ -21,15 +21,16 @@ if TYPE_CHECKING:
     from typing import Final
 
 __all__ = [
-    "STOP_WORDS", "every_expression", "held", "identifiers", "match_expression", "query_terms",
-    "stem", "terms_of",
+    "SEARCH_STOP_WORDS", "every_expression", "held", "identifiers", "match_expression",
+    "query_terms", "stem", "terms_of",
 ]
 
 _TOKEN: Final = re.compile(r"[A-Za-z0-9]+(?:[._/:-][A-Za-z0-9]+)*")
 _CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|\d+|[A-Z]+")
 _WORD: Final = re.compile(r"[A-Za-z0-9]+")
-#: Words too common to say what a query is about.
-STOP_WORDS: Final = frozenset({
+#: Words too common to say what a query is about. Search's own list; the
+#: distiller compares notes with another (memspool.distill.words).
+SEARCH_STOP_WORDS: Final = frozenset({
     "a", "about", "after", "again", "all", "also", "an", "and", "any", "are", "as", "at", "be",
     "because", "been", "before", "both", "but", "by", "can", "could", "did", "do", "does",
     "doing", "down", "each", "few", "for", "from", "get", "got", "had", "has", "have", "how",
@@ -96,10 +97,10 @@ def query_terms(text: str) -> list[str]:
     for token in _TOKEN.findall(text):
         parts = _parts(token)
         whole = "".join(parts)
-        if len(parts) > 1 and whole not in STOP_WORDS:
+        if len(parts) > 1 and whole not in SEARCH_STOP_WORDS:
             seen[whole] = None
         for part in parts:
-            if part not in STOP_WORDS and (len(part) > 1 or part.isdigit()):
+            if part not in SEARCH_STOP_WORDS and (len(part) > 1 or part.isdigit()):
                 seen[part] = None
     terms = list(seen)
     if len(terms) > MAX_TERMS:
@@ -140,7 +141,7 @@ def every_expression(text: str) -> str:
     groups: dict[str, None] = {}
     for token in _TOKEN.findall(text):
         every = _parts(token)
-        parts = [p for p in dict.fromkeys(every) if p not in STOP_WORDS
+        parts = [p for p in dict.fromkeys(every) if p not in SEARCH_STOP_WORDS
                  and (len(p) > 1 or p.isdigit())]
         if len(every) > 1 and len(parts) > 1:
             inner = " AND ".join(quoted(p) for p in parts)

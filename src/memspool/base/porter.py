@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 
-__all__ = ["stem"]
+__all__ = ["porter_stem"]
 
 _VOWELS = frozenset("aeiou")
 
@@ -127,7 +127,7 @@ def _step5(word: str) -> str:
 
 
 @functools.lru_cache(maxsize=65536)
-def stem(word: str) -> str:
+def porter_stem(word: str) -> str:
     """``word`` (lowercase) stemmed as FTS5's porter tokenizer stems it."""
     if len(word) < 3 or len(word) > 64:
         return word

@@ -11,7 +11,7 @@ import os
 import stat
 import sys
 
-from memspool.spool.errors import HomeError
+from memspool.base.errors import HomeError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """The one exception tree of memspool.
 
-    MemspoolError                             (memspool.spool.errors: stdlib only)
+    MemspoolError
      ├── SpoolCorrupt(ValueError)             a spool frame's header or checksum is wrong
      ├── ConfigError(ValueError)              config.toml or an environment value is invalid
      ├── SettingsError(ValueError)            a Claude Code settings.json cannot be merged
@@ -18,12 +18,14 @@
 Each also subclasses the builtin named beside it.
 Messages are full sentences that name the file, session or id and say what
 to do about it; the CLI prints them as they are.
+
+Standard library only, with no import at all: the hooks load this module
+under ``python -I -S`` (a damaged frame, an unusable home folder), and their
+errors belong to the same tree as every other memspool error. ``memspool``
+re-exports every class.
 """
 
 from __future__ import annotations
-
-from memspool.spool.errors import HomeError, MemspoolError
-from memspool.spool.frame import SpoolCorrupt
 
 __all__ = [
     "ConfigError",
@@ -40,6 +42,26 @@ __all__ = [
     "TeamError",
     "TranscriptError",
 ]
+
+
+class MemspoolError(Exception):
+    """Base class of every error memspool raises on purpose."""
+
+
+class SpoolCorrupt(MemspoolError, ValueError):
+    """A frame's header or checksum is wrong; the reader quarantines it and resyncs."""
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.offset = offset
+
+
+class HomeError(MemspoolError, OSError):
+    """The home folder (or a file in it) cannot be used: not a folder, not ours, full."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class ConfigError(MemspoolError, ValueError):
