@@ -197,13 +197,28 @@ def score(sessions: list[dict[str, Any]], home: Path) -> Scores:
             for project in {s["project"] for s in sessions}:
                 scores.noise_queries += 1
                 scores.noise_answered += bool(service.search(query, project=project)["results"])
+    _score_facts(sessions, memories, scores)
+    _score_chatter(sessions, memories, scores)
+    for block in blocks.values():
+        for line in block.splitlines():
+            if line.startswith("- "):
+                scores.lines += 1
+                fact = line.rsplit(" (", 1)[0].rstrip()
+                if not fact.endswith((".", "!", "?", "...", "`", ")", '"', "'")):
+                    scores.lines_cut += 1
+    return scores
+
+
+def _score_facts(sessions: list[dict[str, Any]], memories: list[dict[str, Any]],
+                 scores: Scores) -> None:
+    """Planted facts kept, corroborated, leaked; changed values superseded."""
     current = [m for m in memories if m["layer"] in ("buffer", "canonical")]
     facts: dict[str, dict[str, Any]] = {}
     replaced: dict[str, dict[str, Any]] = {}
     sessions_of: dict[str, set[str]] = defaultdict(set)
     for session in sorted(sessions, key=lambda s: (s["project"], s["order"])):
-        for fact in session["facts"]:
-            fact = {**fact, "project": session["project"]}
+        for planted in session["facts"]:
+            fact = {**planted, "project": session["project"]}
             sessions_of[fact["id"]].add(session["id"])
             if fact.get("kind") == "changed" and fact.get("replaces") in facts:
                 replaced[fact["replaces"]] = facts.pop(fact["replaces"])
@@ -235,6 +250,11 @@ def score(sessions: list[dict[str, Any]], home: Path) -> Scores:
             scores.misses.append(f"still current {old_id}: {[m['id'] for m in stale]}")
         else:
             scores.superseded += 1
+
+
+def _score_chatter(sessions: list[dict[str, Any]], memories: list[dict[str, Any]],
+                   scores: Scores) -> None:
+    """Memories whose text carries a sentence marked as chatter."""
     chatter = {(s["project"], c.lower()) for s in sessions for c in s["chatter"]
                if len(c) >= 12}
     scores.memories = len(memories)
@@ -244,14 +264,6 @@ def score(sessions: list[dict[str, Any]], home: Path) -> Scores:
         if carried:
             scores.chatter += 1
             scores.misses.append(f"chatter in #{memory['id']}: {carried[0][:60]!r}")
-    for block in blocks.values():
-        for line in block.splitlines():
-            if line.startswith("- "):
-                scores.lines += 1
-                fact = line.rsplit(" (", 1)[0].rstrip()
-                if not fact.endswith((".", "!", "?", "...", "`", ")", '"', "'")):
-                    scores.lines_cut += 1
-    return scores
 
 
 def _rate(part: int, whole: int) -> str:

@@ -161,7 +161,7 @@ def _anchored(claim: Claim, facts: list[dict[str, object]], by: str) -> dict[str
     return None
 
 
-def _message(group: str, source: str, role: str, text: str, fact_of: object,
+def _message(group: str, source: str, role: str, text: str, fact_of: object, *,
              durable: bool | None = None, hard: bool = False) -> MessageExample:
     found = claims(text)
     labelled = []
@@ -189,10 +189,11 @@ def message_examples(splits: tuple[str, ...]) -> list[MessageExample]:
         if durable and not marked:
             continue  # no claim-level labels: the message says which, not where
         found.append(_message(group, row["split"], "assistant", row["text"],
-                              lambda c, m=marked: _fact_of(c, m), durable, bool(row["hard"])))
+                              lambda c, m=marked: _fact_of(c, m), durable=durable,
+                              hard=bool(row["hard"])))
         if row.get("context"):
             found.append(_message(group, row["split"], "user", row["context"],
-                                  lambda c: None, False))
+                                  lambda c: None, durable=False))
     return found
 
 
@@ -205,7 +206,7 @@ def prompt_examples(split: str) -> list[MessageExample]:
             continue
         found.append(_message(f"p:{row['id']}", f"prompts-{split}", "user", row["text"],
                               lambda c, m=row["facts"]: _fact_of(c, m),
-                              row["label"] == "durable", bool(row["hard"])))
+                              durable=row["label"] == "durable", hard=bool(row["hard"])))
     return found
 
 
@@ -342,7 +343,7 @@ def note_examples(splits: tuple[str, ...]) -> list[MessageExample]:
             continue
         fact = {"type": row["type"], "text": row["text"]}
         found.append(_message(f"n:{row['text'][:40]}", "notes", "assistant", row["text"],
-                              lambda c, f=fact: f, True))
+                              lambda c, f=fact: f, durable=True))
     return found
 
 
@@ -369,7 +370,7 @@ class Scored:
 def folds(examples: list[MessageExample]) -> list[tuple[list[MessageExample],
                                                         list[MessageExample]]]:
     groups = sorted({ex.group for ex in examples})
-    random.Random(SEED).shuffle(groups)
+    random.Random(SEED).shuffle(groups)  # noqa: S311 - a fixed shuffle, not a secret
     fold_of = {group: index % FOLDS for index, group in enumerate(groups)}
     return [([ex for ex in examples if fold_of[ex.group] != k],
              [ex for ex in examples if fold_of[ex.group] == k]) for k in range(FOLDS)]

@@ -20,7 +20,8 @@ from conftest import run_cli, wait_for
 
 #: What the sessions say: two sessions agree on the refunds root cause; the
 #: staging port changes (the older value is superseded); one answer carries
-#: HTML and a script, which every page must show as text.
+#: HTML and a script, which every page must show as text. (Each answer is one the
+#: claim model keeps; what it misses is measured in tests/test_archivist_quality.py.)
 FIRST_SESSION = (
     ("Why were refunds counted twice?",
      "Root cause: the refund webhook inserted rows twice because its retries were not "
@@ -28,15 +29,17 @@ FIRST_SESSION = (
     ("Which port does staging use?",
      "Heads up: the staging API listens on port 8080, not the default 3000."),
     ("Why does the release banner look broken?",
-     "Pitfall: the release banner renders the changelog verbatim, so a line like "
-     "<script>alert('memspool')</script> or <img src=x onerror=alert(2)> runs in the "
-     "admin page; escape the changelog before rendering it."),
+     "Pitfall: the release banner renders the changelog verbatim because it uses "
+     "`|safe`, so a line like <script>alert('memspool')</script> or "
+     "<img src=x onerror=alert(2)> runs in the admin page. Escape the changelog "
+     "before rendering it."),
     ("ok", "Let me look at the logs first."),
 )
 SECOND_SESSION = (
     ("Refunds doubled again in the report?",
-     "Root cause of the double refunds: webhook retries were not idempotent, so the "
-     "handler inserted rows twice; it now checks the Stripe event id before inserting."),
+     "Root cause: the refund webhook inserted rows twice because its retries were not "
+     "idempotent. The handler now checks the Stripe event id before inserting, so a "
+     "retried event is ignored."),
     ("Staging moved?",
      "Heads up: the staging API listens on port 9090, not the default 3000."),
     ("What about the nightly export?",

@@ -654,6 +654,7 @@ class Service:
                per_page: int = 50) -> dict[str, Any]:
         """One page of memories passing the filters, newest change first; ``text``
         keeps those holding every word of it."""
+        project = self._filter(project)
         with self._reading() as conn:
             found = browse.memory_page(conn, project=project, type=type, layer=layer,
                                        text=text, offset=(page - 1) * per_page,
@@ -734,6 +735,7 @@ class Service:
     def injected_context(self, project: str) -> str:
         """The context block stored for ``project``: exactly what the SessionStart
         hook gives a new session ("" when it gives none)."""
+        project = self.project(project)
         with self._reading() as conn:
             return stored(conn, project) or ""
 
@@ -750,6 +752,7 @@ class Service:
         """``project``'s sessions by day, newest first, each with the memories its saves
         created or changed; at most ``limit`` saves, then ``next_before`` pages on."""
         before = time.time() + 1 if before is None else before
+        project = self.project(project)
         with self._reading() as conn:
             saves = browse.timeline_rows(conn, project, before, limit)
             full = len(saves) == limit

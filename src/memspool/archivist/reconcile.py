@@ -245,11 +245,24 @@ def _create(ctx: _Context, key: str, note: Note, supersedes: memory_rows.Memory 
 
 
 def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
+    """Where ``note`` lands: nowhere new (said already), at its key, beside a memory
+    its words find, or as a memory of its own."""
     key = note.key
     seen = ctx.seen_keys.get(key)
     if seen is not None and not ctx.relate(seen[1], note.body).agrees:
         key = distinct_key(key, note.body)  # another fact under a key used in this call
-        seen = ctx.seen_keys.get(key)
+    known = _known(ctx, note, key)
+    if known is not None:
+        return known
+    landed, key = _at_key(ctx, note, key)
+    if landed is not None:
+        return landed
+    return _among_candidates(ctx, note, key)
+
+
+def _known(ctx: _Context, note: Note, key: str) -> NoteOutcome | None:
+    """Skipped: said earlier in this call, forgotten on purpose, or saved just now."""
+    seen = ctx.seen_keys.get(key)
     if seen is not None:
         return NoteOutcome(id=ctx.shown_id(seen[0]), key=key, type=note.type,
                            summary=note.summary, action=SKIPPED)
@@ -264,28 +277,45 @@ def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
     if recent is not None:
         ctx.seen_keys[key] = (recent.id, note.body)
         return _landed(ctx, recent, SKIPPED)
+    return None
+
+
+def _at_key(ctx: _Context, note: Note, key: str) -> tuple[NoteOutcome | None, str]:
+    """The memory holding the note's key: updated, merged or superseded; else the key
+    the note is to get."""
     holder = memory_rows.get_by_key(ctx.conn, ctx.project, key)
-    if holder is not None and holder.layer != "superseded":
+    if holder is None:
+        return None, key
+    if holder.layer != "superseded":
         verdict = ctx.relate(holder.body, note.body)
         if verdict.agrees:
-            if ctx.origin.slice_id is None:
-                # A capture or save under a key it names: the person's wording
-                # replaces the old, which goes to the history when it differs.
-                return _update(ctx, holder, key, note)
-            if not holder.live:  # archived, and said again: back in recall
+            if not holder.live and ctx.origin.slice_id is not None:
+                # Archived, and said again: back in recall.
                 memory_rows.set_standing(ctx.conn, holder.id, layer="buffer")
-            return _merge(ctx, holder, note, verdict)
+            return _land_on(ctx, holder, key, note, verdict), key
         if verdict.replaces and holder.live:
-            return _create(ctx, key, note, supersedes=holder)
-    if holder is not None:
-        # Another fact (or a memory that left recall) holds the key: this text
-        # gets a key of its own, where it lands again when it is re-captured.
-        key = distinct_key(key, note.body)
-        again = memory_rows.get_by_key(ctx.conn, ctx.project, key)
-        if again is not None and again.live:
-            if ctx.origin.slice_id is None:
-                return _update(ctx, again, key, note)
-            return _merge(ctx, again, note, ctx.relate(again.body, note.body))
+            return _create(ctx, key, note, supersedes=holder), key
+    # Another fact (or a memory that left recall) holds the key: this text
+    # gets a key of its own, where it lands again when it is re-captured.
+    key = distinct_key(key, note.body)
+    again = memory_rows.get_by_key(ctx.conn, ctx.project, key)
+    if again is None or not again.live:
+        return None, key
+    return _land_on(ctx, again, key, note, None), key
+
+
+def _land_on(ctx: _Context, memory: memory_rows.Memory, key: str, note: Note,
+             verdict: Verdict | None) -> NoteOutcome:
+    """``note`` said again of ``memory``: a capture or save under a key it names
+    updates it (the person's wording replaces the old, which goes to the history
+    when it differs); a transcript's note merges into it."""
+    if ctx.origin.slice_id is None:
+        return _update(ctx, memory, key, note)
+    return _merge(ctx, memory, note, verdict or ctx.relate(memory.body, note.body))
+
+
+def _among_candidates(ctx: _Context, note: Note, key: str) -> NoteOutcome:
+    """Merged into, or superseding, a memory its words find; else a new memory."""
     found = memory_rows.candidates(ctx.conn, ctx.project, lookup_terms(note.body, ctx.profiles),
                                    min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_NOTE)
     ctx.report.candidates += len(found)

@@ -61,6 +61,9 @@ _FRAMING: Final = re.compile(
     r"^\W{0,3}(?:please\s+)?(?:remember|note(?: for (?:later|the future))?|fyi|btw"
     r"|for future reference|keep in mind|memo)\b(?:\s+that\b)?\s*[:,\-\u2014]?\s*",
     re.IGNORECASE)
+#: Lower-case first words that are commands or tools, written as such.
+_COMMAND_WORDS: Final = ("npm ", "pnpm ", "yarn ", "pip ", "git ", "make ", "cargo ", "go ",
+                         "mix ", "docker ", "kubectl ", "helm ", "terraform ", "uv ")
 _ROLES: Final = {"assistant": "assistant", "summary": "assistant", "user": "user"}
 #: The sections Claude Code's compaction prompt asks a session summary for, and
 #: the two of them that hold findings; the others retell this session (its
@@ -120,6 +123,18 @@ def _groups(found: list[Claim], verdicts: list[Verdict], role: str,
         yield group
 
 
+#: A first word that is a plain word, not an identifier (``npm``, ``pool_size``).
+_PLAIN_FIRST_WORD: Final = re.compile(r"[a-z]+(?=[\s,;:]|$)")
+
+
+def _sentence_case(text: str) -> str:
+    """The fact as a sentence: "the staging API ..." (its label left out) starts with
+    a capital; a lower-case identifier or command stays as written."""
+    if _PLAIN_FIRST_WORD.match(text) and not text.startswith(_COMMAND_WORDS):
+        return text[0].upper() + text[1:]
+    return text
+
+
 def _note(group: _Group) -> Note:
     said = "\n".join(c.text for c in group.claims)
     if group.role == "user":
@@ -132,7 +147,7 @@ def _note(group: _Group) -> Note:
         headline = f"{lead} {said}"
     else:
         headline = said
-    summary = whole_summary(headline)
+    summary = whole_summary(_sentence_case(headline))
     body = f"{lead}\n{said}".strip() if lead else said
     best = max(group.verdicts, key=lambda v: v.probability)
     return Note(type=best.type, summary=summary, body=body,

@@ -128,7 +128,7 @@ async def context_block(request: Request) -> Response:
 
     def call(service: Service) -> tuple[str, str, list[tuple[str, str]]]:
         names = service.project_choices()
-        chosen = project or _latest_project(service) or ""
+        chosen = (service.project(project) if project else _latest_project(service)) or ""
         return chosen, service.injected_context(chosen) if chosen else "", names
 
     chosen, text, projects = await _workers(request).run(call)
@@ -155,7 +155,7 @@ async def timeline(request: Request) -> Response:
 
     def call(service: Service) -> tuple[dict[str, Any] | None, list[tuple[str, str]]]:
         names = service.project_choices()
-        chosen = project or _latest_project(service)
+        chosen = service.project(project) if project else _latest_project(service)
         return (service.timeline(chosen, before=before) if chosen else None), names
 
     found, projects = await _workers(request).run(call)
