@@ -81,16 +81,16 @@ def test_forget_leaves_no_trace_in_the_database_or_its_wal(home: Path) -> None:
                              f"The staging box logs in with {SECRET}; rotate it monthly.",
                              key=f"staging {SECRET}", project="shop")
         _bulk(service, 600)
-        assert service.search(SECRET)["results"]
+        assert service.search(SECRET).results
         assert _traces(home, SECRET)  # the test can see it before
 
         first = service.forget(made, purge_source=True)
-        second = service.forget(saved["id"])
-        assert first["wal_cleared"] and second["wal_cleared"]
-        assert first["slices_scrubbed"] == 1
+        second = service.forget(saved.id)
+        assert first.wal_cleared and second.wal_cleared
+        assert first.slices_scrubbed == 1
         assert "[FORGOTTEN]" in slice_text(conn, slice_id)
         assert "what is the staging login" in slice_text(conn, slice_id)
-        assert not service.search(SECRET)["results"]
+        assert not service.search(SECRET).results
         # The key's slug is gone too: the tombstone keeps keyed hashes only.
         keys = [r[0] for r in conn.execute("SELECT key FROM forgotten")]
         assert len(keys) >= 2 and all(len(k) == 32 and "staging" not in k for k in keys)
@@ -124,12 +124,12 @@ def test_a_retried_forget_is_not_found_not_the_next_memory(home: Path) -> None:
     with Service(home) as service:
         low = service.save("Deploy window", "Deploys run Tuesdays.", project="shop")
         high = service.save("Cache size", "The cache holds 512 entries.", project="shop")
-        service.forget(high["id"])
+        service.forget(high.id)
         newer = service.save("Queue depth", "The queue holds 64 jobs.", project="other")
-        assert newer["id"] > high["id"]
+        assert newer.id > high.id
         with pytest.raises(NotFound, match="never reused"):
-            service.forget(high["id"])
-        assert {m["id"] for m in service.memories()} == {low["id"], newer["id"]}
+            service.forget(high.id)
+        assert {m["id"] for m in service.memories()} == {low.id, newer.id}
 
 
 def _insert(conn: sqlite3.Connection, n: int) -> int:

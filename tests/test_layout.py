@@ -30,6 +30,8 @@ RANKS = {
     "memspool.team": 4.65,
     # The drainer digests queued slices when the spool is idle.
     "memspool.drainer": 4.7,
+    # What the service answers, and the bounds every front end shares.
+    "memspool.results": 4.9,
     "memspool.service": 5, "memspool.demo": 5.5, "memspool.doctor": 5,
     "memspool.mcp": 6, "memspool.http": 6,
     "memspool.cli": 6.5, "memspool.__main__": 7,

@@ -145,11 +145,11 @@ def _everything(home: Path) -> dict[str, str]:
         for row in service.slices(limit=1000):
             seen[f"slice {row['id']}"] = service.slice_text(row["id"])
         for memory in service.memories(limit=1000):
-            seen[f"memory {memory['id']}"] = json.dumps(service.get(memory["id"]))
+            seen[f"memory {memory['id']}"] = json.dumps(service.get(memory["id"]).as_dict())
         seen["export"] = b"".join(service.export()).decode()
         projects = {m["project"] for m in service.memories(limit=1000)}
         for project in projects:
-            seen[f"context {project}"] = service.context(project)
+            seen[f"context {project}"] = service.context(project).text
     seen["raw files"] = b"".join(
         path.read_bytes() for path in home.iterdir()
         if path.name.startswith("memspool.db") and path.is_file()).decode("latin-1")

@@ -58,7 +58,7 @@ def test_an_import_is_redacted_and_lands_as_provisional_memory(home: Path, tmp_p
     assert report["created"] == 1
     with Service() as service:
         [memory] = service.memories()
-        full = service.get(memory["id"])
+        full = service.get(memory["id"]).as_dict()
     assert (memory["layer"], memory["confidence"], memory["sessions"]) == ("buffer", 0.5, 1)
     assert memory["importance"] <= 0.6
     assert memory["updated_at"] > time.time() - 60  # its promotion is scheduled from now
@@ -81,7 +81,7 @@ def test_trust_keeps_the_file_s_standing_but_still_redacts(home: Path, tmp_path:
     run_cli("memories", "import", str(dump), "--trust")
     with Service() as service:
         [memory] = service.memories()
-        full = service.get(memory["id"])
+        full = service.get(memory["id"]).as_dict()
     assert (memory["layer"], memory["confidence"], memory["sessions"]) == ("canonical", 1.0, 5)
     assert AWS_ID not in json.dumps(full) and GITHUB[4:] not in json.dumps(full)
 
@@ -102,9 +102,9 @@ def test_a_topic_key_is_redacted_before_it_becomes_a_slug(home: Path) -> None:
                              project="shop")
         again = service.save("Deploy key", "Deploys use the ops role now.",
                              key=AWS_ID.lower(), project="shop")
-        assert saved["key"] == again["key"] == "redacted-aws"
-        assert again["action"] == "updated"
-        service.forget(saved["id"])
+        assert saved.key == again.key == "redacted-aws"
+        assert again.action == "updated"
+        service.forget(saved.id)
     raw = _raw(home)
     assert AWS_ID.lower().encode() not in raw and AWS_ID.encode() not in raw
 
@@ -113,7 +113,7 @@ def test_control_characters_never_reach_storage(home: Path) -> None:
     with Service() as service:
         saved = service.save(f"Ticket {HOSTILE}title", f"Body {HOSTILE}text", project="shop")
         [memory] = service.memories()
-        assert saved["id"] == memory["id"]
+        assert saved.id == memory["id"]
     for text in (memory["summary"], memory["body"]):
         assert not any(c in text for c in "\x1b\x07\r"), repr(text)
     assert "\n" not in memory["summary"]

@@ -352,7 +352,7 @@ def test_edit_keeps_the_old_text_as_history_and_redacts(home: Path) -> None:
         again = service.edit(memory, summary=page["summary"], body=page["body"],
                              type="root-cause")
         assert again["changed"] is False and len(service.memory_page(memory)["history"]) == 1
-        assert service.search("tenant id")["results"][0]["id"] == memory
+        assert service.search("tenant id").results[0].id == memory
 
 
 def test_a_pinned_memory_is_never_archived_by_decay(home: Path) -> None:
