@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli, wait_for
+from conftest import capture_with, run_cli, wait_for
 
-from memspool.archivist import capture, digest, maintain
+from memspool.archivist import digest, maintain
 from memspool.archivist.lifecycle import confidence
 from memspool.config import Config
 from memspool.service import Service
@@ -165,7 +165,7 @@ def test_a_forgotten_memory_is_not_brought_back_by_digesting_its_slice_again(
 
 
 def _memory(conn: Any, config: Config, text: str, *, session: str, at: float) -> int:
-    report = capture(text, config=config, conn=conn, project="api", session=session, now=at)
+    report = capture_with(text, config=config, conn=conn, project="api", session=session, now=at)
     note_id = report.notes[0].id
     assert note_id is not None
     return note_id

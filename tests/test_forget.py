@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 import zstandard
+from conftest import capture_with
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memspool.archivist import capture
 from memspool.config import Config, load_config
 from memspool.errors import NotFound
 from memspool.service import Service
@@ -71,7 +71,7 @@ def test_forget_leaves_no_trace_in_the_database_or_its_wal(home: Path) -> None:
                   f"logs in with {SECRET} from now on, set in the vault.\n")
         slice_id = _slice(conn, source)
         with transaction(conn):
-            report = capture(f"Decision: the staging box logs in with {SECRET} from now on, "
+            report = capture_with(f"Decision: the staging box logs in with {SECRET} from now on, "
                              f"set in the vault.", config=service.config, conn=conn,
                              project="shop", session="s1", slice_id=slice_id)
         made = report.notes[0].id
@@ -108,13 +108,13 @@ def test_a_forgotten_transcript_note_is_not_made_again_from_its_slice(home: Path
         conn = service.conn
         first = _slice(conn, text)
         with transaction(conn):
-            made = capture(text, config=service.config, conn=conn, project="shop",
+            made = capture_with(text, config=service.config, conn=conn, project="shop",
                            session="s1", slice_id=first).notes[0]
         assert made.id is not None
         service.forget(made.id)
         again = _slice(conn, text, session="s2")
         with transaction(conn):
-            report = capture(text, config=service.config, conn=conn, project="shop",
+            report = capture_with(text, config=service.config, conn=conn, project="shop",
                              session="s2", slice_id=again)
         assert [n.action for n in report.notes] == ["skipped"]
         assert service.memories() == []

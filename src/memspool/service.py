@@ -20,12 +20,13 @@ from types import TracebackType
 from typing import Any, Final
 
 from memspool.archivist import (
+    CaptureOptions,
     CaptureReport,
     DigestReport,
-    Origin,
     capture,
     digest,
     maintain,
+    manual_origin,
     save_notes,
 )
 from memspool.archivist.major import last_report
@@ -203,24 +204,17 @@ class Service:
 
     # -- memory ---------------------------------------------------------------
 
-    def capture(
-        self,
-        text: str,
-        *,
-        project: str | None = None,
-        session: str | None = None,
-        source: str | None = None,
-        dry_run: bool = False,
-        max_entities: int | None = None,
-        passive: bool = False,
-        llm: LlmOptions | None = None,
-    ) -> CaptureReport:
-        """The capture verb: distil ``text`` into notes and reconcile them with memory."""
-        project = self._writing_to(_named(project))
-        report = capture(text, config=self.config, conn=self.conn, project=project,
-                         session=_named(session), source=_named(source), dry_run=dry_run,
-                         max_entities=max_entities, passive=passive, llm=llm,
-                         profiles=self.profiles)
+    def capture(self, text: str, *, project: str | None = None, session: str | None = None,
+                source: str | None = None, options: CaptureOptions | None = None,
+                ) -> CaptureReport:
+        """The capture verb: distil ``text`` into notes and reconcile them with memory.
+        ``options``: dry run, note cap, passive, LLM (the similarity cache is the
+        Service's own)."""
+        origin = manual_origin(self._writing_to(_named(project)), _named(session),
+                               _named(source))
+        options = dataclasses.replace(options or CaptureOptions(), profiles=self.profiles)
+        report = capture(text, config=self.config, conn=self.conn, origin=origin,
+                         options=options)
         self._render()
         return report
 
@@ -229,12 +223,13 @@ class Service:
                         source: str | None = None) -> PassiveCounts:
         """Only the learnings sections of ``content``, one passive memory per item."""
         report = self.capture(content, project=project, session=session, source=source,
-                              passive=True)
+                              options=CaptureOptions(passive=True))
         return PassiveCounts(**report.passive_counts())
 
-    def save(self, title: str, content: str, *, type: str = "takeaway",
-             key: str | None = None, project: str | None = None,
-             session: str | None = None, source: str | None = None) -> Saved:
+    def save(  # noqa: PLR0913 - a memory's fields, keyword-only
+        self, title: str, content: str, *, type: str = "takeaway",
+        key: str | None = None, project: str | None = None,
+        session: str | None = None, source: str | None = None) -> Saved:
         """One explicit memory. With a topic ``key`` it upserts: the memory under that key
         takes this text (the old text kept in history); without one the capture verb's
         reconciliation applies (update, merge or new)."""
@@ -267,8 +262,7 @@ class Service:
                 return Saved(id=found.id, key=slug, action="updated")
         note = Note(type=kind, summary=summary, body=body, key_text=key or "")
         report = CaptureReport(dry_run=False)
-        origin = Origin(project=project, session=_named(session) or f"manual-save-{project}",
-                        source=_named(source) or "save")
+        origin = manual_origin(project, _named(session), _named(source) or "save")
         save_notes([note], config=self.config, conn=conn, origin=origin, report=report,
                    profiles=self.profiles)
         self._render()
@@ -668,9 +662,10 @@ class Service:
                 recent = browse.recent_sessions(conn, sessions)
         return {"status": status, "projects": projects, "sessions": recent}
 
-    def browse(self, *, project: str | None = None, type: str | None = None,
-               layer: str | None = None, text: str | None = None, page: int = 1,
-               per_page: int = 50) -> dict[str, Any]:
+    def browse(  # noqa: PLR0913 - the page's filters, keyword-only
+        self, *, project: str | None = None, type: str | None = None,
+        layer: str | None = None, text: str | None = None, page: int = 1,
+        per_page: int = 50) -> dict[str, Any]:
         """One page of memories passing the filters, newest change first; ``text``
         keeps those holding every word of it."""
         with self._reading() as conn:

@@ -114,7 +114,7 @@ def last_report(conn: sqlite3.Connection) -> dict[str, float | int] | None:
     return value if isinstance(value, dict) else None
 
 
-def _reconcile(conn: sqlite3.Connection, config: Config, memory_id: int,
+def _reconcile(conn: sqlite3.Connection, config: Config, memory_id: int,  # noqa: PLR0913 - one pass's state, private
                report: MaintainReport, *, now: float, profiles: Profiles) -> None:
     memory = rows.get(conn, memory_id)
     if memory is None or not memory.live:
@@ -182,7 +182,7 @@ def _apply_recalls(conn: sqlite3.Connection, config: Config) -> int:
     return moved
 
 
-def _fold(conn: sqlite3.Connection, older: Memory, newer: Memory, now: float,
+def _fold(conn: sqlite3.Connection, older: Memory, newer: Memory, now: float,  # noqa: PLR0913 - the pair and how to fold it, private
           profiles: Profiles, *, reason: str, take_newer: bool) -> None:
     """One memory remains: the older row (its id is what others cite)."""
     if take_newer:

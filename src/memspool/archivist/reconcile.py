@@ -301,7 +301,7 @@ def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
     return _create(ctx, key, note, supersedes=None)
 
 
-def save_notes(
+def save_notes(  # noqa: PLR0913 - store, origin and report, keyword-only
     notes: list[Note],
     *,
     config: Config,

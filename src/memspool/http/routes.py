@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from memspool import __version__
+from memspool.archivist import CaptureOptions
 from memspool.errors import PayloadError
 from memspool.http.openapi import document
 from memspool.http.responses import JSON
@@ -111,10 +112,11 @@ async def capture(request: Request) -> JSON:
     given = CAPTURE.read_body(await request.body())
 
     def call(service: Service) -> dict[str, Any]:
+        options = CaptureOptions(dry_run=given["dry_run"], max_entities=given["max_entities"],
+                                 passive=given["passive"])
         report = service.capture(given["text"], project=given["project"],
                                  session=given["session"], source=given["source"],
-                                 dry_run=given["dry_run"], max_entities=given["max_entities"],
-                                 passive=given["passive"])
+                                 options=options)
         return dict(report.passive_counts() if given["passive"] else report.as_dict())
 
     return JSON(await _workers(request).run(call))

@@ -23,6 +23,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from memspool import __version__
+from memspool.archivist import CaptureOptions
 from memspool.errors import MemspoolError
 from memspool.mcp.wire import repaired_stdin
 from memspool.results import COMPACT_SUMMARY_CHARS, CONTEXT_CHARS, GET_IDS, SEARCH_LIMIT
@@ -71,7 +72,7 @@ def build_server(home: Path | None = None) -> MCPServer:
     async def capture(text: str, project: str | None = None, session: str | None = None,
                       source: str | None = None, dry_run: bool = False) -> dict[str, Any]:
         report = call(service.capture, text, project=project, session=session,
-                      source=source or "mcp", dry_run=dry_run)
+                      source=source or "mcp", options=CaptureOptions(dry_run=dry_run))
         return dict(report.as_dict())
 
     @server.tool(description=(
@@ -97,7 +98,7 @@ def build_server(home: Path | None = None) -> MCPServer:
         f"project, type, summary (cut at {COMPACT_SUMMARY_CHARS} characters) and score; call "
         f"get with the ids for full text. Page with offset; limit is at most {MAX_SEARCH}. "
         "include_all adds superseded and archived memories."))
-    async def search(query: str, project: str | None = None, type: str | None = None,  # noqa: PLR0917 - the tool's arguments
+    async def search(query: str, project: str | None = None, type: str | None = None,  # noqa: PLR0913, PLR0917 - the tool's arguments
                      limit: int = 10, offset: int = 0,
                      include_all: bool = False) -> dict[str, Any]:
         return call(service.search, query, project=project, type=type, limit=limit,
