@@ -71,6 +71,7 @@ def _settled(home: Path) -> dict[str, Any]:
     return wait_for(idle)  # type: ignore[return-value]
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_two_sessions_corroborate_a_changed_value_supersedes_chatter_stays_out(
         tmp_path: Path, home: Path, projects: Path) -> None:
     claude = Claude(tmp_path, projects)
@@ -236,6 +237,7 @@ def test_the_pass_looks_only_at_what_changed(config: Config, conn: Any) -> None:
     assert maintain(conn, config, now=t0 + 400).examined == 1
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_export_then_import_adds_nothing_and_a_new_store_gets_the_same(
         config: Config, conn: Any, tmp_path: Path, home: Path) -> None:
     t0 = 1_000_000.0

@@ -322,6 +322,7 @@ class DrainLoop(threading.Thread):
             round_ += 1
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_concurrent_clients_while_the_drainer_drains(server: Server, home: Path,
                                                      projects: Path) -> None:
     statuses: list[int] = []

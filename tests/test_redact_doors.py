@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import SPOTTER, run_cli, wait_for
 from mcp.client.session import ClientSession
 from redact_corpus import aws_key_id, github, openai_project, slack_bot, stripe
@@ -156,6 +157,7 @@ def _everything(home: Path) -> dict[str, str]:
     return seen
 
 
+@pytest.mark.slow  # every front end and file, one after another
 def test_every_door_redacts(home: Path, tmp_path: Path, projects: Path,
                             serve: Callable[[Reply], _Server]) -> None:  # noqa: F811
     doors: list[tuple[str, Callable[[], None]]] = [

@@ -295,6 +295,7 @@ def test_writers_at_once_leave_one_whole_set(service: Any, home: Path, model: Pa
     assert len(_ids_on_disk(home)) == len(DISTINCT)
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_a_model_folder_of_junk_is_a_clear_error_and_the_write_stands(
         home: Path, tmp_path: Path) -> None:
     junk = tmp_path / "junk"
@@ -345,6 +346,7 @@ def test_superseded_never_outranks_its_successor_after_fusion(service: Any) -> N
     assert [r.id for r in service.search("refund payments twice").results] == [new]
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_reindex_fills_in_and_follows_a_model_change(home: Path, tmp_path: Path,
                                                      model: Path) -> None:
     with Service(home, env={"MEMSPOOL_SEMANTIC": "0"}) as plain:

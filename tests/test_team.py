@@ -24,9 +24,11 @@ from conftest import WAIT_SECS, run_cli
 from postgres import PostgresServer, find_binaries, running
 
 BINARIES = find_binaries()
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.skipif(
     BINARIES is None, reason="no PostgreSQL server binaries (initdb and postgres) under "
-    "/usr/lib/postgresql/*/bin: install the postgresql package to run the team memory tests")
+    "/usr/lib/postgresql/*/bin: install the postgresql package to run the team memory tests"),
+    # Slow: a PostgreSQL server per test and several machines syncing through it.
+    pytest.mark.slow]
 
 PROJECT = "github.com/acme/api"
 PASSWORD = "pw-for-tests"  # noqa: S105 - throwaway roles of a throwaway server

@@ -14,6 +14,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
 from conftest import run_cli
 from redact_corpus import aws_key_id, github
 
@@ -50,6 +51,7 @@ def _raw(home: Path) -> bytes:
                     if p.name.startswith("memspool.db") and p.is_file())
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_an_import_is_redacted_and_lands_as_provisional_memory(home: Path, tmp_path: Path
                                                               ) -> None:
     dump = tmp_path / "planted.jsonl"
@@ -86,6 +88,7 @@ def test_trust_keeps_the_file_s_standing_but_still_redacts(home: Path, tmp_path:
     assert AWS_ID not in json.dumps(full) and GITHUB[4:] not in json.dumps(full)
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_importing_an_export_twice_still_adds_nothing(home: Path, tmp_path: Path) -> None:
     dump = tmp_path / "planted.jsonl"
     dump.write_bytes(_planted())
@@ -139,6 +142,7 @@ def _dirty_store(home: Path) -> None:
         service._render()
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_list_search_and_context_print_control_characters_as_escapes(home: Path) -> None:
     _dirty_store(home)
     outputs = {
