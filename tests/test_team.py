@@ -238,7 +238,7 @@ def _save(machine: Machine, title: str, content: str) -> None:
     code = ("import sys, json\nfrom memspool.service import Service\n"
             "with Service() as s:\n"
             "    print(json.dumps(s.save(sys.argv[1], sys.argv[2], type='decision', "
-            "key='billing-port', project=sys.argv[3])))\n")
+            "key='billing-port', project=sys.argv[3]).as_dict()))\n")
     subprocess.run([sys.executable, "-c", code, title, content, PROJECT], check=True,
                    capture_output=True, timeout=WAIT_SECS,
                    env={**os.environ, "MEMSPOOL_HOME": str(machine.home)})
