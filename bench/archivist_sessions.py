@@ -191,12 +191,12 @@ def score(sessions: list[dict[str, Any]], home: Path) -> Scores:
         memories = service.memories(limit=1_000_000)
         for memory in memories:  # a project is its folder here: scored by its name
             memory["project"] = memory["project_name"]
-        blocks = {s["project"]: service.context(service.project(s["project"]))
+        blocks = {s["project"]: service.context(service.project(s["project"])).text
                   for s in sessions}
         for query in NOISE_QUERIES:
             for project in {s["project"] for s in sessions}:
                 scores.noise_queries += 1
-                scores.noise_answered += bool(service.search(query, project=project)["results"])
+                scores.noise_answered += bool(service.search(query, project=project).results)
     _score_facts(sessions, memories, scores)
     _score_chatter(sessions, memories, scores)
     for block in blocks.values():

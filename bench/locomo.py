@@ -225,8 +225,8 @@ def rankers(home: Path, memories: list[dict[str, Any]],
 
     def through(service: Service) -> Callable[[Question], list[str]]:
         def top(q: Question) -> list[str]:
-            found = service.search(q.text, project=q.conversation, limit=10)["results"]
-            return [key_of[hit["id"]] for hit in found]
+            found = service.search(q.text, project=q.conversation, limit=10).results
+            return [key_of[hit.id] for hit in found]
         return top
 
     def vector(q: Question) -> list[str]:

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from memspool.archivist import capture, maintain
+from memspool.archivist import CaptureOptions, Origin, capture, maintain
 from memspool.config import load_config
 from memspool.distill.similarity import Profiles, index_terms
 from memspool.store import connect, transaction
@@ -63,7 +63,8 @@ def run(existing: int, new: int) -> tuple[float, int]:
                             at=now - 3600)
         maintain(conn, config, now=now - 1800, profiles=profiles)
         for text in fresh(new):
-            capture(text, config=config, conn=conn, project="bench", session="s", now=now - 60)
+            capture(text, config=config, conn=conn, origin=Origin(project="bench", session="s"),
+                    options=CaptureOptions(now=now - 60))
         started = time.perf_counter()
         report = maintain(conn, config, now=now, profiles=profiles)
         seconds = time.perf_counter() - started

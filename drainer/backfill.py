@@ -101,7 +101,7 @@ class BackfillReport:
                 "skipped": [dataclasses.asdict(s) for s in self.skipped]}
 
 
-def backfill(
+def backfill(  # noqa: PLR0913 - the CLI's flags, keyword-only
     config: Config,
     paths: Iterable[Path] = (),
     since_days: float | None = None,

@@ -25,7 +25,7 @@ __all__ = ["Cursor", "Target", "hold", "load_cursor", "mark_missing", "ship"]
 Target = CursorOwner
 
 
-def ship(
+def ship(  # noqa: PLR0913 - the columns of one transaction, keyword-only
     conn: sqlite3.Connection,
     target: Target,
     shipment: Shipment,
@@ -71,7 +71,7 @@ def ship(
     return ids, stored
 
 
-def hold(
+def hold(  # noqa: PLR0913 - a cursor row's columns, keyword-only
     conn: sqlite3.Connection, target: Target, *, offset: int, dev: int, ino: int,
     event: str, now: float, held_since: float | None,
 ) -> None:

@@ -148,7 +148,7 @@ def pack(entries: list[Entry], start: int, max_chars: int) -> list[Part]:
     return parts
 
 
-def slice_transcript(  # noqa: PLR0915 - one streaming loop; split, its shared state would scatter
+def slice_transcript(  # noqa: PLR0913, PLR0915 - the slicing limits, keyword-only; one streaming loop; split, its shared state would scatter
     handle: BinaryIO,
     start: int,
     *,

@@ -13,9 +13,11 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from memspool.archivist import CaptureOptions, CaptureReport, capture, manual_origin
 from memspool.config import Config, load_config
 from memspool.drainer import Drainer
 from memspool.drainer.lock import drainer_pid
@@ -163,3 +165,16 @@ def payload(
 ) -> bytes:
     return json.dumps({"session_id": session, "transcript_path": str(transcript), "cwd": str(cwd),
                        "hook_event_name": event, **extra}).encode()
+
+
+def capture_with(text: str, *, config: Config, conn: sqlite3.Connection,
+                 project: str | None = None, session: str | None = None,
+                 source: str | None = None, slice_id: int | None = None,
+                 **options: Any) -> CaptureReport:
+    """The capture verb as the Service calls it: where the notes go as one
+    :class:`Origin` (with :func:`manual_origin`'s defaults), how it runs as
+    :class:`CaptureOptions` (``dry_run``, ``max_entities``, ``passive``,
+    ``llm``, ``now``, ``profiles``)."""
+    return capture(text, config=config, conn=conn,
+                   origin=manual_origin(project, session, source, slice_id),
+                   options=CaptureOptions(**options))

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli, wait_for
+from conftest import capture_with, run_cli, wait_for
 
-from memspool.archivist import capture, digest, maintain
+from memspool.archivist import digest, maintain
 from memspool.archivist.lifecycle import confidence
 from memspool.config import Config
 from memspool.service import Service
@@ -71,6 +71,7 @@ def _settled(home: Path) -> dict[str, Any]:
     return wait_for(idle)  # type: ignore[return-value]
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_two_sessions_corroborate_a_changed_value_supersedes_chatter_stays_out(
         tmp_path: Path, home: Path, projects: Path) -> None:
     claude = Claude(tmp_path, projects)
@@ -169,7 +170,7 @@ def test_a_forgotten_memory_is_not_brought_back_by_digesting_its_slice_again(
 
 
 def _memory(conn: Any, config: Config, text: str, *, session: str, at: float) -> int:
-    report = capture(text, config=config, conn=conn, project="api", session=session, now=at)
+    report = capture_with(text, config=config, conn=conn, project="api", session=session, now=at)
     note_id = report.notes[0].id
     assert note_id is not None
     return note_id
@@ -198,7 +199,7 @@ def test_contradictions_supersede_the_older_and_polarity_counts(
     t0 = 1_000_000.0
     old = _memory(conn, config, "Decision: use the connection pooler pgbouncer in "
                   "transaction mode for the API.", session="a", at=t0)
-    said = capture("Decision: never use the connection pooler pgbouncer in transaction "
+    said = capture_with("Decision: never use the connection pooler pgbouncer in transaction "
                    "mode for the API.", config=config, conn=conn, project="api",
                    session="b", now=t0 + 60)
     # The capture supersedes as it saves; maintain finds nothing left to do.
@@ -243,6 +244,7 @@ def test_the_pass_looks_only_at_what_changed(config: Config, conn: Any) -> None:
     assert maintain(conn, config, now=t0 + 400).examined == 1
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_export_then_import_adds_nothing_and_a_new_store_gets_the_same(
         config: Config, conn: Any, tmp_path: Path, home: Path) -> None:
     t0 = 1_000_000.0

@@ -20,6 +20,9 @@ from memspool.config import load_config
 from memspool.store import connect, transaction
 from memspool.store.slices import NewSlice, insert_slice
 
+#: Slow, left out of the inner loop (`-m "not slow"`): random SIGKILLs over whole digests.
+pytestmark = pytest.mark.slow
+
 DIGEST = "from memspool.service import Service; Service().digest()"
 
 

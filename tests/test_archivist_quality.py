@@ -18,6 +18,9 @@ from conftest import REPO
 from memspool.archivist.minor import notes_of
 from memspool.distill.transcript import transcript_notes
 
+#: Slow, left out of the inner loop (`-m "not slow"`): a quality floor over the labelled sets.
+pytestmark = pytest.mark.slow
+
 ROWS = [json.loads(line) for line in
         (REPO / "tests" / "data" / "archivist_messages.jsonl").read_text().splitlines()]
 

@@ -303,6 +303,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.stdout.close()
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_a_lock_holder_that_takes_nothing_is_reported(config: Config, projects: Path) -> None:
     place(projects)
     holder = _holder(config, let_go_when_frames_wait=False)
@@ -419,6 +420,7 @@ def test_the_command_prints_a_report(
     assert "read 3 transcript(s) (0 bytes new): 0 slice(s) stored, 0 new memories" in out
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_memspool_backfill_end_to_end(projects: Path, tmp_path: Path) -> None:
     place(projects)
     report = json.loads(run_cli("backfill", "--json", "--since", "30").stdout)
@@ -435,6 +437,7 @@ def test_memspool_backfill_end_to_end(projects: Path, tmp_path: Path) -> None:
     assert bad.returncode == 1 and "days above 0" in bad.stderr.decode()
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_with_a_watch_daemon_running_backfill_hands_it_the_transcripts(
     config: Config, projects: Path
 ) -> None:

@@ -47,6 +47,7 @@ def test_a_home_that_is_a_file(args: list[str], home: Path, tmp_path: Path) -> N
     assert not (tmp_path / "settings.json").exists()  # nothing half-installed
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_read_commands_do_not_create_a_mistyped_home(tmp_path: Path) -> None:
     typo = tmp_path / "no-such-home"
     for args in (["status"], ["slices", "list"], ["slices", "show", "1"]):
@@ -69,6 +70,7 @@ def _drained_home(projects: Path) -> None:
     run_cli("drainer", "--once")
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_a_damaged_store_is_reported_by_status_and_advice_is_given(
         home: Path, projects: Path) -> None:
     _drained_home(projects)
@@ -103,6 +105,7 @@ def _mounted(tmp_path: Path, options: str) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(point)], check=False)
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_a_read_only_home_can_still_be_read(
         tmp_path: Path, projects: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with _mounted(tmp_path, "size=16m,mode=0700") as point:
@@ -122,6 +125,7 @@ def test_a_read_only_home_can_still_be_read(
             assert b"Move it aside" not in proc.stdout + proc.stderr
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_a_full_disk_is_named_and_the_store_is_not_called_damaged(
         tmp_path: Path, projects: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with _mounted(tmp_path, "size=8m,mode=0700") as point:

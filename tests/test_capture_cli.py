@@ -126,6 +126,7 @@ def test_the_project_defaults_to_the_git_root(home: Path, tmp_path: Path) -> Non
         (f"manual-save-{identity}",)]
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_passive_prints_saved_skipped_total(home: Path) -> None:
     code, first, _ = cli(home, "--passive", "--project", "api", stdin=LEARNINGS_1.encode())
     assert (code, first) == (0, {"saved": 2, "skipped": 0, "total": 2})

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import capture_with
 
-from memspool.archivist import CaptureReport, capture
+from memspool.archivist import CaptureReport
 from memspool.config import Config, load_config
 from memspool.distill import LlmOptions
 from memspool.distill.llm import MAX_BODY_CHARS
@@ -124,7 +125,7 @@ def openai(content: object) -> Reply:
 def run(
     conn: sqlite3.Connection, config: Config, llm: LlmOptions, text: str = PAYLOAD, **kwargs: Any
 ) -> CaptureReport:
-    return capture(text, config=config, conn=conn, project="api", llm=llm, **kwargs)
+    return capture_with(text, config=config, conn=conn, project="api", llm=llm, **kwargs)
 
 
 def assert_fell_back(report: CaptureReport, reason: str) -> None:

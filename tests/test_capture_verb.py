@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import capture_with
 
-from memspool.archivist import capture
 from memspool.archivist.reconcile import DUPLICATE_WINDOW_SECS, CaptureReport
 from memspool.base.errors import MemspoolError, PayloadError, StoreError
 from memspool.config import Config
@@ -37,7 +37,7 @@ T0 = 1_800_000_000.0
 def run(conn: sqlite3.Connection, config: Config, text: str, **kwargs: object) -> CaptureReport:
     kwargs.setdefault("project", "api")
     kwargs.setdefault("now", T0)
-    return capture(text, config=config, conn=conn, **kwargs)  # type: ignore[arg-type]
+    return capture_with(text, config=config, conn=conn, **kwargs)  # type: ignore[arg-type]
 
 
 def actions(report: CaptureReport) -> list[str]:
@@ -92,7 +92,7 @@ def test_default_project_is_the_git_root(
     (root / ".git").mkdir(parents=True)
     (root / "src" / "deep").mkdir(parents=True)
     monkeypatch.chdir(root / "src" / "deep")
-    report = capture("A note captured without naming a project.", config=config, conn=conn)
+    report = capture_with("A note captured without naming a project.", config=config, conn=conn)
     found = memory.get(conn, report.notes[0].id or 0)
     identity = str(root.resolve())  # no remote: the git root's path
     assert found is not None and found.project == identity
@@ -646,7 +646,8 @@ def test_a_payload_of_only_chatter_captures_nothing(
 
 def test_the_default_time_is_now(conn: sqlite3.Connection, config: Config) -> None:
     before = time.time()
-    report = capture("A note stamped with the real clock.", config=config, conn=conn, project="api")
+    report = capture_with("A note stamped with the real clock.", config=config, conn=conn,
+                          project="api")
     found = memory.get(conn, report.notes[0].id or 0)
     assert found is not None and before <= found.created_at <= time.time()
 

@@ -73,6 +73,7 @@ def test_slice_listing_shows_whole_session_ids(home: Path, projects: Path) -> No
     assert session.encode() in run_cli("slices", "list").stdout
 
 
+@pytest.mark.slow  # runs four test files again in a subprocess
 @pytest.mark.timeout(600)
 def test_the_suite_leaves_a_sentinel_home_untouched(tmp_path: Path) -> None:
     """Run the tests that install hooks and fall back to defaults with HOME set to a

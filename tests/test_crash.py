@@ -25,6 +25,9 @@ from memspool.redact import redact
 from memspool.spool import Spool
 from memspool.store.slices import slice_text
 
+#: Slow, left out of the inner loop (`-m "not slow"`): SIGKILLs over whole drains.
+pytestmark = pytest.mark.slow
+
 SESSIONS = {"crash-ccviewer": CCVIEWER, "crash-spotter": SPOTTER}
 
 

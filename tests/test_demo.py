@@ -8,9 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import run_cli
 
 
+@pytest.mark.slow  # the whole demo: drains, digests and maintains three sessions
 def test_the_demo_leaves_no_temporary_folder_and_its_hint_runs(tmp_path: Path) -> None:
     scratch = tmp_path / "tmp"
     scratch.mkdir()

@@ -295,6 +295,7 @@ def test_a_config_that_does_not_load_is_a_finding(home: Path) -> None:
 
 # -- the command (passes once `doctor` is registered in memspool.cli) ---------
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_cli_exits_1_with_a_problem_and_0_when_healthy() -> None:
     broken = run_cli("doctor", check=False)
     assert broken.returncode == 1

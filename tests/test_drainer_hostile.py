@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import payload, run_cli, wait_for
 from test_drainer import SESSION, fire, line, rows, texts
 
@@ -52,6 +53,7 @@ def test_a_folder_named_like_a_transcript_leaks_no_descriptor(
     assert "is not a regular file" in drainer.config.log_path.read_text()
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_a_watch_daemon_whose_passes_keep_failing_exits_non_zero(home: Path) -> None:
     env = {**os.environ, "MEMSPOOL_WATCH_TICK_SECS": "0.1"}
     proc = subprocess.Popen([sys.executable, "-m", "memspool", "drainer", "--watch"],

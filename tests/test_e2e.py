@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import SPOTTER, payload, run_cli, wait_for
 
 SESSION = "491e126e-1e71-469c-ade2-fcc8af567c74"
@@ -37,6 +38,7 @@ def _installed_command(tmp_path: Path, event: str) -> str:
     return str(groups[-1]["hooks"][0]["command"])
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_installed_stop_hook_to_stored_capture(tmp_path: Path, home: Path, projects: Path) -> None:
     command = _installed_command(tmp_path, "Stop")
     transcript = projects / "-home-marco-projects-spotter" / f"{SESSION}.jsonl"
@@ -68,6 +70,7 @@ def test_installed_stop_hook_to_stored_capture(tmp_path: Path, home: Path, proje
     assert status["sessions_tracked"] == 1 and status["last_drain"] is not None
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_watch_daemon_drains_on_spool_events(tmp_path: Path, home: Path, projects: Path) -> None:
     command = _installed_command(tmp_path, "PreCompact")
     daemon = subprocess.Popen([sys.executable, "-m", "memspool", "drainer", "--watch"],
@@ -144,6 +147,7 @@ def test_any_drainer_tidies_up_after_one_that_died(home: Path, projects: Path) -
     assert fresh["recovered"] == []  # a clean exit leaves nothing to recover from
 
 
+@pytest.mark.slow  # the whole demo, as a user runs it
 def test_demo_runs_from_the_bundled_samples(tmp_path: Path) -> None:
     proc = run_cli("demo", "--home", str(tmp_path / "demo"), "--json")
     for path in [tmp_path / "demo", *(tmp_path / "demo").rglob("*")]:

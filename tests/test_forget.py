@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 import zstandard
+from conftest import capture_with
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memspool.archivist import capture
 from memspool.base.errors import NotFound
 from memspool.config import Config, load_config
 from memspool.service import Service
@@ -71,7 +71,7 @@ def test_forget_leaves_no_trace_in_the_database_or_its_wal(home: Path) -> None:
                   f"logs in with {SECRET} from now on, set in the vault.\n")
         slice_id = _slice(conn, source)
         with transaction(conn):
-            report = capture(f"Decision: the staging box logs in with {SECRET} from now on, "
+            report = capture_with(f"Decision: the staging box logs in with {SECRET} from now on, "
                              f"set in the vault.", config=service.config, conn=conn,
                              project="shop", session="s1", slice_id=slice_id)
         made = report.notes[0].id
@@ -81,16 +81,16 @@ def test_forget_leaves_no_trace_in_the_database_or_its_wal(home: Path) -> None:
                              f"The staging box logs in with {SECRET}; rotate it monthly.",
                              key=f"staging {SECRET}", project="shop")
         _bulk(service, 600)
-        assert service.search(SECRET)["results"]
+        assert service.search(SECRET).results
         assert _traces(home, SECRET)  # the test can see it before
 
         first = service.forget(made, purge_source=True)
-        second = service.forget(saved["id"])
-        assert first["wal_cleared"] and second["wal_cleared"]
-        assert first["slices_scrubbed"] == 1
+        second = service.forget(saved.id)
+        assert first.wal_cleared and second.wal_cleared
+        assert first.slices_scrubbed == 1
         assert "[FORGOTTEN]" in slice_text(conn, slice_id)
         assert "what is the staging login" in slice_text(conn, slice_id)
-        assert not service.search(SECRET)["results"]
+        assert not service.search(SECRET).results
         # The key's slug is gone too: the tombstone keeps keyed hashes only.
         keys = [r[0] for r in conn.execute("SELECT key FROM forgotten")]
         assert len(keys) >= 2 and all(len(k) == 32 and "staging" not in k for k in keys)
@@ -108,13 +108,13 @@ def test_a_forgotten_transcript_note_is_not_made_again_from_its_slice(home: Path
         conn = service.conn
         first = _slice(conn, text)
         with transaction(conn):
-            made = capture(text, config=service.config, conn=conn, project="shop",
+            made = capture_with(text, config=service.config, conn=conn, project="shop",
                            session="s1", slice_id=first).notes[0]
         assert made.id is not None
         service.forget(made.id)
         again = _slice(conn, text, session="s2")
         with transaction(conn):
-            report = capture(text, config=service.config, conn=conn, project="shop",
+            report = capture_with(text, config=service.config, conn=conn, project="shop",
                              session="s2", slice_id=again)
         assert [n.action for n in report.notes] == ["skipped"]
         assert service.memories() == []
@@ -124,12 +124,12 @@ def test_a_retried_forget_is_not_found_not_the_next_memory(home: Path) -> None:
     with Service(home) as service:
         low = service.save("Deploy window", "Deploys run Tuesdays.", project="shop")
         high = service.save("Cache size", "The cache holds 512 entries.", project="shop")
-        service.forget(high["id"])
+        service.forget(high.id)
         newer = service.save("Queue depth", "The queue holds 64 jobs.", project="other")
-        assert newer["id"] > high["id"]
+        assert newer.id > high.id
         with pytest.raises(NotFound, match="never reused"):
-            service.forget(high["id"])
-        assert {m["id"] for m in service.memories()} == {low["id"], newer["id"]}
+            service.forget(high.id)
+        assert {m["id"] for m in service.memories()} == {low.id, newer.id}
 
 
 def _insert(conn: sqlite3.Connection, n: int) -> int:

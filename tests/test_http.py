@@ -322,6 +322,7 @@ class DrainLoop(threading.Thread):
             round_ += 1
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_concurrent_clients_while_the_drainer_drains(server: Server, home: Path,
                                                      projects: Path) -> None:
     statuses: list[int] = []
@@ -362,3 +363,28 @@ def test_concurrent_clients_while_the_drainer_drains(server: Server, home: Path,
     # drained, the first round's two transcripts sliced.
     assert status == 200 and state["pending_frames"] == 0 and state["slices_total"] >= 2
     assert state["memories"] > 0
+
+
+def test_search_pages_within_the_bounds_the_document_states(server: Server) -> None:
+    from memspool.results import CONTEXT_CHARS, SEARCH_LIMIT
+
+    for fact in ("the pool leaks on retry", "the pool leaks on timeout",
+                 "the pool leaks on cancel"):
+        assert server.request("POST", "/memories", {"title": fact, "content": fact,
+                                                    "project": "api"})[0] == 200
+    _, first = server.request("GET", "/search?q=pool+leaks&limit=2")
+    _, rest = server.request("GET", "/search?q=pool+leaks&limit=2&offset=2")
+    assert (len(first["results"]), first["offset"], first["more"]) == (2, 0, True)
+    assert (len(rest["results"]), rest["offset"], rest["more"]) == (1, 2, False)
+    assert {h["id"] for h in first["results"]}.isdisjoint(h["id"] for h in rest["results"])
+    _, document = server.request("GET", "/openapi.json")
+    stated = {p["name"]: p["schema"] for p in document["paths"]["/search"]["get"]["parameters"]}
+    assert stated["limit"]["maximum"] == SEARCH_LIMIT.most
+    status, refused = server.request("GET", f"/search?q=pool&limit={SEARCH_LIMIT.most + 1}")
+    assert status == 400 and f"from 1 to {SEARCH_LIMIT.most}" in refused["error"]
+    context = {p["name"]: p["schema"]
+               for p in document["paths"]["/context"]["get"]["parameters"]}["max_chars"]
+    assert (context["minimum"], context["maximum"]) == (CONTEXT_CHARS.least, CONTEXT_CHARS.most)
+    body = document["paths"]["/capture"]["post"]["requestBody"]["content"]["application/json"]
+    assert set(body["schema"]["properties"]) == {"text", "project", "session", "source",
+                                                 "dry_run", "max_entities", "passive"}

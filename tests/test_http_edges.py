@@ -71,6 +71,7 @@ def _closed_by_server(conn: socket.socket, timeout: float) -> bool:
     return True
 
 
+@pytest.mark.slow  # waits out the server's request deadline
 def test_a_request_sent_too_slowly_is_cut_off(home: Path, tmp_path: Path) -> None:
     server = Server(home, tmp_path / "server.log", 1024)
     try:

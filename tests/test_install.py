@@ -174,6 +174,7 @@ def test_a_bad_setting_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None
     assert b"max_slice_chars must be a number of at least 1, got '0'" in proc.stderr
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_status_says_whether_the_hooks_are_installed(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cc"))
@@ -188,6 +189,7 @@ def test_status_says_whether_the_hooks_are_installed(tmp_path: Path,
     assert json.loads(run_cli("status", "--json").stdout)["hooks_installed"] == []
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_concurrent_installs_leave_a_valid_config(tmp_path: Path, home: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MEMSPOOL_TRANSCRIPT_ROOTS")

@@ -37,6 +37,8 @@ RANKS = {
     # .backfill) hand the ingest stage the archivist's digest, the context
     # blocks, embedding and team sync to run while the spool is empty.
     "memspool.drainer": 4.7,
+    # What the service answers, and the bounds every front end shares.
+    "memspool.results": 4.9,
     "memspool.service": 5, "memspool.demo": 5.5, "memspool.doctor": 5,
     "memspool.mcp": 6, "memspool.http": 6,
     "memspool.cli": 6.5, "memspool.__main__": 7,

@@ -52,6 +52,7 @@ def test_every_tool_is_listed_with_a_short_description_and_a_schema(home: Path) 
     _session(home, body)
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_save_search_get_context_forget_and_stats(home: Path) -> None:
     async def body(session: ClientSession) -> None:
         saved = _data(await session.call_tool("save", {

@@ -21,6 +21,9 @@ from conftest import run_cli, wait_for
 
 from memspool.demo import SessionWriter
 
+#: Slow, left out of the inner loop (`-m "not slow"`): a quality floor, end to end.
+pytestmark = pytest.mark.slow
+
 CHATTER = (
     "Found it.", "Done, tests are green.", "Staging is healthy now.",
     "I'll put this in gunicorn.conf.py.", "All 48 tests pass now.",

@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
+#: Slow, left out of the inner loop (`-m "not slow"`): builds and installs a wheel.
+pytestmark = pytest.mark.slow
+
 #: Source folder -> where its files land inside the installed package.
 ROOMS = {
     "src/memspool": "memspool",

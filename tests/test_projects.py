@@ -107,6 +107,7 @@ def _hook(script: str, home: Path, cwd: Path, **extra: object) -> str:
     return str(json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"])
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_two_repositories_named_api_never_see_each_others_memory(
         tmp_path: Path, home: Path) -> None:
     a = repo(tmp_path / "clientA" / "api", "git@github.com:clienta/api.git")
@@ -134,6 +135,7 @@ def test_two_clones_of_one_repository_share_memory(tmp_path: Path, home: Path) -
     assert "counted twice" in _hook(RECALL_SCRIPT, home, second, prompt=PROMPT)
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_project_accepts_an_unambiguous_name_and_names_the_ambiguous(
         tmp_path: Path, home: Path) -> None:
     a = repo(tmp_path / "clientA" / "api", "git@github.com:clienta/api.git")

@@ -7,9 +7,9 @@ import time
 from typing import Any
 
 import pytest
-from conftest import run_cli
+from conftest import capture_with, run_cli
 
-from memspool.archivist import capture, maintain
+from memspool.archivist import maintain
 from memspool.config import Config
 from memspool.recall import render, search, stored
 from memspool.service import Service
@@ -37,7 +37,7 @@ def memories(config: Config, conn: Any) -> dict[str, int]:
     now = time.time()
     for project, notes in NOTES.items():
         for text in notes:
-            report = capture(text, config=config, conn=conn, project=project, session="s",
+            report = capture_with(text, config=config, conn=conn, project=project, session="s",
                              now=now)
             ids[text.split(":")[0] + text[10:30]] = report.notes[0].id or 0
     return ids
@@ -100,8 +100,8 @@ def test_superseded_memories_need_all_and_never_outrank_their_successor(
         config: Config, conn: Any) -> None:
     now = time.time()
     old = "Decision: the staging API listens on port 8080 behind nginx."
-    capture(old, config=config, conn=conn, project="p", session="a", now=now - 60)
-    capture("Decision: the staging API listens on port 9090 behind nginx.", config=config,
+    capture_with(old, config=config, conn=conn, project="p", session="a", now=now - 60)
+    capture_with("Decision: the staging API listens on port 9090 behind nginx.", config=config,
             conn=conn, project="p", session="b", now=now)
     maintain(conn, config, now=now + 1)  # the capture already superseded it
     assert [m.layer for m in rows.list_memories(conn, "p")] == ["superseded", "buffer"]
@@ -118,7 +118,7 @@ def test_the_context_block_groups_facts_and_holds_its_limit(
         config: Config, conn: Any) -> None:
     now = time.time()
     for n in range(300):
-        capture(f"Pitfall {n}: service s{n} drops requests when pool p{n} drains its "
+        capture_with(f"Pitfall {n}: service s{n} drops requests when pool p{n} drains its "
                 f"connections under load.", config=config, conn=conn, project="big",
                 session=f"s{n}", now=now)
     text, listed = render(conn, "big", 2000)

@@ -82,6 +82,7 @@ def test_session_start_of_another_project_prints_nothing(
     assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 @pytest.mark.parametrize("payload", [b"", b"not json", b"[]", b'{"cwd": 3}', b"{" * 100_000])
 def test_broken_payloads_print_nothing(installed: dict[str, str], shop: Path,
                                        payload: bytes) -> None:
@@ -100,6 +101,7 @@ def test_a_missing_store_prints_nothing(installed: dict[str, str], shop: Path) -
         assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_a_corrupt_store_prints_nothing(installed: dict[str, str], shop: Path,
                                         home: Path) -> None:
     _remember(shop)
@@ -112,6 +114,7 @@ def test_a_corrupt_store_prints_nothing(installed: dict[str, str], shop: Path,
         assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_a_locked_store_never_holds_the_session_up(installed: dict[str, str], shop: Path,
                                                    home: Path) -> None:
     _remember(shop)
@@ -128,6 +131,7 @@ def test_a_locked_store_never_holds_the_session_up(installed: dict[str, str], sh
         writer.close()
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_recall_on_prompt_injects_few_relevant_memories_once(
         installed: dict[str, str], shop: Path) -> None:
     _remember(shop)
@@ -148,6 +152,7 @@ def test_recall_on_prompt_injects_few_relevant_memories_once(
     assert hostile.returncode == 0 and hostile.stderr == b""
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_an_injected_memory_is_dated_as_recalled(installed: dict[str, str], shop: Path,
                                                  home: Path) -> None:
     _remember(shop)
@@ -157,6 +162,7 @@ def test_an_injected_memory_is_dated_as_recalled(installed: dict[str, str], shop
     assert report["recalled"] == 1
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 @pytest.mark.parametrize("script", [CONTEXT_SCRIPT, RECALL_SCRIPT])
 def test_the_hooks_import_nothing_heavy(script: str, shop: Path, home: Path) -> None:
     _remember(shop)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import SPOTTER, run_cli, wait_for
 from mcp.client.session import ClientSession
 from redact_corpus import aws_key_id, github, openai_project, slack_bot, stripe
@@ -145,17 +146,18 @@ def _everything(home: Path) -> dict[str, str]:
         for row in service.slices(limit=1000):
             seen[f"slice {row['id']}"] = service.slice_text(row["id"])
         for memory in service.memories(limit=1000):
-            seen[f"memory {memory['id']}"] = json.dumps(service.get(memory["id"]))
+            seen[f"memory {memory['id']}"] = json.dumps(service.get(memory["id"]).as_dict())
         seen["export"] = b"".join(service.export()).decode()
         projects = {m["project"] for m in service.memories(limit=1000)}
         for project in projects:
-            seen[f"context {project}"] = service.context(project)
+            seen[f"context {project}"] = service.context(project).text
     seen["raw files"] = b"".join(
         path.read_bytes() for path in home.iterdir()
         if path.name.startswith("memspool.db") and path.is_file()).decode("latin-1")
     return seen
 
 
+@pytest.mark.slow  # every front end and file, one after another
 def test_every_door_redacts(home: Path, tmp_path: Path, projects: Path,
                             serve: Callable[[Reply], _Server]) -> None:  # noqa: F811
     doors: list[tuple[str, Callable[[], None]]] = [

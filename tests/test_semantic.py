@@ -117,24 +117,24 @@ def test_every_memory_written_gets_a_vector_of_the_model(service: Any) -> None:
 def test_a_text_change_makes_a_new_vector(service: Any) -> None:
     first = service.save("Deploy rule", "Never deploy on friday.", key="deploy-rule",
                          project="shop")
-    before = _vectors(service.conn)[first["id"]]
+    before = _vectors(service.conn)[first.id]
     service.save("Deploy rule", "Slow payment rollout after cache tests.", key="deploy-rule",
                  project="shop")
-    after = _vectors(service.conn)[first["id"]]
+    after = _vectors(service.conn)[first.id]
     assert after[2] > before[2] and after[1] != before[1]
 
 
 def test_meaning_finds_what_words_miss_and_says_so(service: Any) -> None:
     target = service.save("Refunds counted twice", "The webhook handler inserted refund rows "
-                          "twice.", project="shop")["id"]
+                          "twice.", project="shop").id
     service.save("Kubelet disk", "The node filled its disk with old images.", project="shop")
     query = "money again"
-    assert service.search(query, project="shop")["results"][0]["id"] == target
-    hit = service.search(query, project="shop")["results"][0]
-    assert hit["found_by"] == "meaning"
-    both = service.search("refunds twice", project="shop")["results"][0]
-    assert both["id"] == target
-    assert both["found_by"].startswith("words") and both["found_by"].endswith("+meaning")
+    assert service.search(query, project="shop").results[0].id == target
+    hit = service.search(query, project="shop").results[0]
+    assert hit.found_by == "meaning"
+    both = service.search("refunds twice", project="shop").results[0]
+    assert both.id == target
+    assert both.found_by.startswith("words") and both.found_by.endswith("+meaning")
     # Without the vectors the same query finds nothing by its words.
     from memspool.recall import search
 
@@ -143,17 +143,17 @@ def test_meaning_finds_what_words_miss_and_says_so(service: Any) -> None:
 
 def test_projects_stay_apart(service: Any) -> None:
     shop = service.save("Refunds counted twice", "Refund rows inserted twice.",
-                        project="shop")["id"]
+                        project="shop").id
     infra = service.save("Payments duplicated", "Payment rows repeated again.",
-                         project="infra")["id"]
+                         project="infra").id
     index = service.vectors()
     index.refresh(service.conn, force=True)  # from the matrix file as well as the store
     for project, own in (("shop", shop), ("infra", infra)):
         found = [n.memory_id for n in index.nearest(service.conn, "money twice", limit=10,
                                                    project=project)]
         assert found == [own]
-        results = service.search("money twice", project=project)["results"]
-        assert {r["project"] for r in results} == {project}
+        results = service.search("money twice", project=project).results
+        assert {r.project for r in results} == {project}
     assert {n.memory_id for n in index.nearest(service.conn, "money twice", limit=10)} == {
         shop, infra}
 
@@ -166,8 +166,8 @@ def _ids_on_disk(home: Path) -> set[int]:
 def test_forget_removes_the_vector_from_the_store_and_the_files(service: Any, home: Path,
                                                                which: str) -> None:
     first = service.save("Refunds counted twice", "Refund rows inserted twice.",
-                         project="shop")["id"]
-    second = service.save("Slow api", "The api latency after deploy.", project="shop")["id"]
+                         project="shop").id
+    second = service.save("Slow api", "The api latency after deploy.", project="shop").id
     service.vectors().refresh(service.conn, force=True)
     assert _ids_on_disk(home) == {first, second}
     gone, kept = (first, second) if which == "oldest" else (second, first)
@@ -175,13 +175,13 @@ def test_forget_removes_the_vector_from_the_store_and_the_files(service: Any, ho
     assert gone not in _vectors(service.conn)
     assert _ids_on_disk(home) == {kept}
     assert len(list((home / VECTORS_DIR).iterdir())) == 1
-    assert all(r["id"] != gone for r in service.search("payment twice latency")["results"])
+    assert all(r.id != gone for r in service.search("payment twice latency").results)
 
 
 def test_forget_removes_the_files_even_with_semantic_recall_off(service: Any,
                                                                 home: Path) -> None:
     gone = service.save("Refunds counted twice", "Refund rows inserted twice.",
-                        project="shop")["id"]
+                        project="shop").id
     service.vectors().refresh(service.conn, force=True)
     assert _ids_on_disk(home) == {gone}
     with Service(home, env={"MEMSPOOL_SEMANTIC": "off"}) as plain:
@@ -191,7 +191,7 @@ def test_forget_removes_the_files_even_with_semantic_recall_off(service: Any,
 
 def test_the_store_scores_every_candidate(service: Any) -> None:
     """The files pick candidates; each is scored by the vector the store holds now."""
-    ids = [service.save(f"Note {i}", text, project="shop")["id"] for i, text in enumerate(
+    ids = [service.save(f"Note {i}", text, project="shop").id for i, text in enumerate(
         ["Refund rows inserted twice.", "The node disk is full.", "Slow api latency."])]
     index = service.vectors()
     assert index.refresh(service.conn, force=True)
@@ -217,13 +217,13 @@ def test_the_store_scores_every_candidate(service: Any) -> None:
 
 def test_files_from_another_store_are_never_used(service: Any, home: Path) -> None:
     old = service.save("Refunds counted twice", "Refund rows inserted twice.",
-                       project="shop")["id"]
+                       project="shop").id
     service.vectors().refresh(service.conn, force=True)
     service.close()
     for path in home.glob("memspool.db*"):
         path.rename(path.with_name(path.name + ".aside"))  # the store moved aside
     # A new store, whose first memory has the old one's id and another meaning.
-    fresh = service.save("Disk full", "The storage volume space is low.", project="shop")["id"]
+    fresh = service.save("Disk full", "The storage volume space is low.", project="shop").id
     service.conn.execute("DELETE FROM memory_vectors")
     service.conn.execute("INSERT INTO vectors_pending VALUES (?)", (fresh,))
     embed_pending(service.conn, service.vectors().encoder)
@@ -274,7 +274,7 @@ def test_a_symlinked_vectors_folder_is_neither_followed_nor_emptied(
     home.mkdir(parents=True, exist_ok=True)
     (home / VECTORS_DIR).symlink_to(elsewhere)
     memory = service.save("Refunds counted twice", "Refund rows inserted twice.",
-                          project="shop")["id"]
+                          project="shop").id
     with pytest.raises(HomeError, match="symlink"):
         service.vectors().refresh(service.conn, force=True)
     service.forget(memory)
@@ -295,6 +295,7 @@ def test_writers_at_once_leave_one_whole_set(service: Any, home: Path, model: Pa
     assert len(_ids_on_disk(home)) == len(DISTINCT)
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_a_model_folder_of_junk_is_a_clear_error_and_the_write_stands(
         home: Path, tmp_path: Path) -> None:
     junk = tmp_path / "junk"
@@ -320,7 +321,7 @@ def test_a_memory_changed_while_embedded_keeps_its_place_in_the_queue(
     from memspool.store import transaction
     from memspool.store import vectors as vector_rows
 
-    memory = service.save("Refunds", "Refund rows inserted twice.", project="shop")["id"]
+    memory = service.save("Refunds", "Refund rows inserted twice.", project="shop").id
     service.conn.execute("DELETE FROM memory_vectors")
     service.conn.execute("INSERT INTO vectors_pending VALUES (?)", (memory,))
     batch = vector_rows.pending(service.conn)
@@ -335,16 +336,17 @@ def test_a_memory_changed_while_embedded_keeps_its_place_in_the_queue(
 
 
 def test_superseded_never_outranks_its_successor_after_fusion(service: Any) -> None:
-    old = service.save("Refund rule", "Refund payments twice daily.", project="shop")["id"]
-    new = service.save("Refund rule now", "Charge billing once.", project="shop")["id"]
+    old = service.save("Refund rule", "Refund payments twice daily.", project="shop").id
+    new = service.save("Refund rule now", "Charge billing once.", project="shop").id
     service.conn.execute("UPDATE memories SET layer = 'superseded', superseded_by = ?"
                          " WHERE id = ?", (new, old))
-    results = service.search("refund payments twice", include_all=True)["results"]
-    ranks = {r["id"]: i for i, r in enumerate(results)}
+    results = service.search("refund payments twice", include_all=True).results
+    ranks = {r.id: i for i, r in enumerate(results)}
     assert ranks[new] < ranks[old]
-    assert [r["id"] for r in service.search("refund payments twice")["results"]] == [new]
+    assert [r.id for r in service.search("refund payments twice").results] == [new]
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_reindex_fills_in_and_follows_a_model_change(home: Path, tmp_path: Path,
                                                      model: Path) -> None:
     with Service(home, env={"MEMSPOOL_SEMANTIC": "0"}) as plain:
@@ -431,10 +433,10 @@ def test_the_drainer_embeds_what_waits(home: Path, model: Path,
 
 def test_meaning_alone_must_be_near_enough(service: Any) -> None:
     refund = service.save("Refunds counted twice", "Refund rows inserted twice.",
-                          project="shop")["id"]
-    assert service.search("disk storage volume")["results"] == []
-    assert service.search("xyzzy plugh")["results"] == []  # no word the model knows
-    assert [r["id"] for r in service.search("money")["results"]] == [refund]
+                          project="shop").id
+    assert service.search("disk storage volume").results == []
+    assert service.search("xyzzy plugh").results == []  # no word the model knows
+    assert [r.id for r in service.search("money").results] == [refund]
 
 
 def test_rows_stored_after_the_set_are_found(service: Any) -> None:
@@ -442,7 +444,7 @@ def test_rows_stored_after_the_set_are_found(service: Any) -> None:
         service.save(f"Note {i}", text, project="shop")
     index = service.vectors()
     index.refresh(service.conn, force=True)
-    new = service.save("Storage", "Volume space storage.", project="shop")["id"]
+    new = service.save("Storage", "Volume space storage.", project="shop").id
     assert not index.refresh(service.conn)  # one row after the set: no new set
     assert new in [n.memory_id for n in index.nearest(service.conn, "storage volume space",
                                                        limit=2)]
@@ -474,8 +476,8 @@ def test_a_set_written_from_before_a_forget_is_never_read(
         service: Any, home: Path, model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A writer takes its snapshot, a forget runs, then the writer publishes."""
     gone = service.save("Refunds counted twice", "Refund rows inserted twice.",
-                        project="shop")["id"]
-    kept = service.save("Slow api", "The api latency after deploy.", project="shop")["id"]
+                        project="shop").id
+    kept = service.save("Slow api", "The api latency after deploy.", project="shop").id
     late = Service(home, env={"MEMSPOOL_SEMANTIC_MODEL": str(model)})
     index = late.vectors()
     real_ensure = vectors_module.ensure_private_dir
@@ -503,7 +505,7 @@ def test_a_set_written_from_before_a_forget_is_never_read(
 def test_a_forget_while_a_set_is_being_made_stops_it(service: Any, home: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     gone = service.save("Refunds counted twice", "Refund rows inserted twice.",
-                        project="shop")["id"]
+                        project="shop").id
     real_save = vectors_module._save
 
     def save_then_forget(path: Path, array: Any) -> None:
@@ -523,7 +525,7 @@ def test_a_damaged_set_is_ignored_then_replaced(service: Any, home: Path) -> Non
     service.vectors().refresh(service.conn, force=True)
     (next((home / VECTORS_DIR).iterdir()) / "ids.npy").write_bytes(b"")
     fresh = Service(home, env={"MEMSPOOL_SEMANTIC_MODEL": str(service.config.semantic_model)})
-    assert fresh.search("refund payment twice")["results"]  # the store answers
+    assert fresh.search("refund payment twice").results  # the store answers
     fresh.save("Kubelet", "Kubelet images on the node.", project="shop")
     everyone = {r[0] for r in fresh.conn.execute("SELECT id FROM memories")}
     assert _ids_on_disk(home) == everyone and len(everyone) == len(DISTINCT) + 1
@@ -537,10 +539,10 @@ def test_type_and_layer_filters_apply_before_the_meaning_window(service: Any) ->
             for i in range(120)]
     service.import_lines(rows)
     decision = service.save("Billing", "Charge the money again, twice.",
-                            type="decision", project="shop")["id"]
+                            type="decision", project="shop").id
     service.vectors().refresh(service.conn, force=True)
-    found = service.search("money again", type="decision")["results"]
-    assert [r["id"] for r in found] == [decision]
+    found = service.search("money again", type="decision").results
+    assert [r.id for r in found] == [decision]
 
 
 def test_maintain_embeds_everything_waiting(service: Any,
@@ -557,7 +559,7 @@ def test_maintain_embeds_everything_waiting(service: Any,
 
 def test_saving_the_same_text_keeps_the_vector(service: Any) -> None:
     memory = service.save("Deploy rule", "Never deploy on friday.", key="deploy",
-                          project="shop")["id"]
+                          project="shop").id
     before = _vectors(service.conn)[memory]
     service.save("Deploy rule", "Never deploy on friday.", key="deploy", project="shop")
     assert _vectors(service.conn)[memory] == before

@@ -11,10 +11,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conftest import REPO
 
 from memspool.recall import search
 from memspool.service import Service
+
+#: Slow, left out of the inner loop (`-m "not slow"`): a quality floor over the labelled sets.
+pytestmark = pytest.mark.slow
 
 DATA = REPO / "tests" / "data"
 

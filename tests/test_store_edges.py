@@ -27,6 +27,7 @@ def _one_line(proc: subprocess.CompletedProcess[bytes]) -> str:
     return lines[0]
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_a_full_disk_during_maintain_is_named_as_such(
         tmp_path: Path, projects: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with _mounted(tmp_path, "size=8m,mode=0700") as point:
@@ -54,6 +55,7 @@ service.close()
 """
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_a_deleted_wal_says_what_happened_and_loses_nothing(home: Path) -> None:
     with Service() as service:
         service.save("Deploy window", "Deploys run Tuesdays.", project="shop")
@@ -80,6 +82,7 @@ def test_a_deleted_wal_says_what_happened_and_loses_nothing(home: Path) -> None:
     assert all(word in listed for word in ("Deploy window", "Cache size", "Queue depth"))
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_status_says_what_doctor_says_about_a_corrupt_page(home: Path) -> None:
     lines = [json.dumps({"project": "p", "key": f"k{n}", "summary": f"Pool {n} drains",
                          "body": f"Worker pool {n} drains under load after {n * 7} requests."}

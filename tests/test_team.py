@@ -24,9 +24,11 @@ from conftest import WAIT_SECS, run_cli
 from postgres import PostgresServer, find_binaries, running
 
 BINARIES = find_binaries()
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.skipif(
     BINARIES is None, reason="no PostgreSQL server binaries (initdb and postgres) under "
-    "/usr/lib/postgresql/*/bin: install the postgresql package to run the team memory tests")
+    "/usr/lib/postgresql/*/bin: install the postgresql package to run the team memory tests"),
+    # Slow: a PostgreSQL server per test and several machines syncing through it.
+    pytest.mark.slow]
 
 PROJECT = "github.com/acme/api"
 PASSWORD = "pw-for-tests"  # noqa: S105 - throwaway roles of a throwaway server
@@ -236,7 +238,7 @@ def _save(machine: Machine, title: str, content: str) -> None:
     code = ("import sys, json\nfrom memspool.service import Service\n"
             "with Service() as s:\n"
             "    print(json.dumps(s.save(sys.argv[1], sys.argv[2], type='decision', "
-            "key='billing-port', project=sys.argv[3])))\n")
+            "key='billing-port', project=sys.argv[3]).as_dict()))\n")
     subprocess.run([sys.executable, "-c", code, title, content, PROJECT], check=True,
                    capture_output=True, timeout=WAIT_SECS,
                    env={**os.environ, "MEMSPOOL_HOME": str(machine.home)})

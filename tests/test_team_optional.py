@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import run_cli
 
 HIDDEN = ("psycopg", "psycopg_pool")
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_the_core_install_needs_no_psycopg() -> None:
     run_cli("capture", "--project", "github.com/acme/api", hide=HIDDEN,
             input=b"Pitfall: the refund webhook double-inserts rows when Stripe retries.")

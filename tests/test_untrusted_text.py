@@ -14,6 +14,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
 from conftest import run_cli
 from redact_corpus import aws_key_id, github
 
@@ -50,6 +51,7 @@ def _raw(home: Path) -> bytes:
                     if p.name.startswith("memspool.db") and p.is_file())
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_an_import_is_redacted_and_lands_as_provisional_memory(home: Path, tmp_path: Path
                                                               ) -> None:
     dump = tmp_path / "planted.jsonl"
@@ -58,7 +60,7 @@ def test_an_import_is_redacted_and_lands_as_provisional_memory(home: Path, tmp_p
     assert report["created"] == 1
     with Service() as service:
         [memory] = service.memories()
-        full = service.get(memory["id"])
+        full = service.get(memory["id"]).as_dict()
     assert (memory["layer"], memory["confidence"], memory["sessions"]) == ("buffer", 0.5, 1)
     assert memory["importance"] <= 0.6
     assert memory["updated_at"] > time.time() - 60  # its promotion is scheduled from now
@@ -81,11 +83,12 @@ def test_trust_keeps_the_file_s_standing_but_still_redacts(home: Path, tmp_path:
     run_cli("memories", "import", str(dump), "--trust")
     with Service() as service:
         [memory] = service.memories()
-        full = service.get(memory["id"])
+        full = service.get(memory["id"]).as_dict()
     assert (memory["layer"], memory["confidence"], memory["sessions"]) == ("canonical", 1.0, 5)
     assert AWS_ID not in json.dumps(full) and GITHUB[4:] not in json.dumps(full)
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_importing_an_export_twice_still_adds_nothing(home: Path, tmp_path: Path) -> None:
     dump = tmp_path / "planted.jsonl"
     dump.write_bytes(_planted())
@@ -102,9 +105,9 @@ def test_a_topic_key_is_redacted_before_it_becomes_a_slug(home: Path) -> None:
                              project="shop")
         again = service.save("Deploy key", "Deploys use the ops role now.",
                              key=AWS_ID.lower(), project="shop")
-        assert saved["key"] == again["key"] == "redacted-aws"
-        assert again["action"] == "updated"
-        service.forget(saved["id"])
+        assert saved.key == again.key == "redacted-aws"
+        assert again.action == "updated"
+        service.forget(saved.id)
     raw = _raw(home)
     assert AWS_ID.lower().encode() not in raw and AWS_ID.encode() not in raw
 
@@ -113,7 +116,7 @@ def test_control_characters_never_reach_storage(home: Path) -> None:
     with Service() as service:
         saved = service.save(f"Ticket {HOSTILE}title", f"Body {HOSTILE}text", project="shop")
         [memory] = service.memories()
-        assert saved["id"] == memory["id"]
+        assert saved.id == memory["id"]
     for text in (memory["summary"], memory["body"]):
         assert not any(c in text for c in "\x1b\x07\r"), repr(text)
     assert "\n" not in memory["summary"]
@@ -139,6 +142,7 @@ def _dirty_store(home: Path) -> None:
         service._render()
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_list_search_and_context_print_control_characters_as_escapes(home: Path) -> None:
     _dirty_store(home)
     outputs = {

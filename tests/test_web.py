@@ -68,6 +68,7 @@ def test_a_login_code_opens_a_session_once(web: WebServer) -> None:
     assert web.request("GET", "/login?code=made-up").status == 401
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_no_page_is_readable_without_the_cookie_or_the_token(web: WebServer) -> None:
     memory = _capture("Pitfall: the secret page shows the pool size of the payments API.")
     for path in ("/", "/ui/memories", f"/ui/memories/{memory}", "/ui/search?q=pool",
@@ -255,6 +256,7 @@ def test_every_page_shows_memory_text_as_text(signed_in: WebServer) -> None:
     assert "[31mred" in pages[f"/ui/memories/{memory}"]
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_no_page_asks_for_anything_from_another_host(signed_in: WebServer) -> None:
     memory = _capture("Pitfall: see https://example.com/outage for the pool outage notes.")
     for path, page in _pages(signed_in, memory).items():
@@ -303,6 +305,7 @@ def test_the_list_filters_and_pages(signed_in: WebServer, home: Path) -> None:
     assert bad.status == 400 and "layer must be one of" in bad.text
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_search_gives_the_cli_results_with_matched_words_marked(signed_in: WebServer) -> None:
     _capture("Pitfall: requests has no default timeout, so a hung worker blocks forever.")
     _capture("Decision: retries use exponential backoff with a jittered timeout.")
@@ -352,7 +355,7 @@ def test_edit_keeps_the_old_text_as_history_and_redacts(home: Path) -> None:
         again = service.edit(memory, summary=page["summary"], body=page["body"],
                              type="root-cause")
         assert again["changed"] is False and len(service.memory_page(memory)["history"]) == 1
-        assert service.search("tenant id")["results"][0]["id"] == memory
+        assert service.search("tenant id").results[0].id == memory
 
 
 def test_a_pinned_memory_is_never_archived_by_decay(home: Path) -> None:
@@ -412,6 +415,7 @@ def test_a_store_without_memories_has_pages_too(web: WebServer, home: Path) -> N
         assert answer.status == 200, (path, answer.text)
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
 def test_the_overview_counts_projects_and_sessions(signed_in: WebServer, home: Path) -> None:
     _capture("Pitfall: the importer drops rows with a BOM.", project="api")
     _capture("Decision: the web tier caches pages for 30 s.", project="web")

@@ -30,6 +30,8 @@ pytestmark = [
         f"the browser tests need Debian's Chromium and its driver ({', '.join(MISSING)} "
         f"missing): apt-get install -y chromium chromium-driver")),
     pytest.mark.timeout(240),
+    # Slow: a Chromium and a server per test.
+    pytest.mark.slow,
 ]
 
 if not MISSING:

@@ -1,8 +1,11 @@
-"""The operations every front end calls: the CLI today, the MCP server and HTTP API later.
+"""The operations every front end calls: the CLI, the MCP server, the HTTP API and web page.
 
 One :class:`Service` per home. It opens the store on first use and keeps the
 connection (a warm server reuses it; a CLI command closes it on exit), so
-every front end gives the same answer for the same call.
+every front end gives the same answer for the same call. It also owns what
+the front ends used to set each on their own: the default project (the
+current folder's) and session, the bounds of a search page and a context
+block, and paging (:mod:`memspool.results`).
 """
 
 from __future__ import annotations
@@ -17,12 +20,13 @@ from types import TracebackType
 from typing import Any, Final
 
 from memspool.archivist import (
+    CaptureOptions,
     CaptureReport,
     DigestReport,
-    Origin,
     capture,
     digest,
     maintain,
+    manual_origin,
     save_notes,
 )
 from memspool.archivist.major import last_report
@@ -52,6 +56,18 @@ from memspool.recall.context import stored
 from memspool.recall.embed import SemanticState, semantic_state
 from memspool.recall.vectors import VectorIndex, bump_epoch, embed_pending, remove_sets
 from memspool.redact import redact
+from memspool.results import (
+    CONTEXT_CHARS,
+    SEARCH_LIMIT,
+    SEARCH_OFFSET,
+    ContextBlock,
+    Forgotten,
+    MemoryView,
+    PassiveCounts,
+    Saved,
+    SearchHit,
+    SearchPage,
+)
 from memspool.spool import Spool
 from memspool.spool.segments import QUARANTINE_DIR
 from memspool.store import (
@@ -153,7 +169,7 @@ class Service:
     def project(self, given: str | None = None) -> str:
         """The identity of the project ``given`` names (a known identity, a readable name
         only one project has, or a folder), or of the current folder's project; a name
-        several projects share is a :class:`~memspool.errors.PayloadError` listing them."""
+        several projects share is a :class:`~memspool.base.errors.PayloadError` listing them."""
         if given is not None and given.strip():
             with self._reading() as conn:
                 return project_rows.resolve(conn, given)
@@ -188,39 +204,32 @@ class Service:
 
     # -- memory ---------------------------------------------------------------
 
-    def capture(
-        self,
-        text: str,
-        *,
-        project: str | None = None,
-        session: str | None = None,
-        source: str | None = None,
-        dry_run: bool = False,
-        max_entities: int | None = None,
-        passive: bool = False,
-        llm: LlmOptions | None = None,
-    ) -> CaptureReport:
-        """The capture verb: distil ``text`` into notes and reconcile them with memory."""
-        project = self._writing_to(_named(project))
-        report = capture(text, config=self.config, conn=self.conn, project=project,
-                         session=_named(session), source=_named(source), dry_run=dry_run,
-                         max_entities=max_entities, passive=passive, llm=llm,
-                         profiles=self.profiles)
+    def capture(self, text: str, *, project: str | None = None, session: str | None = None,
+                source: str | None = None, options: CaptureOptions | None = None,
+                ) -> CaptureReport:
+        """The capture verb: distil ``text`` into notes and reconcile them with memory.
+        ``options``: dry run, note cap, passive, LLM (the similarity cache is the
+        Service's own)."""
+        origin = manual_origin(self._writing_to(_named(project)), _named(session),
+                               _named(source))
+        options = dataclasses.replace(options or CaptureOptions(), profiles=self.profiles)
+        report = capture(text, config=self.config, conn=self.conn, origin=origin,
+                         options=options)
         self._render()
         return report
 
     def capture_passive(self, content: str, *, session: str | None = None,
                         project: str | None = None,
-                        source: str | None = None) -> dict[str, int]:
-        """Only the learnings sections of ``content``, one passive memory per item:
-        ``{"saved", "skipped", "total"}``."""
+                        source: str | None = None) -> PassiveCounts:
+        """Only the learnings sections of ``content``, one passive memory per item."""
         report = self.capture(content, project=project, session=session, source=source,
-                              passive=True)
-        return report.passive_counts()
+                              options=CaptureOptions(passive=True))
+        return PassiveCounts(**report.passive_counts())
 
-    def save(self, title: str, content: str, *, type: str = "takeaway",
-             key: str | None = None, project: str | None = None,
-             session: str | None = None, source: str | None = None) -> dict[str, Any]:
+    def save(  # noqa: PLR0913 - a memory's fields, keyword-only
+        self, title: str, content: str, *, type: str = "takeaway",
+        key: str | None = None, project: str | None = None,
+        session: str | None = None, source: str | None = None) -> Saved:
         """One explicit memory. With a topic ``key`` it upserts: the memory under that key
         takes this text (the old text kept in history); without one the capture verb's
         reconciliation applies (update, merge or new)."""
@@ -250,16 +259,15 @@ class Service:
                                              at=time.time(), reason="saved")
             if found is not None:
                 self._render()
-                return {"ok": True, "id": found.id, "key": slug, "action": "updated"}
+                return Saved(id=found.id, key=slug, action="updated")
         note = Note(type=kind, summary=summary, body=body, key_text=key or "")
         report = CaptureReport(dry_run=False)
-        origin = Origin(project=project, session=_named(session) or f"manual-save-{project}",
-                        source=_named(source) or "save")
+        origin = manual_origin(project, _named(session), _named(source) or "save")
         save_notes([note], config=self.config, conn=conn, origin=origin, report=report,
                    profiles=self.profiles)
         self._render()
         outcome = report.notes[0]
-        return {"ok": True, "id": outcome.id, "key": outcome.key, "action": outcome.action}
+        return Saved(id=outcome.id, key=outcome.key, action=outcome.action)
 
     def _render(self, *, forgot: bool = False, embed_all: bool = False) -> None:
         """After a write: re-render the context block of every project whose memory
@@ -298,29 +306,39 @@ class Service:
             self._index = VectorIndex(self.config.home, self.semantic.encoder)
         return self._index
 
-    def search(self, query: str, *, project: str | None = None, type: str | None = None,
-               limit: int = 10, include_all: bool = False) -> dict[str, Any]:
-        """Memories that answer ``query``, best first (never slices)."""
+    def search(self, query: str, *, project: str | None = None,  # noqa: PLR0913 - the filters
+               type: str | None = None, limit: int | None = None, offset: int = 0,
+               include_all: bool = False) -> SearchPage:
+        """One page of the memories that answer ``query``, best first (never slices):
+        ``limit`` results (``SEARCH_LIMIT``) after the first ``offset``."""
+        limit, offset = SEARCH_LIMIT.clamp(limit), SEARCH_OFFSET.clamp(offset)
         index = self.vectors()
         project = self._filter(project)
         with self._reading() as conn:
-            hits = search(conn, query, project=project, type=type, limit=limit,
+            hits = search(conn, query, project=project, type=type, limit=offset + limit + 1,
                           include_all=include_all, vectors=index)
-            named = project_rows.names(conn, {hit.project for hit in hits})
-        note_recalled(self.config.home, [hit.id for hit in hits])
-        return {"query": query, "results": [
-            {**hit.as_dict(), "project_name": named[hit.project]} for hit in hits]}
+            page = hits[offset:offset + limit]
+            named = project_rows.names(conn, {hit.project for hit in page})
+        note_recalled(self.config.home, [hit.id for hit in page])
+        return SearchPage(query=query, offset=offset,
+                          results=[SearchHit.of(hit, named[hit.project]) for hit in page],
+                          more=len(hits) > offset + limit)
 
-    def context(self, project: str | None = None, *, max_chars: int | None = None) -> str:
-        """The context block of ``project`` (by default the current folder's; "" when it
-        has no memory in recall)."""
-        project = self.project(project)
+    def context(self, project: str | None = None, *,
+                max_chars: int | None = None) -> ContextBlock:
+        """The context block of ``project`` (by default the current folder's; its text
+        is "" when it has no memory in recall), at most ``max_chars`` characters
+        (``CONTEXT_CHARS``; by default ``context_max_chars``)."""
+        identity = self.project(project)
+        limit = (self.config.context_max_chars if max_chars is None
+                 else CONTEXT_CHARS.clamp(max_chars))
         with self._reading() as conn:
-            text, _ = render(conn, project, max_chars or self.config.context_max_chars)
-        return text
+            text, _ = render(conn, identity, limit)
+        named = project if project is not None and project.strip() else identity
+        return ContextBlock(project=named, text=text)
 
-    def get(self, memory_id: int) -> dict[str, Any]:
-        """One memory with its history and provenance; :class:`~memspool.errors.NotFound`
+    def get(self, memory_id: int) -> MemoryView:
+        """One memory with its history and provenance; :class:`~memspool.base.errors.NotFound`
         if there is none with that id."""
         with self._reading() as conn:
             found = memory_rows.get(conn, memory_id)
@@ -328,14 +346,12 @@ class Service:
                 raise NotFound(f"No memory with id {memory_id}; `memspool memories list` "
                                f"shows the ids.")
             note_recalled(self.config.home, [memory_id])
-            return {
-                **dataclasses.asdict(found),
-                "project_name": project_rows.names(conn, {found.project})[found.project],
-                "origin": origins(conn, [found.id]).get(found.id),
-                "history": [dataclasses.asdict(h) for h in memory_rows.history(conn, memory_id)],
-                "provenance": [dataclasses.asdict(p)
-                               for p in memory_rows.provenance(conn, memory_id)],
-            }
+            return MemoryView(
+                memory=found,
+                project_name=project_rows.names(conn, {found.project})[found.project],
+                origin=origins(conn, [found.id]).get(found.id),
+                history=memory_rows.history(conn, memory_id),
+                provenance=memory_rows.provenance(conn, memory_id))
 
     def memories(self, *, project: str | None = None, type: str | None = None,
                  layer: str | None = None, limit: int = 100,
@@ -358,7 +374,7 @@ class Service:
         return [{**dataclasses.asdict(m), "project_name": named[m.project],
                  "origin": shared.get(m.id)} for m in found]
 
-    def forget(self, memory_id: int, *, purge_source: bool = False) -> dict[str, Any]:
+    def forget(self, memory_id: int, *, purge_source: bool = False) -> Forgotten:
         """Delete a memory for good; digesting a transcript again does not bring it back
         (a person capturing or importing the same text does).
 
@@ -386,11 +402,8 @@ class Service:
         lexical.forget(memory_id)  # its text leaves this process's cache too
         self._render(forgot=True)
         cleared = erase.clear_wal(conn)
-        result: dict[str, Any] = {"ok": True, "forgotten": memory_id, "project": found.project,
-                                  "summary": found.summary, "wal_cleared": cleared}
-        if purge_source:
-            result["slices_scrubbed"] = scrubbed
-        return result
+        return Forgotten(forgotten=memory_id, project=found.project, summary=found.summary,
+                         wal_cleared=cleared, slices_scrubbed=scrubbed if purge_source else None)
 
     def digest(self, *, budget_secs: float | None = None,
                llm: LlmOptions | None = None) -> DigestReport:
@@ -649,9 +662,10 @@ class Service:
                 recent = browse.recent_sessions(conn, sessions)
         return {"status": status, "projects": projects, "sessions": recent}
 
-    def browse(self, *, project: str | None = None, type: str | None = None,
-               layer: str | None = None, text: str | None = None, page: int = 1,
-               per_page: int = 50) -> dict[str, Any]:
+    def browse(  # noqa: PLR0913 - the page's filters, keyword-only
+        self, *, project: str | None = None, type: str | None = None,
+        layer: str | None = None, text: str | None = None, page: int = 1,
+        per_page: int = 50) -> dict[str, Any]:
         """One page of memories passing the filters, newest change first; ``text``
         keeps those holding every word of it."""
         project = self._filter(project)

@@ -14,12 +14,13 @@
 
 from __future__ import annotations
 
-from memspool.archivist.intake import capture
+from memspool.archivist.intake import CaptureOptions, capture, manual_origin
 from memspool.archivist.major import MaintainReport, maintain
 from memspool.archivist.minor import DigestReport, digest
 from memspool.archivist.reconcile import CaptureReport, NoteOutcome, Origin, save_notes
 
 __all__ = [
+    "CaptureOptions",
     "CaptureReport",
     "DigestReport",
     "MaintainReport",
@@ -28,5 +29,6 @@ __all__ = [
     "capture",
     "digest",
     "maintain",
+    "manual_origin",
     "save_notes",
 ]

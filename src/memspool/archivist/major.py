@@ -116,7 +116,7 @@ def last_report(conn: sqlite3.Connection) -> dict[str, float | int] | None:
     return value if isinstance(value, dict) else None
 
 
-def _consolidate(conn: sqlite3.Connection, config: Config, memory_id: int,
+def _consolidate(conn: sqlite3.Connection, config: Config, memory_id: int,  # noqa: PLR0913 - one pass's state, private
                  report: MaintainReport, *, now: float, profiles: Profiles) -> None:
     # One changed memory against the rest of its project (the minor pass's
     # reconciliation, memspool.archivist.reconcile, meets notes instead).
@@ -187,7 +187,7 @@ def _apply_recalls(conn: sqlite3.Connection, config: Config) -> int:
     return moved
 
 
-def _fold(conn: sqlite3.Connection, older: Memory, newer: Memory, now: float,
+def _fold(conn: sqlite3.Connection, older: Memory, newer: Memory, now: float,  # noqa: PLR0913 - the pair and how to fold it, private
           profiles: Profiles, *, reason: str, take_newer: bool) -> None:
     """One memory remains: the older row (its id is what others cite)."""
     if take_newer:

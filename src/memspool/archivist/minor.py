@@ -90,7 +90,7 @@ def _conversation(text: str) -> str:
                        if m.role in ("user", "assistant"))
 
 
-def digest(
+def digest(  # noqa: PLR0913 - the pass's budgets, keyword-only
     conn: sqlite3.Connection,
     config: Config,
     *,
@@ -118,7 +118,7 @@ def digest(
             _digest_one(conn, config, row, report, llm=llm, profiles=profiles, at=now())
 
 
-def _digest_one(conn: sqlite3.Connection, config: Config, row: dict[str, object],
+def _digest_one(conn: sqlite3.Connection, config: Config, row: dict[str, object],  # noqa: PLR0913 - one pass's state, private
                 report: DigestReport, *, llm: LlmOptions | None, profiles: Profiles,
                 at: float) -> None:
     slice_id = int(str(row["id"]))

@@ -331,7 +331,7 @@ def _among_candidates(ctx: _Context, note: Note, key: str) -> NoteOutcome:
     return _create(ctx, key, note, supersedes=None)
 
 
-def save_notes(
+def save_notes(  # noqa: PLR0913 - store, origin and report, keyword-only
     notes: list[Note],
     *,
     config: Config,

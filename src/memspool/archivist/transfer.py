@@ -117,7 +117,7 @@ def _parse(raw: bytes, line: int) -> dict[str, Any]:
     return record
 
 
-def import_lines(conn: sqlite3.Connection, lines: Iterable[bytes], *,
+def import_lines(conn: sqlite3.Connection, lines: Iterable[bytes], *,  # noqa: PLR0913 - the import's options, keyword-only
                  config: Config | None = None,
                  progress: Callable[[int], None] | None = None,
                  profiles: Profiles | None = None, trust: bool = False,
@@ -188,7 +188,7 @@ class _Claims:
         return created, _number(record, "updated_at", created, created, 1e11)
 
 
-def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *,
+def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *,  # noqa: PLR0913 - one import's state, private
                 report: ImportReport, ids: dict[int, int], links: list[tuple[int, int]],
                 profiles: Profiles, claims: _Claims) -> int:
     project = _text(record, "project", number, one_line=True)
@@ -238,7 +238,7 @@ def _schedule(conn: sqlite3.Connection, config: Config, memory_id: int) -> None:
                                  archive_at=lifecycle.archive_at(memory, config))
 
 
-def _provenance(conn: sqlite3.Connection, memory_id: int, record: dict[str, Any],
+def _provenance(conn: sqlite3.Connection, memory_id: int, record: dict[str, Any],  # noqa: PLR0913 - one record's parts, private
                 body: str, *, claims: _Claims, action: Action) -> None:
     entries = record.get("provenance")
     saved = False

@@ -283,7 +283,7 @@ def relevant(relevance: float, held: int, terms: int) -> bool:
     return relevance >= RELEVANCE_FLOOR and held >= min(2, terms)
 
 
-def rank(conn: sqlite3.Connection, query: Query, columns: str, *, where: str = "",
+def rank(conn: sqlite3.Connection, query: Query, columns: str, *, where: str = "",  # noqa: PLR0913 - the SQL's parts, keyword-only (stdlib hook path)
          params: Sequence[Any] = (), project: str | None = None,
          want: int | None = None) -> list[tuple[tuple[Any, ...], float, int, int]]:
     """(row, relevance, held, related held) of the best memories, best first.

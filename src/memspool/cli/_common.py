@@ -12,7 +12,8 @@ from typing import Any, Final, TypeAlias
 import orjson
 
 __all__ = [
-    "Handler", "Subparsers", "add_home", "add_json", "command", "for_terminal", "positive_int",
+    "Handler", "Subparsers", "add_home", "add_json", "command", "for_terminal", "non_negative_int",
+    "positive_int",
     "print_json",
 ]
 
@@ -59,6 +60,17 @@ def positive_int(value: str) -> int:
         number = 0
     if number < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {value!r}")
+    return number
+
+
+def non_negative_int(value: str) -> int:
+    """An argparse ``type`` for offsets: a whole number of at least 0."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 0, got {value!r}")
     return number
 
 

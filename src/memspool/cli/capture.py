@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import BinaryIO
 
+from memspool.archivist import CaptureOptions
 from memspool.base.errors import PayloadError
 from memspool.cli._common import Subparsers, add_home, command
 from memspool.distill import MAX_NOTES, MAX_PAYLOAD_BYTES, LlmOptions
@@ -79,7 +80,8 @@ def _run(args: argparse.Namespace) -> int:
     with Service(args.home) as service:
         report = service.capture(
             text, project=args.project, session=args.session, source=args.source,
-            dry_run=args.dry_run, max_entities=max_entities, passive=args.passive, llm=llm,
+            options=CaptureOptions(dry_run=args.dry_run, max_entities=max_entities,
+                                   passive=args.passive, llm=llm),
         )
     sys.stdout.write(report.to_json() + "\n")
     return 0

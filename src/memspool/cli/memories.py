@@ -70,7 +70,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     with Service(args.home, readonly=True) as service:
-        memory = service.get(args.id)
+        memory = service.get(args.id).as_dict()
     if args.json:
         print_json(memory)
         return 0
@@ -101,13 +101,13 @@ def _forget(args: argparse.Namespace) -> int:
     with Service(args.home) as service:
         result = service.forget(args.id, purge_source=args.purge_source)
     if args.json:
-        print_json(result)
+        print_json(result.as_dict())
         return 0
-    print(f"forgot #{result['forgotten']} ({for_terminal(result['project'], one_line=True)}: "
-          f"{for_terminal(result['summary'][:80], one_line=True)})")
+    print(f"forgot #{result.forgotten} ({for_terminal(result.project, one_line=True)}: "
+          f"{for_terminal(result.summary[:80], one_line=True)})")
     if args.purge_source:
-        print(f"scrubbed its text from {result['slices_scrubbed']} slice(s) it came from")
-    if not result["wal_cleared"]:
+        print(f"scrubbed its text from {result.slices_scrubbed} slice(s) it came from")
+    if not result.wal_cleared:
         print("warning: another process was reading the store, so its write-ahead log "
               "(memspool.db-wal) may still hold the text until that process closes it or "
               "the next forget", file=sys.stderr)

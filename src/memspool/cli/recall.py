@@ -12,9 +12,11 @@ from memspool.cli._common import (
     add_json,
     command,
     for_terminal,
+    non_negative_int,
     positive_int,
     print_json,
 )
+from memspool.results import SEARCH_LIMIT
 from memspool.service import Service
 
 SEARCH_DOC = """Search memories (never slices); every project unless --project is given.
@@ -49,26 +51,28 @@ Example:
 
 def _search(args: argparse.Namespace) -> int:
     with Service(args.home, readonly=True) as service:
-        result = service.search(args.query, project=args.project, type=args.type,
-                                limit=args.limit, include_all=args.all)
+        page = service.search(args.query, project=args.project, type=args.type,
+                              limit=args.limit, offset=args.offset, include_all=args.all)
     if args.json:
-        print_json(result)
+        print_json(page.as_dict())
         return 0
-    if not result["results"]:
+    if not page.results:
         print("no memory matches")
         return 0
-    for hit in result["results"]:
-        layer = "" if hit["layer"] in ("buffer", "canonical") else f" [{hit['layer']}]"
-        print(f"{hit['id']:>6}  {round(100 * hit['score']):>3d}%  "
-              f"{for_terminal(hit['project_name'], one_line=True)}/{hit['type']}{layer}: "
-              f"{for_terminal(hit['summary'], one_line=True)}")
+    for hit in page.results:
+        layer = "" if hit.layer in ("buffer", "canonical") else f" [{hit.layer}]"
+        print(f"{hit.id:>6}  {round(100 * hit.score):>3d}%  "
+              f"{for_terminal(hit.project_name, one_line=True)}/{hit.type}{layer}: "
+              f"{for_terminal(hit.summary, one_line=True)}")
+    if page.more:
+        print(f"more: --offset {page.offset + len(page.results)}", file=sys.stderr)
     return 0
 
 
 def _context(args: argparse.Namespace) -> int:
     with Service(args.home, readonly=True) as service:
         project = service.project(args.project)
-        text = service.context(project, max_chars=args.max_chars)
+        text = service.context(project, max_chars=args.max_chars).text
     if args.json:
         print_json({"project": project, "text": text})
     elif text:
@@ -85,7 +89,11 @@ def register(sub: Subparsers) -> None:
     search.add_argument("query", help="what to look for")
     search.add_argument("--project", help="only this project's memories")
     search.add_argument("--type", choices=NOTE_TYPES, help="only memories of this type")
-    search.add_argument("--limit", type=positive_int, default=10, help="at most N (default 10)")
+    search.add_argument("--limit", type=positive_int, default=SEARCH_LIMIT.default,
+                        help=f"at most N (default {SEARCH_LIMIT.default}; "
+                             f"at most {SEARCH_LIMIT.most} a call)")
+    search.add_argument("--offset", type=non_negative_int, default=0,
+                        help="skip the first N results (the next page)")
     search.add_argument("--all", action="store_true",
                         help="also superseded and archived memories")
     add_json(search, "the results")

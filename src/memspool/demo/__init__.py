@@ -323,8 +323,8 @@ def _outcome(home: Path, session: dict[str, Any]) -> tuple[
         names = service.project_names(m["project"] for m in memories)
         memories = [{**m, "project": names.get(m["project"], m["project"])} for m in memories]
         unused = [r for r in service.slices(limit=1000) if r["digest_note"]]
-        block = service.context(session["project"])
-        hits = service.search(session["search"], project=session["project"],
-                              limit=3)["results"]
+        block = service.context(session["project"]).text
+        hits = [hit.as_dict() for hit in service.search(
+            session["search"], project=session["project"], limit=3).results]
     current = [m for m in memories if m["layer"] in ("buffer", "canonical")]
     return current, sorted(unused, key=lambda r: r["id"]), block, hits

@@ -45,7 +45,7 @@ import unicodedata
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from typing import Final, Literal
+from typing import Final, Literal, NamedTuple
 
 from memspool.distill import words as vocab
 
@@ -362,7 +362,25 @@ class Comparison:
     dice: float
     containment: float
     shared: int
+    #: Why the two cannot be one fact, in words (for reports and tests);
+    #: ``veto_kind`` says the same for code to act on, never parsed from text.
     veto: str | None = None
+    veto_kind: VetoKind | None = None
+    #: For a ``substitution`` veto: the word on each side that stands in for the other.
+    substituted: tuple[str, str] | None = None
+
+
+#: The kinds of veto: other identifiers or numbers, a negation on one side,
+#: antonyms, a preference or order reversed, a word substituted, phrases swapped.
+VetoKind = Literal["numbers", "negated", "antonyms", "reversed", "substitution", "swapped"]
+#: Vetoes that say the new text contradicts the old one.
+_CONTRADICTING: Final = frozenset({"negated", "antonyms", "reversed"})
+
+
+class _Veto(NamedTuple):
+    kind: VetoKind
+    text: str
+    substituted: tuple[str, str] | None = None
 
 
 def _join_compounds(a: _Profile, b: _Profile) -> tuple[set[str], set[str]]:
@@ -424,11 +442,11 @@ def _swapped(a: tuple[str, ...], b: tuple[str, ...], *, in_context: bool) -> boo
     return False
 
 
-def _order_veto(a: _Profile, b: _Profile, a_terms: set[str], b_terms: set[str]) -> str | None:
+def _order_veto(a: _Profile, b: _Profile, a_terms: set[str], b_terms: set[str]) -> _Veto | None:
     """The same words in a different order, or a word standing in for another."""
     for left, right in a.preferences:
         if (right, left) in b.preferences and (left, right) not in b.preferences:
-            return "preference or order reversed"
+            return _Veto("reversed", "preference or order reversed")
     if a.sequence is None or b.sequence is None or a.surface is None or b.surface is None:
         return None
     # An alignment depends on which side comes first, and the verdict must
@@ -439,28 +457,29 @@ def _order_veto(a: _Profile, b: _Profile, a_terms: set[str], b_terms: set[str]) 
         found = _substitution(b.sequence, a.sequence, b_terms, a_terms)
         substituted = None if found is None else (found[1], found[0])
     if substituted is not None:
-        return f"substitution {substituted[0]}/{substituted[1]}"
+        return _Veto("substitution", f"substitution {substituted[0]}/{substituted[1]}",
+                     substituted)
     # Swapped among the content terms inside shared context, or word for word
     # with only the two phrases moved ("the parent process sends SIGTERM to the
     # worker" / "the worker sends SIGTERM to the parent process").
     if _swapped(a.sequence, b.sequence, in_context=True) or _swapped(
         a.surface, b.surface, in_context=False
     ):
-        return "phrases swapped"
+        return _Veto("swapped", "phrases swapped")
     return None
 
 
-def _veto(a: _Profile, b: _Profile, a_terms: set[str], b_terms: set[str]) -> str | None:
+def _veto(a: _Profile, b: _Profile, a_terms: set[str], b_terms: set[str]) -> _Veto | None:
     if (a.keys - b.numbers and b.numbers - a.numbers) or (
         b.keys - a.numbers and a.numbers - b.numbers
     ):
-        return "different identifiers or numbers"
+        return _Veto("numbers", "different identifiers or numbers")
     if a.negated != b.negated:
-        return "negated on one side only"
+        return _Veto("negated", "negated on one side only")
     a_only, b_only = a_terms - b_terms, b_terms - a_terms
     for left_word, right_word, left, right in _ANTONYM_TERMS:
         if (left in a_only and right in b_only) or (right in a_only and left in b_only):
-            return f"antonyms {left_word}/{right_word}"
+            return _Veto("antonyms", f"antonyms {left_word}/{right_word}")
     return _order_veto(a, b, a_terms, b_terms)
 
 
@@ -477,7 +496,8 @@ def compare(a: str, b: str, profiles: Profiles | None = None) -> Comparison:
     containment = shared_weight / min(a_weight, b_weight)
     veto = _veto(pa, pb, a_terms, b_terms)
     if veto is not None:
-        return Comparison(False, dice, containment, len(shared), veto)
+        return Comparison(False, dice, containment, len(shared), veto.text, veto.kind,
+                          veto.substituted)
     if len(shared) < MIN_SHARED_TERMS:
         duplicate = False
     elif a_terms <= b_terms or b_terms <= a_terms:
@@ -632,27 +652,27 @@ def relate(old: str, new: str, profiles: Profiles | None = None) -> Verdict:
 
 def _relation(old: str, new: str, comparison: Comparison,  # noqa: PLR0911 - one per case
               profiles: Profiles | None) -> Relation:
-    veto = comparison.veto
+    veto = comparison.veto_kind
     if comparison.duplicate:
         if _values_differ(old, new):
             return "new-value"
         return "more" if adds_detail(old, new, profiles) else "same"
-    if veto == _NEW_VALUE or (veto is None and _values_differ(old, new)):
+    if veto == "numbers" or (veto is None and _values_differ(old, new)):
         masked = compare(_masked(old), _masked(new), profiles)
-        near = masked.duplicate or (masked.veto is None
+        near = masked.duplicate or (masked.veto_kind is None
                                     and masked.dice >= VALUE_CHANGE_MIN_DICE)
         return "new-value" if near or _same_subject_new_value(old, new) else "different"
-    if veto is not None and veto.startswith("substitution "):
+    if veto == "substitution" and comparison.substituted is not None:
         # A name in code swapped for another (`celery` -> `dramatiq`) in the same
         # sentence: the subject's new value. A plain word swapped is another fact.
-        left, right = veto.removeprefix("substitution ").split("/", 1)
+        left, right = comparison.substituted
         named = left in _code_names(old) and right in _code_names(new)
         return "new-value" if named and comparison.dice >= VALUE_CHANGE_MIN_DICE \
             else "different"
-    if veto is not None and veto.startswith(_CONTRADICTING) \
+    if veto in _CONTRADICTING \
             and comparison.dice >= CONTRADICTION_MIN_DICE:
         return "contradiction"
-    if veto is None or veto.startswith("negated"):
+    if veto is None or veto == "negated":
         # Reworded around the same identifier ("no `unwrap()` outside tests" / "never
         # call `unwrap()` but in tests"): the identifier pins the subject, so less of
         # the wording needs to be shared; a negation said one way or the other is
@@ -663,9 +683,6 @@ def _relation(old: str, new: str, comparison: Comparison,  # noqa: PLR0911 - one
             return "same"
     return "different"
 
-
-_NEW_VALUE: Final = "different identifiers or numbers"
-_CONTRADICTING: Final = ("negated on one side only", "antonyms ", "preference or order reversed")
 
 
 def _trigrams(text: str) -> set[str]:

@@ -1,6 +1,6 @@
 """Reading a request's JSON body or query string into checked values.
 
-Every failure is a :class:`~memspool.errors.PayloadError` whose message is
+Every failure is a :class:`~memspool.base.errors.PayloadError` whose message is
 one sentence naming the field and what it should be; the app answers 400.
 """
 
@@ -76,16 +76,18 @@ class Fields:
             return value
         raise PayloadError(f"{name} must be true or false, got {value!r}.")
 
-    def count(self, name: str, *, most: int) -> int | None:
-        """A whole number from 1 to ``most``, or ``None`` when absent."""
+    def count(self, name: str, *, most: int, least: int = 1) -> int | None:
+        """A whole number from ``least`` to ``most``, or ``None`` when absent."""
         value = self.data.get(name)
         if value is None or (self.query and value == ""):
             return None
         number = value
         if self.query and isinstance(value, str) and value.isascii() and value.isdigit():
             number = int(value)
-        if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= most:
-            raise PayloadError(f"{name} must be a whole number from 1 to {most}, got {value!r}.")
+        if isinstance(number, bool) or not isinstance(number, int) \
+                or not least <= number <= most:
+            raise PayloadError(f"{name} must be a whole number from {least} to {most}, "
+                               f"got {value!r}.")
         return number
 
 

@@ -1,7 +1,10 @@
 """The routes: each reads its input, makes one Service call on a worker, answers JSON.
 
-Nothing here decides anything about memory; :mod:`memspool.service` does,
-so the API answers as the CLI does for the same call.
+Each route has one :class:`~memspool.http.spec.Spec`: the handler reads its
+input through it, and the OpenAPI document is written from it. Nothing here
+decides anything about memory, its limits or its defaults;
+:mod:`memspool.service` does, so the API answers as the CLI does for the
+same call.
 """
 
 from __future__ import annotations
@@ -13,24 +16,83 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from memspool import __version__
+from memspool.archivist import CaptureOptions
 from memspool.base.errors import PayloadError
 from memspool.base.kinds import NOTE_TYPES
-from memspool.http.fields import parse_body, parse_query
 from memspool.http.openapi import document
 from memspool.http.responses import JSON
+from memspool.http.spec import Field, Spec
 from memspool.http.web import LOGIN_PATH
 from memspool.http.web.auth import CODE_SECS, Logins
 from memspool.http.workers import Workers
+from memspool.results import CONTEXT_CHARS, SEARCH_LIMIT, SEARCH_OFFSET, Bound
 from memspool.service import Service
 
-__all__ = ["ROUTES"]
+__all__ = ["ROUTES", "SPECS"]
 
-#: Most results one search returns; a client pages by narrowing the query.
-MAX_SEARCH_LIMIT: Final = 1000
-#: Largest context block asked for: 1 MB of text, far past any prompt's budget.
-MAX_CONTEXT_CHARS: Final = 1_000_000
 #: The capture verb's own cap on notes per call is lower; it applies.
-MAX_ENTITIES: Final = 1000
+MAX_ENTITIES: Final = Bound(least=1, most=1000, default=20)
+#: A memory id in a path: a whole number of at most 18 digits.
+_MEMORY_ID: Final = {"name": "memory_id", "in": "path", "required": True,
+                     "schema": {"type": "integer", "minimum": 1}}
+_PASSIVE: Final = {"type": "object", "properties": {
+    name: {"type": "integer", "minimum": 0} for name in ("saved", "skipped", "total")}}
+
+CAPTURE: Final = Spec(
+    "post", "/capture",
+    "Distil text into notes and reconcile them with memory (the capture verb).",
+    "The capture report; with passive, the passive counts.",
+    body=(Field("text", required=True), Field("project"), Field("session"), Field("source"),
+          Field("dry_run", "flag"), Field("max_entities", "count", bound=MAX_ENTITIES),
+          Field("passive", "flag")))
+CAPTURE_PASSIVE: Final = Spec(
+    "post", "/observations/passive",
+    "Save the items of the learnings sections in content, one passive memory each.",
+    "Items saved (new or updated), skipped, and found.", answer_schema=_PASSIVE,
+    body=(Field("content", required=True), Field("session_id"), Field("project"),
+          Field("source")))
+SAVE: Final = Spec(
+    "post", "/memories",
+    "Save one memory; with a key, the memory under that key takes this text.",
+    "{ok, id, key, action}: action is created, updated or merged.",
+    body=(Field("title", required=True), Field("content", required=True), Field("key"),
+          Field("project"), Field("type", "choice", choices=NOTE_TYPES, default="takeaway")))
+GET_MEMORY: Final = Spec(
+    "get", "/memories/{memory_id}", "One memory with its history and provenance.",
+    "The memory.", path_parameters=(_MEMORY_ID,), errors=("400", "404"))
+FORGET: Final = Spec(
+    "delete", "/memories/{memory_id}",
+    "Forget a memory for good: its text leaves the store and its files. Ids are never "
+    "reused: a retry is a 404.",
+    "{ok, forgotten, project, summary, wal_cleared}.", path_parameters=(_MEMORY_ID,),
+    errors=("400", "404"))
+SEARCH: Final = Spec(
+    "get", "/search", "Memories that answer q, best first.",
+    "{query, offset, results, more}: more says another page follows (at offset + limit).",
+    query=(Field("q", about="What to look for.", required=True),
+           Field("project", about="Only this project's memories."),
+           Field("type", "choice", about="Only memories of this type.", choices=NOTE_TYPES),
+           Field("limit", "count", about="At most this many.", bound=SEARCH_LIMIT,
+                 default=SEARCH_LIMIT.default),
+           Field("offset", "count", about="Skip this many (the next page).",
+                 bound=SEARCH_OFFSET, default=SEARCH_OFFSET.default),
+           Field("all", "flag", about="Also superseded and archived memories.")))
+CONTEXT: Final = Spec(
+    "get", "/context", "A project's context block, as a session sees it.",
+    "{project, text}; text is empty when the project has no memory.",
+    query=(Field("project", about="The project.", required=True),
+           Field("max_chars", "count", bound=CONTEXT_CHARS,
+                 about="The block's most characters (default: context_max_chars).")))
+STATUS: Final = Spec("get", "/status", "Spool backlog, drainer, queue, memories, last error.",
+                     "The status, as `memspool status --json`.")
+LOGIN_CODE: Final = Spec(
+    "post", "/login/codes",
+    "A one-time code that signs a browser in to the memory browser (memspool open).",
+    "{ok, path, expires_in}: open the server's address + path within expires_in seconds, "
+    "once.", errors=())
+HEALTH: Final = Spec("get", "/health", "Is the server up? The one route that needs no token.",
+                     "{ok: true, version}.", errors=(), secured=False)
+OPENAPI: Final = Spec("get", "/openapi.json", "This document.", "OpenAPI 3.1.", errors=())
 
 
 def _workers(request: Request) -> Workers:
@@ -47,66 +109,53 @@ def _memory_id(request: Request) -> int:
 
 
 async def capture(request: Request) -> JSON:
-    fields = parse_body(await request.body(), ("text", "project", "session", "source",
-                                               "dry_run", "max_entities", "passive"))
-    text = fields.text("text", required=True) or ""
-    project, session, source = (fields.text("project"), fields.text("session"),
-                                fields.text("source"))
-    dry_run, passive = fields.flag("dry_run"), fields.flag("passive")
-    max_entities = fields.count("max_entities", most=MAX_ENTITIES)
+    given = CAPTURE.read_body(await request.body())
 
     def call(service: Service) -> dict[str, Any]:
-        report = service.capture(text, project=project, session=session, source=source,
-                                 dry_run=dry_run, max_entities=max_entities, passive=passive)
-        return dict(report.passive_counts() if passive else report.as_dict())
+        options = CaptureOptions(dry_run=given["dry_run"], max_entities=given["max_entities"],
+                                 passive=given["passive"])
+        report = service.capture(given["text"], project=given["project"],
+                                 session=given["session"], source=given["source"],
+                                 options=options)
+        return dict(report.passive_counts() if given["passive"] else report.as_dict())
 
     return JSON(await _workers(request).run(call))
 
 
 async def capture_passive(request: Request) -> JSON:
-    fields = parse_body(await request.body(), ("content", "session_id", "project", "source"))
-    content = fields.text("content", required=True) or ""
-    session, project, source = (fields.text("session_id"), fields.text("project"),
-                                fields.text("source"))
+    given = CAPTURE_PASSIVE.read_body(await request.body())
     return JSON(await _workers(request).run(lambda service: service.capture_passive(
-        content, session=session, project=project, source=source)))
+        given["content"], session=given["session_id"], project=given["project"],
+        source=given["source"]).as_dict()))
 
 
 async def save(request: Request) -> JSON:
-    fields = parse_body(await request.body(), ("title", "content", "type", "key", "project"))
-    title = fields.text("title", required=True) or ""
-    content = fields.text("content", required=True) or ""
-    kind = fields.choice("type", NOTE_TYPES) or "takeaway"
-    key, project = fields.text("key"), fields.text("project")
+    given = SAVE.read_body(await request.body())
     return JSON(await _workers(request).run(lambda service: service.save(
-        title, content, type=kind, key=key, project=project)))
+        given["title"], given["content"], type=given["type"], key=given["key"],
+        project=given["project"]).as_dict()))
 
 
 async def search(request: Request) -> JSON:
-    fields = parse_query(request.query_params, ("q", "project", "type", "limit", "all"))
-    query = fields.text("q", required=True) or ""
-    project, kind = fields.text("project"), fields.choice("type", NOTE_TYPES)
-    limit = fields.count("limit", most=MAX_SEARCH_LIMIT) or 10
-    include_all = fields.flag("all")
+    given = SEARCH.read_query(request.query_params)
     return JSON(await _workers(request).run(lambda service: service.search(
-        query, project=project, type=kind, limit=limit, include_all=include_all)))
+        given["q"], project=given["project"], type=given["type"], limit=given["limit"],
+        offset=given["offset"] or 0, include_all=given["all"]).as_dict()))
 
 
 async def context(request: Request) -> JSON:
-    fields = parse_query(request.query_params, ("project", "max_chars"))
-    project = fields.text("project", required=True) or ""
-    max_chars = fields.count("max_chars", most=MAX_CONTEXT_CHARS)
-    text = await _workers(request).run(lambda service: service.context(
-        project, max_chars=max_chars))
-    return JSON({"project": project, "text": text})
+    given = CONTEXT.read_query(request.query_params)
+    return JSON(await _workers(request).run(lambda service: service.context(
+        given["project"], max_chars=given["max_chars"]).as_dict()))
 
 
 async def memory(request: Request) -> JSON:
     """GET: one memory with its history and provenance; DELETE: forget it."""
     memory_id = _memory_id(request)
     if request.method == "DELETE":
-        return JSON(await _workers(request).run(lambda service: service.forget(memory_id)))
-    return JSON(await _workers(request).run(lambda service: service.get(memory_id)))
+        return JSON(await _workers(request).run(
+            lambda service: service.forget(memory_id).as_dict()))
+    return JSON(await _workers(request).run(lambda service: service.get(memory_id).as_dict()))
 
 
 async def status(request: Request) -> JSON:
@@ -119,7 +168,7 @@ async def health(request: Request) -> JSON:
 
 async def login_code(request: Request) -> JSON:
     """For `memspool open`: a one-time code that signs a browser in (memspool.http.web)."""
-    parse_query(request.query_params, ())
+    LOGIN_CODE.read_query(request.query_params)
     logins: Logins = request.app.state.logins
     path = f"{LOGIN_PATH}?{urlencode({'code': logins.new_code()})}"
     return JSON({"ok": True, "path": path, "expires_in": CODE_SECS},
@@ -127,8 +176,12 @@ async def login_code(request: Request) -> JSON:
 
 
 async def openapi(request: Request) -> JSON:
-    return JSON(document(__version__))
+    return JSON(document(__version__, SPECS))
 
+
+#: Every route's spec, in the OpenAPI document's order.
+SPECS: Final = (CAPTURE, CAPTURE_PASSIVE, SAVE, GET_MEMORY, FORGET, SEARCH, CONTEXT, LOGIN_CODE,
+                STATUS, HEALTH, OPENAPI)
 
 ROUTES: Final = [
     Route("/capture", capture, methods=["POST"]),

@@ -4,8 +4,10 @@ Every tool is one call of :class:`memspool.service.Service`, so an agent gets
 the answers the CLI gives. Results stay far below what a client accepts
 (25,000 tokens by default): ``search`` returns compact rows an agent can
 scan (id, type, summary, score) and pages with ``offset``; ``get`` returns
-at most ``MAX_GET`` memories in full. Tools are coroutines on purpose: they
-then run on the server's one thread, where the store connection lives.
+at most ``MAX_GET`` memories in full. The bounds, the paging and the default
+project are the Service's (:mod:`memspool.results`), as for every front end.
+Tools are coroutines on purpose: they then run on the server's one thread,
+where the store connection lives.
 """
 
 from __future__ import annotations
@@ -13,26 +15,27 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from memspool import __version__
+from memspool.archivist import CaptureOptions
 from memspool.base.errors import MemspoolError
-from memspool.base.project import project_id
 from memspool.mcp.wire import repaired_stdin
+from memspool.results import COMPACT_SUMMARY_CHARS, CONTEXT_CHARS, GET_IDS, SEARCH_LIMIT
 from memspool.service import Service
 
 __all__ = ["MAX_GET", "MAX_SEARCH", "build_server", "main"]
 
 #: Rows one search returns at most, and memories one get returns at most.
-MAX_SEARCH: Final = 50
-MAX_GET: Final = 10
-#: A row's summary in search results is cut here; `get` has the full text.
-SUMMARY_CHARS: Final = 200
+MAX_SEARCH: Final = SEARCH_LIMIT.most
+MAX_GET: Final = GET_IDS.most
+
+_Answer = TypeVar("_Answer")
 
 INSTRUCTIONS: Final = (
     "memspool keeps durable memories of coding sessions: root causes, pitfalls, decisions, "
@@ -55,7 +58,7 @@ def build_server(home: Path | None = None) -> MCPServer:
     server = MCPServer(name="memspool", version=__version__, instructions=INSTRUCTIONS,
                        lifespan=lifespan)
 
-    def call(operation: Any, *args: Any, **kwargs: Any) -> Any:
+    def call(operation: Callable[..., _Answer], *args: Any, **kwargs: Any) -> _Answer:
         try:
             return operation(*args, **kwargs)
         except MemspoolError as exc:
@@ -68,8 +71,8 @@ def build_server(home: Path | None = None) -> MCPServer:
         "note's id, key, type and summary. At most 20 notes per call. Secrets are redacted."))
     async def capture(text: str, project: str | None = None, session: str | None = None,
                       source: str | None = None, dry_run: bool = False) -> dict[str, Any]:
-        report = call(service.capture, text, project=project or _project(),
-                      session=session, source=source or "mcp", dry_run=dry_run)
+        report = call(service.capture, text, project=project, session=session,
+                      source=source or "mcp", options=CaptureOptions(dry_run=dry_run))
         return dict(report.as_dict())
 
     @server.tool(description=(
@@ -78,9 +81,8 @@ def build_server(home: Path | None = None) -> MCPServer:
     async def capture_passive(content: str, session_id: str | None = None,
                               project: str | None = None,
                               source: str | None = None) -> dict[str, int]:
-        result: dict[str, int] = call(service.capture_passive, content, session=session_id,
-                                      project=project or _project(), source=source or "mcp")
-        return result
+        return call(service.capture_passive, content, session=session_id, project=project,
+                    source=source or "mcp").as_dict()
 
     @server.tool(description=(
         "Save one explicit memory: a title (one line), its content, and a type (root-cause, "
@@ -88,55 +90,41 @@ def build_server(home: Path | None = None) -> MCPServer:
         "key replaces the text (the old text is kept in history). Returns {id, key, action}."))
     async def save(title: str, content: str, type: str = "takeaway",
                    key: str | None = None, project: str | None = None) -> dict[str, Any]:
-        result: dict[str, Any] = call(service.save, title, content, type=type, key=key,
-                                      project=project or _project(), source="mcp")
-        return result
+        return call(service.save, title, content, type=type, key=key, project=project,
+                    source="mcp").as_dict()
 
     @server.tool(description=(
         "Search memories (every project unless one is given). Returns compact rows: id, "
-        "project, type, summary (cut at 200 characters) and score; call get with the ids for "
-        "full text. Page with offset; limit is at most 50. include_all adds superseded and "
-        "archived memories."))
-    async def search(query: str, project: str | None = None, type: str | None = None,  # noqa: PLR0917 - the tool's arguments
+        f"project, type, summary (cut at {COMPACT_SUMMARY_CHARS} characters) and score; call "
+        f"get with the ids for full text. Page with offset; limit is at most {MAX_SEARCH}. "
+        "include_all adds superseded and archived memories."))
+    async def search(query: str, project: str | None = None, type: str | None = None,  # noqa: PLR0913, PLR0917 - the tool's arguments
                      limit: int = 10, offset: int = 0,
                      include_all: bool = False) -> dict[str, Any]:
-        limit = max(1, min(MAX_SEARCH, limit))
-        offset = max(0, offset)
-        found = call(service.search, query, project=project, type=type,
-                     limit=limit + offset + 1, include_all=include_all)
-        rows = [{"id": hit["id"], "project": hit["project"], "type": hit["type"],
-                 "summary": hit["summary"][:SUMMARY_CHARS], "score": hit["score"]}
-                for hit in found["results"][offset:offset + limit]]
-        return {"query": query, "offset": offset, "results": rows,
-                "more": len(found["results"]) > offset + limit}
+        return call(service.search, query, project=project, type=type, limit=limit,
+                    offset=offset, include_all=include_all).compact()
 
     @server.tool(description=(
-        "Full memories by id (at most 10): text, layer, confidence, sessions, provenance; "
-        "with history=true also the earlier texts."))
+        f"Full memories by id (at most {MAX_GET}): text, layer, confidence, sessions, "
+        "provenance; with history=true also the earlier texts."))
     async def get(ids: list[int], history: bool = False) -> dict[str, Any]:
-        memories = []
-        for memory_id in ids[:MAX_GET]:
-            memory = call(service.get, memory_id)
-            if not history:
-                memory.pop("history", None)
-            memories.append(memory)
-        return {"memories": memories}
+        return {"memories": [call(service.get, memory_id).as_dict(history=history)
+                             for memory_id in ids[:MAX_GET]]}
 
     @server.tool(description=(
         "The project's context block: its most useful memories as compact markdown, grouped "
-        "by type, each with its id (what a session is given at its start)."))
-    async def context(project: str | None = None, max_chars: int = 8000) -> dict[str, str]:
-        name = project or _project()
-        text = call(service.context, name, max_chars=max(200, min(max_chars, 20_000)))
-        return {"project": name, "text": text}
+        "by type, each with its id (what a session is given at its start). max_chars: "
+        f"{CONTEXT_CHARS.least} to {CONTEXT_CHARS.most} (default: the configured length)."))
+    async def context(project: str | None = None,
+                      max_chars: int | None = None) -> dict[str, Any]:
+        return call(service.context, project, max_chars=max_chars).as_dict()
 
     @server.tool(description=(
         "Forget a memory by id: gone from the store, from search and from the context block; "
         "digesting transcripts again does not bring it back. Ids are never reused, so "
         "forgetting an id again says there is no such memory."))
     async def forget(id: int) -> dict[str, Any]:
-        result: dict[str, Any] = call(service.forget, id)
-        return result
+        return call(service.forget, id).as_dict()
 
     @server.tool(description=(
         "memspool's state: memories by layer, slices queued, the last drain and maintenance "
@@ -148,10 +136,6 @@ def build_server(home: Path | None = None) -> MCPServer:
         return {name: status.get(name) for name in keep}
 
     return server
-
-
-def _project() -> str:
-    return project_id(Path.cwd())
 
 
 def main(home: Path | None = None) -> int:

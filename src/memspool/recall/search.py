@@ -152,7 +152,7 @@ def _by_words(conn: sqlite3.Connection, terms: list[str], *, where: str, params:
                                                    params=params, project=project)]
 
 
-def search(conn: sqlite3.Connection, query: str, *, project: str | None = None,
+def search(conn: sqlite3.Connection, query: str, *, project: str | None = None,  # noqa: PLR0913 - the filters, keyword-only
            type: str | None = None, limit: int = 10, include_all: bool = False,
            now: float | None = None, vectors: VectorIndex | None = None) -> list[Hit]:
     """The memories that answer ``query``, best first; hybrid with ``vectors``."""
@@ -179,7 +179,7 @@ def search(conn: sqlite3.Connection, query: str, *, project: str | None = None,
     return hits[:limit]
 
 
-def _fused(conn: sqlite3.Connection, text: str, words: Query, found: list[_Scored],
+def _fused(conn: sqlite3.Connection, text: str, words: Query, found: list[_Scored],  # noqa: PLR0913 - the ranking's state, private
            vectors: VectorIndex, *, where: str, params: list[object], project: str | None,
            type: str | None, include_all: bool, limit: int, now: float) -> list[Hit]:
     """The best by words and the nearest by meaning, each scored both ways, blended."""

@@ -196,7 +196,7 @@ class VectorIndex:
                   and found.epoch == epoch and found.seq <= int(reached[0] if reached else 0)]
         return max(usable, key=lambda m: (m.seq, m.name)) if usable else None
 
-    def nearest(self, conn: sqlite3.Connection, query: str, *, limit: int,
+    def nearest(self, conn: sqlite3.Connection, query: str, *, limit: int,  # noqa: PLR0913 - the filters, keyword-only
                 project: str | None = None, type: str | None = None,
                 live_only: bool = False, vector: NDArray[np.float32] | None = None,
                 ) -> list[Nearest]:
@@ -207,7 +207,7 @@ class VectorIndex:
         return self.nearest_and(conn, q, limit=limit, project=project, type=type,
                                 live_only=live_only)[0]
 
-    def nearest_and(self, conn: sqlite3.Connection, q: NDArray[np.float32], *, limit: int,
+    def nearest_and(self, conn: sqlite3.Connection, q: NDArray[np.float32], *, limit: int,  # noqa: PLR0913 - the filters, keyword-only
                     project: str | None = None, type: str | None = None,
                     live_only: bool = False, also: tuple[int, ...] = (),
                     ) -> tuple[list[Nearest], dict[int, float]]:

@@ -115,7 +115,7 @@ def _text_filter(text: str) -> tuple[str, list[object]]:
             [pattern, pattern])
 
 
-def memory_page(conn: sqlite3.Connection, *, project: str | None, type: str | None,
+def memory_page(conn: sqlite3.Connection, *, project: str | None, type: str | None,  # noqa: PLR0913 - the page's filters, keyword-only
                 layer: str | None, text: str | None, offset: int,
                 limit: int) -> list[dict[str, Any]]:
     """Memories passing every filter given, newest change first, ``limit`` from

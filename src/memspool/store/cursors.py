@@ -41,7 +41,7 @@ def load_cursor(conn: sqlite3.Connection, path: Path) -> Cursor | None:
     return None if row is None else Cursor(*row)
 
 
-def upsert_cursor(
+def upsert_cursor(  # noqa: PLR0913 - a cursor row's columns, keyword-only
     conn: sqlite3.Connection,
     owner: CursorOwner,
     *,

@@ -288,7 +288,7 @@ def index_terms_of(conn: sqlite3.Connection, memory: Memory, terms: Sequence[str
     _set_terms(conn, memory.project, memory.id, terms)
 
 
-def insert(
+def insert(  # noqa: PLR0913 - a memory row's columns, keyword-only
     conn: sqlite3.Connection,
     *,
     project: str,
@@ -324,7 +324,7 @@ def insert(
     return memory_id
 
 
-def update_in_place(
+def update_in_place(  # noqa: PLR0913 - a memory row's columns, keyword-only
     conn: sqlite3.Connection,
     memory: Memory,
     *,
@@ -349,7 +349,7 @@ def update_in_place(
     _set_terms(conn, memory.project, memory.id, terms)
 
 
-def corroborate(
+def corroborate(  # noqa: PLR0913 - a memory row's columns, keyword-only
     conn: sqlite3.Connection,
     memory: Memory,
     *,
@@ -480,7 +480,7 @@ def due(conn: sqlite3.Connection, column: str, now: float, limit: int) -> list[M
     return [Memory.from_row(row) for row in rows]
 
 
-def set_standing(conn: sqlite3.Connection, memory_id: int, *, layer: Layer | None = None,
+def set_standing(conn: sqlite3.Connection, memory_id: int, *, layer: Layer | None = None,  # noqa: PLR0913 - a memory row's columns, keyword-only
               superseded_by: int | None = None, confidence: float | None = None,
               importance: float | None = None, promote_at: float | None = None,
               archive_at: float | None = None, recalled_at: float | None = None) -> None:
@@ -529,7 +529,7 @@ def absorb(conn: sqlite3.Connection, survivor: Memory, other: Memory, *, at: flo
     count_sessions(conn, survivor.id)
 
 
-def replace_text(conn: sqlite3.Connection, memory: Memory, *, type: NoteType, summary: str,
+def replace_text(conn: sqlite3.Connection, memory: Memory, *, type: NoteType, summary: str,  # noqa: PLR0913 - a memory row's columns, keyword-only
                  body: str, terms: Sequence[str], at: float, reason: str) -> None:
     """Give ``memory`` another text, keeping the current one in its history."""
     summary, body = printable(summary, one_line=True), printable(body)

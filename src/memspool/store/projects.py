@@ -40,7 +40,7 @@ KEY_CHARS: Final = 64
 ProjectRow = tuple[str, str, str | None, str | None]
 
 
-def remember(conn: sqlite3.Connection, identity: str, name: str | None = None,
+def remember(conn: sqlite3.Connection, identity: str, name: str | None = None,  # noqa: PLR0913 - a project row's columns
              root: str | None = None, remote: str | None = None, *,
              at: float | None = None) -> None:
     """Record (or refresh) a project: its readable name, where it was seen, its remote."""

@@ -356,7 +356,7 @@ def check_joined(conn: sqlite3.Connection, project: str) -> Joined:
                     f"--project {project}` shares it.")
 
 
-def by_origin(conn: sqlite3.Connection, *, mine: bool, project: str | None = None,
+def by_origin(conn: sqlite3.Connection, *, mine: bool, project: str | None = None,  # noqa: PLR0913 - the list's filters, keyword-only
               type: str | None = None, layer: str | None = None,
               limit: int = 100) -> list[memory_rows.Memory]:
     """Memories learned here or by this team role (``mine``), or shared by teammates,

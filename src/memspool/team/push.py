@@ -429,7 +429,7 @@ def _ordered(items: list[Item]) -> list[Item]:
     return out
 
 
-def push_batch(pg: psycopg.Connection[Any], project: str, machine: str, role: str, *,
+def push_batch(pg: psycopg.Connection[Any], project: str, machine: str, role: str, *,  # noqa: PLR0913 - who pushes, and what
                items: list[Item], saves: list[Save]) -> tuple[list[Outcome], PushReport]:
     """Decide and write one batch in one server transaction."""
     with pg.transaction():
@@ -492,7 +492,7 @@ def _adopt(conn: sqlite3.Connection, gid: str, final: str, *, now: float) -> Non
     conn.execute("UPDATE team_outbox SET gid = ? WHERE gid = ?", (final, gid))
 
 
-def push_project(conn: sqlite3.Connection, pg: psycopg.Connection[Any], project: str,
+def push_project(conn: sqlite3.Connection, pg: psycopg.Connection[Any], project: str,  # noqa: PLR0913 - who pushes, and where
                  machine: str, role: str, *, batch: int = BATCH_ROWS) -> PushReport:
     """Push the whole outbox of ``project``, batch after batch."""
     report = PushReport()

@@ -119,7 +119,7 @@ def sync(conn: sqlite3.Connection, config: Config, *, project: str | None = None
     return report
 
 
-def _sync_server(conn: sqlite3.Connection, config: Config, url: str, *, projects: list[str],
+def _sync_server(conn: sqlite3.Connection, config: Config, url: str, *, projects: list[str],  # noqa: PLR0913 - one sync's state, private
                  name: str, report: SyncReport,
                  pools: dict[str, psycopg_pool.ConnectionPool[Any]] | None) -> None:
     psycopg = server.load()
@@ -141,7 +141,7 @@ def _sync_server(conn: sqlite3.Connection, config: Config, url: str, *, projects
         _with_connection(conn, config, pg, url, projects=projects, name=name, report=report)
 
 
-def _with_connection(conn: sqlite3.Connection, config: Config, pg: Any, url: str, *,
+def _with_connection(conn: sqlite3.Connection, config: Config, pg: Any, url: str, *,  # noqa: PLR0913 - one sync's state, private
                      projects: list[str], name: str, report: SyncReport) -> None:
     server.check_version(pg, url)
     role = server.session_role(pg)

@@ -99,7 +99,7 @@ async def forget(request: Request) -> Response:
     if fields.get("confirm") != "yes":
         raise PayloadError("Forgetting needs confirm=yes, which the confirmation page sends.")
     result = await _workers(request).run(lambda service: service.forget(wanted))
-    return _see("/ui/memories", project=result["project"], note="forgot", forgot=wanted)
+    return _see("/ui/memories", project=result.project, note="forgot", forgot=wanted)
 
 
 async def login(request: Request) -> Response:

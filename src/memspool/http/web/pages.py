@@ -14,15 +14,13 @@ from memspool.http.fields import parse_query
 from memspool.http.web.auth import Session
 from memspool.http.web.render import html_page
 from memspool.http.workers import Workers
+from memspool.results import SEARCH_LIMIT, SearchPage
 from memspool.service import Service
 
 __all__ = ["common", "memory_id", "page_routes"]
 
 #: Memories on one page of the list.
 PER_PAGE: Final = 50
-#: Results a search shows unless asked for more (`memspool search`'s default).
-SEARCH_LIMIT: Final = 10
-MAX_SEARCH_LIMIT: Final = 100
 MAX_PAGE: Final = 1_000_000
 #: What a page says after a form did its work; only these fixed sentences are
 #: shown, never text taken from the URL.
@@ -107,9 +105,9 @@ async def search(request: Request) -> Response:
     query, project = fields.text("q"), fields.text("project")
     kind = fields.choice("type", NOTE_TYPES)
     include_all, fragment = fields.flag("all"), fields.flag("fragment")
-    limit = fields.count("limit", most=MAX_SEARCH_LIMIT) or SEARCH_LIMIT
+    limit = fields.count("limit", most=SEARCH_LIMIT.most) or SEARCH_LIMIT.default
 
-    def call(service: Service) -> tuple[dict[str, Any] | None, list[tuple[str, str]]]:
+    def call(service: Service) -> tuple[SearchPage | None, list[tuple[str, str]]]:
         found = (service.search(query, project=project, type=kind, limit=limit,
                                 include_all=include_all) if query and query.strip() else None)
         return found, ([] if fragment else service.project_choices())

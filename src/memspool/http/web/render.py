@@ -35,7 +35,7 @@ __all__ = ["HEADERS", "highlight", "html_page", "refusal_page", "visible", "when
 _UNSAFE: Final = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069"
     "\ud800-\udfff]")
-#: Words as the search index's query side cuts them (memspool.hooks.fts).
+#: Words as the search index's query side cuts them (memspool.base.terms).
 _WORDS: Final = re.compile(r"[A-Za-z0-9]+(?:[._/:-][A-Za-z0-9]+)*")
 _REPLACEMENT: Final = "\ufffd"
 

@@ -1,0 +1,182 @@
+"""What :class:`memspool.service.Service` answers, and the bounds every front end shares.
+
+The CLI, the MCP tools, the HTTP API and the web page call the same
+operations; each answer is a frozen dataclass here, and ``as_dict()`` gives
+the JSON every front end prints (their shapes are pinned by tests). The
+bounds (how many search results a call returns, how long a context block
+may be, how many memories one MCP ``get`` returns) are set here once:
+a front end checks the type of what it is given, :class:`Bound` moves a
+number into range, and the HTTP API's OpenAPI document reads the same
+numbers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Final
+
+from memspool.recall.search import Hit
+from memspool.store.memories import HistoryEntry, Memory, Provenance
+
+__all__ = [
+    "COMPACT_SUMMARY_CHARS",
+    "CONTEXT_CHARS",
+    "GET_IDS",
+    "SEARCH_LIMIT",
+    "SEARCH_OFFSET",
+    "Bound",
+    "ContextBlock",
+    "Forgotten",
+    "MemoryView",
+    "PassiveCounts",
+    "Saved",
+    "SearchHit",
+    "SearchPage",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class Bound:
+    """A whole number's range, and its value when none is given."""
+
+    least: int
+    most: int
+    default: int
+
+    def clamp(self, value: int | None) -> int:
+        """``value`` moved into ``[least, most]``; ``default`` for ``None``."""
+        return self.default if value is None else max(self.least, min(self.most, value))
+
+
+#: Search results per call. 100 compact rows stay far below what an MCP
+#: client accepts (25,000 tokens); more is paged with ``offset``. The web
+#: page's limit was 100 already; the HTTP API took up to 1,000, the MCP
+#: tool up to 50.
+SEARCH_LIMIT: Final = Bound(least=1, most=100, default=10)
+#: How deep paging goes: each page ranks every result before it again.
+SEARCH_OFFSET: Final = Bound(least=0, most=1000, default=0)
+#: A context block's length in characters. Below 200 not one memory fits;
+#: above 20,000 a block is twice Claude Code's 10,000-character cut-off for
+#: injected text. A call that gives no length gets ``context_max_chars``
+#: from the configuration (whose own default ``default`` repeats).
+CONTEXT_CHARS: Final = Bound(least=200, most=20_000, default=8000)
+#: Memories one MCP ``get`` returns in full.
+GET_IDS: Final = Bound(least=1, most=10, default=10)
+#: A search row's summary in a compact listing (MCP) is cut here; ``get`` has all.
+COMPACT_SUMMARY_CHARS: Final = 200
+
+
+@dataclasses.dataclass
+class SearchHit(Hit):
+    """One search result: the memory as :class:`~memspool.recall.search.Hit` ranks it,
+    with its project's readable name."""
+
+    project_name: str = ""
+
+    @classmethod
+    def of(cls, hit: Hit, project_name: str) -> SearchHit:
+        fields = {f.name: getattr(hit, f.name) for f in dataclasses.fields(hit)}
+        return cls(**fields, project_name=project_name)
+
+    def compact(self) -> dict[str, Any]:
+        """The row an agent scans: id, project, type, summary (cut), score."""
+        return {"id": self.id, "project": self.project, "type": self.type,
+                "summary": self.summary[:COMPACT_SUMMARY_CHARS], "score": self.score}
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchPage:
+    """One page of results for ``query``, best first; ``more``: another page follows."""
+
+    query: str
+    offset: int
+    results: list[SearchHit]
+    more: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"query": self.query, "offset": self.offset,
+                "results": [found.as_dict() for found in self.results], "more": self.more}
+
+    def compact(self) -> dict[str, Any]:
+        return {"query": self.query, "offset": self.offset,
+                "results": [found.compact() for found in self.results], "more": self.more}
+
+
+@dataclasses.dataclass(frozen=True)
+class ContextBlock:
+    """A project's context block (``text`` is empty when it has no memory in recall).
+    ``project`` is the project as the caller named it (its identity when none was named)."""
+
+    project: str
+    text: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class Saved:
+    """One explicit memory saved: its id and key, and whether it was ``created``,
+    ``updated`` (a key that existed) or ``merged`` into a memory saying the same."""
+
+    id: int | None
+    key: str
+    action: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ok": True, **dataclasses.asdict(self)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Forgotten:
+    """A memory forgotten: its project and summary (for the caller's record),
+    whether the WAL could be cleared at once, and, when its source slices were
+    purged too, how many."""
+
+    forgotten: int
+    project: str
+    summary: str
+    wal_cleared: bool
+    slices_scrubbed: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        found = {"ok": True, **dataclasses.asdict(self)}
+        if self.slices_scrubbed is None:
+            del found["slices_scrubbed"]
+        return found
+
+
+@dataclasses.dataclass(frozen=True)
+class PassiveCounts:
+    """Learnings items saved (new or updated), skipped, and found in all."""
+
+    saved: int
+    skipped: int
+    total: int
+
+    def as_dict(self) -> dict[str, int]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryView:
+    """One memory with its project's readable name, who shared it (``origin``, for a
+    memory a teammate stated first), its earlier texts and its provenance."""
+
+    memory: Memory
+    project_name: str
+    origin: dict[str, str] | None
+    history: list[HistoryEntry]
+    provenance: list[Provenance]
+
+    def as_dict(self, *, history: bool = True) -> dict[str, Any]:
+        """The memory's fields with the rest beside them; without ``history`` when
+        the caller did not ask for the earlier texts."""
+        found: dict[str, Any] = {
+            **dataclasses.asdict(self.memory), "project_name": self.project_name,
+            "origin": self.origin,
+            "history": [dataclasses.asdict(entry) for entry in self.history],
+            "provenance": [dataclasses.asdict(entry) for entry in self.provenance]}
+        if not history:
+            del found["history"]
+        return found
