@@ -84,7 +84,7 @@ KEEP_EPHEMERAL = 0.05
 #: At most this share of the claims kept from messages that hold a fact may be chatter.
 CHATTER_CEILING = 0.10
 #: The context block's bar for a memory no second session corroborated: this share.
-CLEAR_EPHEMERAL = 0.01
+CLEAR_EPHEMERAL = 0.03
 #: Messages written to mislead (``hard``) are counted at this share of each label,
 #: the floor tests/data/README.md sets for every split (the tuning splits hold more).
 HARD_SHARE = 0.3

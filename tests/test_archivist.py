@@ -200,8 +200,8 @@ def test_contradictions_supersede_the_older_and_polarity_counts(
     old = _memory(conn, config, "Decision: use the connection pooler pgbouncer in "
                   "transaction mode for the API.", session="a", at=t0)
     said = capture_with("Decision: never use the connection pooler pgbouncer in transaction "
-                   "mode for the API.", config=config, conn=conn, project="api",
-                   session="b", now=t0 + 60)
+                        "mode for the API.", config=config, conn=conn, project="api",
+                        session="b", now=t0 + 60)
     # The capture supersedes as it saves; maintain finds nothing left to do.
     new = said.notes[0].id
     assert said.notes[0].supersedes == old
