@@ -114,7 +114,7 @@ def test_two_sessions_corroborate_a_changed_value_supersedes_chatter_stays_out(
 
 
 def _queue_slice(conn: Any, config: Config, text: str, session: str = "s1",
-                 project: str = "api") -> int:
+                 project: str = "api", agent: str | None = None) -> int:
     """A slice in the queue as the drainer stores it."""
     import zstandard
 
@@ -123,7 +123,7 @@ def _queue_slice(conn: Any, config: Config, text: str, session: str = "s1",
     body = zstandard.ZstdCompressor().compress(text.encode())
     with transaction(conn):
         return insert_slice(conn, NewSlice(
-            session_id=session, agent_id=None, project=project, event="Stop",
+            session_id=session, agent_id=agent, project=project, event="Stop",
             transcript_path="/t.jsonl", byte_start=0, byte_end=len(text), part=1,
             records_kept=2, records_dropped=0, records_unknown=0, records_replayed=0,
             text_chars=len(text), redactions=0, body=body, created_at=1.0))
@@ -167,6 +167,18 @@ def test_a_forgotten_memory_is_not_brought_back_by_digesting_its_slice_again(
     report = digest(conn, config)
     assert report.slices == 1 and report.created == 0 and report.skipped == 1
     assert rows.list_memories(conn, "api") == []
+
+
+def test_a_subagents_prompt_is_its_parents_task_never_a_users_rule(
+        config: Config, conn: Any) -> None:
+    said = ("[user] I prefer named exports over default exports in all the TS packages, "
+            "it keeps renames greppable.\n\n"
+            "[assistant] Done: the three components now use named exports.")
+    _queue_slice(conn, config, said, session="main")
+    _queue_slice(conn, config, said, session="sub", project="web", agent="a1f3")
+    digest(conn, config)
+    assert [m.type for m in rows.list_memories(conn, "api")] == ["preference"]
+    assert rows.list_memories(conn, "web") == []
 
 
 def _memory(conn: Any, config: Config, text: str, *, session: str, at: float) -> int:

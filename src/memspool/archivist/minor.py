@@ -73,10 +73,11 @@ class DigestReport:
         }
 
 
-def notes_of(text: str) -> tuple[list[Note], str]:
+def notes_of(text: str, *, subagent: bool = False) -> tuple[list[Note], str]:
     """The durable notes of one slice's text by the claim model, redacted again (a
-    summary joins sentences), and, when there are none, why (for the report)."""
-    notes, reason = transcript_notes_of(text)
+    summary joins sentences), and, when there are none, why (for the report).
+    ``subagent``: the slice is a subagent's, whose prompts are its parent's task."""
+    notes, reason = transcript_notes_of(text, subagent=subagent)
     return [_redacted(note) for note in notes], reason
 
 
@@ -124,7 +125,7 @@ def _digest_one(conn: sqlite3.Connection, config: Config, row: dict[str, object]
     slice_id = int(str(row["id"]))
     try:
         text = slice_text(conn, slice_id)
-        notes, reason = notes_of(text)
+        notes, reason = notes_of(text, subagent=bool(row.get("agent_id")))
     except sqlite3.Error:
         raise
     except Exception as exc:  # noqa: BLE001 - one unreadable slice must not hold up the queue

@@ -180,13 +180,17 @@ def _findings_of_summary(text: str) -> str | None:
     return "\n".join(line for title, lines in sections if title in _FINDINGS for line in lines)
 
 
-def transcript_notes(text: str, used: Model | None = None) -> list[Note]:
-    """The notes the claim model keeps from one conversation's text (a slice's)."""
+def transcript_notes(text: str, used: Model | None = None, *,
+                     subagent: bool = False) -> list[Note]:
+    """The notes the claim model keeps from one conversation's text (a slice's).
+
+    In a subagent's transcript the prompts are the parent agent's task, not a
+    person's words: they are never a user's rule, so only the answers count."""
     chosen = used or model()
     notes: list[Note] = []
     for message in messages(text):
         role = _ROLES.get(message.role)
-        if role is None:
+        if role is None or (subagent and role == "user"):
             continue
         said = message.text
         if role == "assistant":
@@ -204,9 +208,9 @@ def transcript_notes(text: str, used: Model | None = None) -> list[Note]:
     return [note for note in notes if note.summary]
 
 
-def notes_of(text: str) -> tuple[list[Note], str]:
+def notes_of(text: str, *, subagent: bool = False) -> tuple[list[Note], str]:
     """The notes of one slice's text, and, when there are none, why (for the report)."""
-    notes = transcript_notes(text)
+    notes = transcript_notes(text, subagent=subagent)
     if notes:
         return notes, ""
     said = [m for m in messages(text) if m.role in _ROLES]
