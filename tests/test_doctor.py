@@ -22,6 +22,9 @@ from memspool.spool import append
 #: Well past the doctor's grace for a backlog a hook's drainer is still picking up.
 LATER = 120.0
 
+#: This interpreter as a shell command line names it (quoted where its path needs it).
+PYTHON = shlex.quote(sys.executable)
+
 
 def _problems(findings: list[Finding], check: str) -> list[Finding]:
     return [f for f in findings if f.check == check and f.level == "problem"]
@@ -263,7 +266,7 @@ def _claude_json(data: object) -> None:
 def test_mcp_absent_is_a_note_with_the_claude_mcp_add_line_itself(config: Config) -> None:
     mcp = next(f for f in diagnose(config) if f.check == "mcp")
     assert mcp.level == "note"
-    assert mcp.fix == (f"run `claude mcp add --scope user memspool -- {sys.executable} -m "
+    assert mcp.fix == (f"run `claude mcp add --scope user memspool -- {PYTHON} -m "
                        f"memspool mcp --home {config.home}`")
 
 
@@ -278,7 +281,7 @@ def test_mcp_registered_with_a_missing_command_is_a_problem(config: Config) -> N
     problem = _one_problem(diagnose(config), "mcp")
     assert "/nonexistent/memspool" in problem.message
     assert problem.fix == (f"run `claude mcp remove --scope user memspool`, then `claude mcp "
-                           f"add --scope user memspool -- {sys.executable} -m memspool mcp "
+                           f"add --scope user memspool -- {PYTHON} -m memspool mcp "
                            f"--home {config.home}`")
 
 
@@ -337,7 +340,7 @@ def test_semantic_recall_without_the_extra_is_a_note_with_the_install_command(
     found = [f for f in json.loads(proc.stdout)["findings"] if f["check"] == "semantic"]
     assert [f["level"] for f in found] == ["note"]
     # The README's words, run by this install's interpreter.
-    assert f"{sys.executable} -m pip install '.[semantic]'" in found[0]["fix"]
+    assert f"{PYTHON} -m pip install '.[semantic]'" in found[0]["fix"]
 
 
 def test_a_broken_model_or_a_symlinked_vectors_folder_is_a_problem(config: Config,
