@@ -113,7 +113,7 @@ def test_two_sessions_corroborate_a_changed_value_supersedes_chatter_stays_out(
     assert all(p["slice_id"] for p in shown["provenance"])
 
 
-def _queue_slice(conn: Any, config: Config, text: str, session: str = "s1",
+def _queue_slice(conn: Any, config: Config, text: str, session: str = "s1", *,
                  project: str = "api", agent: str | None = None) -> int:
     """A slice in the queue as the drainer stores it."""
     import zstandard

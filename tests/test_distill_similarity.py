@@ -13,6 +13,7 @@ from memspool.distill.similarity import (
     compare,
     index_terms,
     is_near_duplicate,
+    relate,
     trigram_jaccard,
 )
 
@@ -213,3 +214,52 @@ def test_trigram_jaccard_baseline() -> None:
     assert trigram_jaccard("same text", "same text") == 1.0
     assert trigram_jaccard("abc", "xyz") == 0.0
     assert 0 < trigram_jaccard("the build is slow", "the build is fast") < 1
+
+
+# --- relate(): how a newer text stands to an older memory ----------------------------
+
+
+@pytest.mark.parametrize(("old", "new", "relation"), [
+    # The fact restated, and restated with more.
+    ("Never call `datetime.utcnow()` in this codebase; use `datetime.now(timezone.utc)`.",
+     "Never call `datetime.utcnow()` here, use `datetime.now(timezone.utc)` instead.",
+     "same"),
+    ("Run gunicorn with `--workers 4 --threads 4`.",
+     "Run gunicorn with `--workers 4 --threads 4`; more workers exhaust the 40 PgBouncer "
+     "connections.", "more"),
+    # The same sentence with another value.
+    ("Run gunicorn with `--workers 2 --threads 4` so threads absorb the slow requests.",
+     "Run gunicorn with `--workers 4 --threads 4` so threads absorb the slow requests.",
+     "new-value"),
+    # Worded apart, but the later text announces the change of a name in code the
+    # older one gives another value.
+    ("Production workers run with `--concurrency 4`, so you see the same prefetch "
+     "behaviour locally.",
+     "The worker command in the Procfile is now `--concurrency 8`; use that locally too.",
+     "new-value"),
+    ("The repo's `.nvmrc` pins Node 20.11.1, so run `nvm use` first.",
+     "The Node pin is now 22.12.0 in `.nvmrc`; everyone needs to run `nvm use` after "
+     "pulling.", "new-value"),
+    # Negated: the older decision no longer holds.
+    ("Decision: use the connection pooler pgbouncer in transaction mode for the API.",
+     "Decision: never use the connection pooler pgbouncer in transaction mode for the API.",
+     "contradiction"),
+])
+def test_how_a_newer_text_relates(old: str, new: str, relation: str) -> None:
+    assert relate(old, new).relation == relation
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    # Another subject with its own value: staging and prod are two facts.
+    ("The staging API listens on port 8080 (`STAGING_PORT`).",
+     "The prod API now listens on port 9090 (`PROD_PORT`)."),
+    # "now" without a name in code both texts give a value: nothing pins the subject.
+    ("The nightly export takes about 40 minutes on the reporting replica.",
+     "The test suite now takes 12 minutes on the CI runners."),
+    # A name in code shared, the change announced, but no value on the older side.
+    ("Always run `makemigrations --check` before committing model changes.",
+     "CI now runs `makemigrations --check` on Python 3.12."),
+])
+def test_an_announced_change_needs_the_same_name_with_another_value(old: str,
+                                                                     new: str) -> None:
+    assert relate(old, new).relation == "different"

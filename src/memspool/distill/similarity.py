@@ -564,6 +564,10 @@ _SLOT_CONTEXT: Final = 4
 _SLOT_SHARED: Final = 2
 _VALUE: Final = re.compile(r"^[-+]?\d[\w.:/-]*$")
 _CODE_SPAN: Final = re.compile(r"`([^`\n]+)`")
+#: Words that announce a changed value in the text that says it.
+_CHANGE: Final = re.compile(
+    r"\b(?:now|no longer|from now on|(?:changed|moved|bumped|switched|raised|lowered|"
+    r"increased|reduced|upgraded|downgraded|set) to)\b", re.IGNORECASE)
 #: What a value is read as when two texts are compared with their values masked.
 _MASK_TOKEN: Final = "zzvalue"  # noqa: S105 - a placeholder word, not a secret
 
@@ -635,6 +639,35 @@ def _same_subject_new_value(old: str, new: str) -> bool:
     return False
 
 
+def _code_words(text: str) -> set[str]:
+    """The words of ``text``'s code spans that are names, not values: `--concurrency 8`
+    gives ``--concurrency``, `rust-version = "1.80"` gives ``rust-version``."""
+    found = set()
+    for span in _CODE_SPAN.findall(text):
+        for piece in re.split(r"[\s=:,()\[\]{}]+", span.lower()):
+            word = piece.strip("'\"")
+            if len(word) > 1 and not _VALUE.match(word) \
+                    and word not in vocab.COMPARISON_STOP_WORDS:
+                found.add(word)
+    return found
+
+
+def _values(text: str) -> set[str]:
+    """The values ``text`` states (numbers, versions, sizes), as written."""
+    words = (w.strip(".,;:()[]{}'\"`") for w in text.lower().split())
+    return {word for word in words if _VALUE.match(word)}
+
+
+def _announced_new_value(old: str, new: str) -> bool:
+    """The later text says a value changed ("is now `--concurrency 8`", "bumped to
+    22.12.0") of a name in code the older one gives another value: the same subject,
+    worded apart ("Production workers run with `--concurrency 4`")."""
+    if not _CHANGE.search(new) or not _code_words(old) & _code_words(new):
+        return False
+    before, after = _values(old), _values(new)
+    return bool(before) and bool(after - before)
+
+
 def _masked(text: str) -> str:
     words = text.split()
     return " ".join(_MASK_TOKEN if _VALUE.match(w.strip("`,.;:()")) else w for w in words)
@@ -661,7 +694,8 @@ def _relation(old: str, new: str, comparison: Comparison,  # noqa: PLR0911 - one
         masked = compare(_masked(old), _masked(new), profiles)
         near = masked.duplicate or (masked.veto_kind is None
                                     and masked.dice >= VALUE_CHANGE_MIN_DICE)
-        return "new-value" if near or _same_subject_new_value(old, new) else "different"
+        return "new-value" if near or _same_subject_new_value(old, new) \
+            or _announced_new_value(old, new) else "different"
     if veto == "substitution" and comparison.substituted is not None:
         # A name in code swapped for another (`celery` -> `dramatiq`) in the same
         # sentence: the subject's new value. A plain word swapped is another fact.
