@@ -98,3 +98,12 @@ def test_a_plan_and_a_question_leave_no_note() -> None:
             "data, then I'll check the query plan, and then I'll decide on an index.\n\n"
             "[assistant] Should I use `date-fns` here, or stick with `Intl.DateTimeFormat`?")
     assert transcript_notes(text) == []
+
+
+def test_a_restated_rule_reads_as_the_rule_not_as_a_reply() -> None:
+    notes = transcript_notes(
+        "[assistant] Per your rule, it uses named exports only: `export function "
+        "ListingCard` plus `export type ListingCardProps`, re-exported from the "
+        "`packages/ui` barrel.")
+    assert [n.summary[:32] for n in notes] == ["It uses named exports only: `exp"]
+    assert not any("your rule" in n.body.lower() for n in notes)

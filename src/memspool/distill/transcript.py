@@ -64,6 +64,13 @@ _FRAMING: Final = re.compile(
 #: Lower-case first words that are commands or tools, written as such.
 _COMMAND_WORDS: Final = ("npm ", "pnpm ", "yarn ", "pip ", "git ", "make ", "cargo ", "go ",
                          "mix ", "docker ", "kubectl ", "helm ", "terraform ", "uv ")
+#: The assistant pointing back at the conversation before it restates a rule ("As
+#: you asked last time, ...", "Per your rule, ..."): chatter, left out of the note,
+#: so the restatement reads as the rule it restates.
+_RESTATED: Final = re.compile(
+    r"^\W{0,3}(?:(?:as|like) you (?:asked|said|requested|wanted|suggested|mentioned|"
+    r"prefer)(?: (?:last time|earlier|before|yesterday))?|per your (?:rules?|requests?|"
+    r"preferences?|instructions?|notes?))\s*[,:\u2014-]\s*", re.IGNORECASE)
 _ROLES: Final = {"assistant": "assistant", "summary": "assistant", "user": "user"}
 #: The sections Claude Code's compaction prompt asks a session summary for, and
 #: the two of them that hold findings; the others retell this session (its
@@ -137,8 +144,7 @@ def _sentence_case(text: str) -> str:
 
 def _note(group: _Group) -> Note:
     said = "\n".join(c.text for c in group.claims)
-    if group.role == "user":
-        said = _FRAMING.sub("", said, count=1)
+    said = (_FRAMING if group.role == "user" else _RESTATED).sub("", said, count=1)
     lead = group.context
     if lead and group.claims[0].kind == "item":
         # "The endpoint conventions here:" + "one blueprint per resource".
