@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
             conn = service.conn
             vectors = service.vectors()
             if vectors is not None:
-                reindex_secs = service.reindex()["secs"]
+                reindex_secs = service.reindex().secs
             timed: dict[str, list[float]] = {}
             rng = random.Random(7)
             middle = [w for w in vocabulary()[500:5000] if w.isalpha()]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Final
 
+from memspool.archivist import DigestReport, MaintainReport
 from memspool.recall.search import Hit
 from memspool.store.memories import HistoryEntry, Memory, Provenance
 
@@ -27,8 +28,10 @@ __all__ = [
     "Bound",
     "ContextBlock",
     "Forgotten",
+    "Maintained",
     "MemoryView",
     "PassiveCounts",
+    "Reindexed",
     "Saved",
     "SearchHit",
     "SearchPage",
@@ -179,4 +182,39 @@ class MemoryView:
             "provenance": [dataclasses.asdict(entry) for entry in self.provenance]}
         if not history:
             del found["history"]
+        return found
+
+
+@dataclasses.dataclass(frozen=True)
+class Reindexed:
+    """A reindex: memories queued for a vector of ``model``, how many were embedded,
+    and the seconds it took (to the millisecond)."""
+
+    queued: int
+    embedded: int
+    model: str
+    secs: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class Maintained:
+    """One maintenance: the digest of the queue, the major pass, the team sync
+    (``None`` when nothing is shared; its report, or ``{"ok": false, "error": ...}``
+    when the server could not be reached) and the reindex (``None`` unless asked)."""
+
+    digest: DigestReport
+    maintain: MaintainReport
+    team: dict[str, Any] | None = None
+    reindex: Reindexed | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"ok": True, "digest": self.digest.as_dict(),
+                                 "maintain": self.maintain.as_dict()}
+        if self.team is not None:
+            found["team"] = self.team
+        if self.reindex is not None:
+            found["reindex"] = self.reindex.as_dict()
         return found

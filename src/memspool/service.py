@@ -62,8 +62,10 @@ from memspool.results import (
     SEARCH_OFFSET,
     ContextBlock,
     Forgotten,
+    Maintained,
     MemoryView,
     PassiveCounts,
+    Reindexed,
     Saved,
     SearchHit,
     SearchPage,
@@ -414,7 +416,7 @@ class Service:
         return report
 
     def maintain(self, *, llm: LlmOptions | None = None,
-                 reindex: bool = False) -> dict[str, Any]:
+                 reindex: bool = False) -> Maintained:
         """Digest the whole queue, then run the major pass over what changed.
 
         ``reindex``: also give every memory without a vector from the current
@@ -425,17 +427,11 @@ class Service:
         reindexed = self.reindex() if reindex else None
         digested = self.digest(llm=llm)
         report = maintain(self.conn, self.config, profiles=self.profiles)
-        result: dict[str, Any] = {"ok": True, "digest": digested.as_dict(),
-                                  "maintain": report.as_dict()}
         team = self._maintain_team()
-        if team is not None:
-            result["team"] = team
-        if reindexed is not None:
-            result["reindex"] = reindexed
         self._render(embed_all=True)  # everything still waiting for a vector
-        return result
+        return Maintained(digest=digested, maintain=report, team=team, reindex=reindexed)
 
-    def reindex(self) -> dict[str, Any]:
+    def reindex(self) -> Reindexed:
         """Embed every memory that has no vector from the current model."""
         index = self.vectors()
         if index is None:
@@ -446,8 +442,8 @@ class Service:
             queued = vector_rows.pending_count(self.conn)
         embedded = embed_pending(self.conn, index.encoder)
         index.refresh(self.conn, force=True)
-        return {"queued": queued, "embedded": embedded, "model": index.encoder.hash,
-                "secs": round(time.monotonic() - started, 3)}
+        return Reindexed(queued=queued, embedded=embedded, model=index.encoder.hash,
+                         secs=round(time.monotonic() - started, 3))
 
     def export(self, project: str | None = None) -> Iterator[bytes]:
         """Every memory (of ``project``) as one JSON line."""

@@ -153,20 +153,20 @@ def _maintain(args: argparse.Namespace) -> int:
     with Service(args.home) as service:
         result = service.maintain(llm=llm, reindex=args.reindex)
     if args.json:
-        print_json(result)
+        print_json(result.as_dict())
         return 0
-    d, m = result["digest"], result["maintain"]
-    print(f"digested {d['slices']} slice(s): {d['created']} new memories, {d['updated']} "
-          f"updated, {d['merged']} merged, {d['skipped']} skipped; "
-          f"{len(d['without_memory'])} slice(s) gave none")
-    print(f"maintained: looked at {m['examined']} changed memories; {m['siblings']} sibling(s) "
-          f"and {m['merged']} duplicate(s) folded, {m['superseded']} superseded, "
-          f"{m['corroborated']} corroborated, {m['promoted']} promoted, {m['archived']} "
-          f"archived ({m['seconds']:.3f} s)")
-    if "reindex" in result:
-        r = result["reindex"]
-        print(f"reindexed: {r['embedded']} memories embedded with model {r['model']} "
-              f"({r['secs']:.1f} s)")
+    d, m = result.digest, result.maintain
+    print(f"digested {d.slices} slice(s): {d.created} new memories, {d.updated} "
+          f"updated, {d.merged} merged, {d.skipped} skipped; "
+          f"{len(d.without_memory)} slice(s) gave none")
+    print(f"maintained: looked at {m.examined} changed memories; {m.siblings} sibling(s) "
+          f"and {m.merged} duplicate(s) folded, {m.superseded} superseded, "
+          f"{m.corroborated} corroborated, {m.promoted} promoted, {m.archived} "
+          f"archived ({m.seconds:.3f} s)")
+    if result.reindex is not None:
+        r = result.reindex
+        print(f"reindexed: {r.embedded} memories embedded with model {r.model} "
+              f"({r.secs:.1f} s)")
     return 0
 
 
