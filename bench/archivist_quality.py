@@ -101,7 +101,7 @@ def play(rows: list[dict[str, Any]], home: Path) -> dict[str, list[str]]:
     _wait_idle(config, time.monotonic() + 120)
     with Service(home) as service:
         service.digest()
-        bodies = [m["body"] for m in service.memories(limit=1_000_000)]
+        bodies = [row.memory.body for row in service.memories(limit=1_000_000)]
     found: dict[str, list[str]] = {row["id"]: [] for row in rows}
     for body in bodies:
         probe = " ".join(body.split())[:60]

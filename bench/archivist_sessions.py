@@ -188,7 +188,7 @@ def _holds(memory: dict[str, Any], anchors: list[str]) -> bool:
 def score(sessions: list[dict[str, Any]], home: Path) -> Scores:
     scores = Scores()
     with Service(home) as service:
-        memories = service.memories(limit=1_000_000)
+        memories = [row.as_dict() for row in service.memories(limit=1_000_000)]
         for memory in memories:  # a project is its folder here: scored by its name
             memory["project"] = memory["project_name"]
         blocks = {s["project"]: service.context(service.project(s["project"])).text

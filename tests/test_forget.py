@@ -129,7 +129,7 @@ def test_a_retried_forget_is_not_found_not_the_next_memory(home: Path) -> None:
         assert newer.id > high.id
         with pytest.raises(NotFound, match="never reused"):
             service.forget(high.id)
-        assert {m["id"] for m in service.memories()} == {low.id, newer.id}
+        assert {row.memory.id for row in service.memories()} == {low.id, newer.id}
 
 
 def _insert(conn: sqlite3.Connection, n: int) -> int:

@@ -97,7 +97,7 @@ def test_a_lone_surrogate_in_arguments_is_answered_and_stored_as_a_replacement(
         err = raw.close()
     assert "Traceback" not in err, err
     with Service(home) as service:
-        summaries = {m["summary"] for m in service.memories()}
+        summaries = {row.memory.summary for row in service.memories()}
     assert "Deploy \ufffd window" in summaries and "Ship \U0001f680 it" in summaries
 
 

@@ -145,10 +145,10 @@ def _everything(home: Path) -> dict[str, str]:
     with Service(home) as service:
         for row in service.slices(limit=1000):
             seen[f"slice {row['id']}"] = service.slice_text(row["id"])
-        for memory in service.memories(limit=1000):
-            seen[f"memory {memory['id']}"] = json.dumps(service.get(memory["id"]).as_dict())
+        for row in service.memories(limit=1000):
+            seen[f"memory {row.memory.id}"] = json.dumps(service.get(row.memory.id).as_dict())
         seen["export"] = b"".join(service.export()).decode()
-        projects = {m["project"] for m in service.memories(limit=1000)}
+        projects = {row.memory.project for row in service.memories(limit=1000)}
         for project in projects:
             seen[f"context {project}"] = service.context(project).text
     seen["raw files"] = b"".join(
@@ -174,7 +174,7 @@ def test_every_door_redacts(home: Path, tmp_path: Path, projects: Path,
         door()
     seen = _everything(home)
     with Service(home) as service:
-        keys = {m["key"] for m in service.memories(limit=1000)}
+        keys = {row.memory.key for row in service.memories(limit=1000)}
         assert len(service.memories(limit=1000)) >= 8, keys
     # Each door's text did arrive (the keys of key doors redacted, not dropped).
     assert {"redacted-aws", "billing-redacted-aws"} <= keys, keys

@@ -59,7 +59,7 @@ def test_an_import_is_redacted_and_lands_as_provisional_memory(home: Path, tmp_p
     report = json.loads(run_cli("memories", "import", str(dump), "--json").stdout)
     assert report["created"] == 1
     with Service() as service:
-        [memory] = service.memories()
+        [memory] = [row.as_dict() for row in service.memories()]
         full = service.get(memory["id"]).as_dict()
     assert (memory["layer"], memory["confidence"], memory["sessions"]) == ("buffer", 0.5, 1)
     assert memory["importance"] <= 0.6
@@ -71,7 +71,7 @@ def test_an_import_is_redacted_and_lands_as_provisional_memory(home: Path, tmp_p
     # The archivist does not promote it on the file's word.
     run_cli("maintain")
     with Service() as service:
-        assert [m["layer"] for m in service.memories()] == ["buffer"]
+        assert [row.memory.layer for row in service.memories()] == ["buffer"]
     raw = _raw(home)
     assert AWS_ID.encode() not in raw and AWS_ID.lower().encode() not in raw
     assert GITHUB[4:].encode() not in raw
@@ -82,7 +82,7 @@ def test_trust_keeps_the_file_s_standing_but_still_redacts(home: Path, tmp_path:
     dump.write_bytes(_planted())
     run_cli("memories", "import", str(dump), "--trust")
     with Service() as service:
-        [memory] = service.memories()
+        [memory] = [row.as_dict() for row in service.memories()]
         full = service.get(memory["id"]).as_dict()
     assert (memory["layer"], memory["confidence"], memory["sessions"]) == ("canonical", 1.0, 5)
     assert AWS_ID not in json.dumps(full) and GITHUB[4:] not in json.dumps(full)
@@ -115,7 +115,7 @@ def test_a_topic_key_is_redacted_before_it_becomes_a_slug(home: Path) -> None:
 def test_control_characters_never_reach_storage(home: Path) -> None:
     with Service() as service:
         saved = service.save(f"Ticket {HOSTILE}title", f"Body {HOSTILE}text", project="shop")
-        [memory] = service.memories()
+        [memory] = [row.as_dict() for row in service.memories()]
         assert saved.id == memory["id"]
     for text in (memory["summary"], memory["body"]):
         assert not any(c in text for c in "\x1b\x07\r"), repr(text)

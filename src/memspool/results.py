@@ -29,6 +29,7 @@ __all__ = [
     "ContextBlock",
     "Forgotten",
     "Maintained",
+    "MemoryRow",
     "MemoryView",
     "PassiveCounts",
     "Reindexed",
@@ -159,6 +160,20 @@ class PassiveCounts:
 
     def as_dict(self) -> dict[str, int]:
         return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryRow:
+    """One memory in a listing, with its project's readable name and who shared it
+    (``origin``, for a memory a teammate stated first)."""
+
+    memory: Memory
+    project_name: str
+    origin: dict[str, str] | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self.memory), "project_name": self.project_name,
+                "origin": self.origin}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -63,6 +63,7 @@ from memspool.results import (
     ContextBlock,
     Forgotten,
     Maintained,
+    MemoryRow,
     MemoryView,
     PassiveCounts,
     Reindexed,
@@ -357,7 +358,7 @@ class Service:
 
     def memories(self, *, project: str | None = None, type: str | None = None,
                  layer: str | None = None, limit: int = 100,
-                 origin: str | None = None) -> list[dict[str, Any]]:
+                 origin: str | None = None) -> list[MemoryRow]:
         """Memories matching the filters, most recently changed first. ``origin``:
         ``mine`` (learned here, or by this team role elsewhere) or ``team`` (shared by
         teammates)."""
@@ -373,8 +374,8 @@ class Service:
                                   layer=layer, limit=limit)
             named = project_rows.names(conn, {m.project for m in found})
             shared = origins(conn, [m.id for m in found])
-        return [{**dataclasses.asdict(m), "project_name": named[m.project],
-                 "origin": shared.get(m.id)} for m in found]
+        return [MemoryRow(memory=m, project_name=named[m.project], origin=shared.get(m.id))
+                for m in found]
 
     def forget(self, memory_id: int, *, purge_source: bool = False) -> Forgotten:
         """Delete a memory for good; digesting a transcript again does not bring it back

@@ -55,16 +55,17 @@ def _list(args: argparse.Namespace) -> int:
         found = service.memories(project=args.project, type=args.type, layer=args.layer,
                                  limit=args.limit, origin=args.origin)
     if args.json:
-        print_json(found)
+        print_json([row.as_dict() for row in found])
         return 0
     if not found:
         print("no memories")
         return 0
-    for m in found:
-        who = f" (from {m['origin']['user']})" if m["origin"] else ""
-        print(f"{m['id']:>6}  {m['layer']:<10} {m['type']:<10} {m['sessions']:>2} session(s)  "
-              f"conf {m['confidence']:.2f}  {for_terminal(m['project_name'], one_line=True)}: "
-              f"{for_terminal(m['summary'], one_line=True)}{who}")
+    for row in found:
+        m = row.memory
+        who = f" (from {row.origin['user']})" if row.origin else ""
+        print(f"{m.id:>6}  {m.layer:<10} {m.type:<10} {m.sessions:>2} session(s)  "
+              f"conf {m.confidence:.2f}  {for_terminal(row.project_name, one_line=True)}: "
+              f"{for_terminal(m.summary, one_line=True)}{who}")
     return 0
 
 

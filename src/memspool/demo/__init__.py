@@ -319,7 +319,8 @@ def _outcome(home: Path, session: dict[str, Any]) -> tuple[
     with Service(home) as service:
         service.digest()  # whatever the drainer's time budget left queued
         service.maintain()
-        memories = sorted(service.memories(limit=1000), key=lambda m: m["id"])
+        memories = sorted((row.as_dict() for row in service.memories(limit=1000)),
+                          key=lambda m: m["id"])
         names = service.project_names(m["project"] for m in memories)
         memories = [{**m, "project": names.get(m["project"], m["project"])} for m in memories]
         unused = [r for r in service.slices(limit=1000) if r["digest_note"]]
