@@ -26,6 +26,7 @@ __all__ = [
     "SEARCH_LIMIT",
     "SEARCH_OFFSET",
     "Bound",
+    "BrowsePage",
     "ContextBlock",
     "Forgotten",
     "Maintained",
@@ -233,3 +234,20 @@ class Maintained:
         if self.reindex is not None:
             found["reindex"] = self.reindex.as_dict()
         return found
+
+
+@dataclasses.dataclass(frozen=True)
+class BrowsePage:
+    """One page of the memory browser: its memories (each a memory's fields and
+    ``pinned``), its number (from 1), whether an older page follows, and every
+    project for the filter, as (identity, readable name)."""
+
+    memories: list[dict[str, Any]]
+    page: int
+    has_next: bool
+    projects: list[tuple[str, str]]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The page template's fields, by name."""
+        return {"memories": self.memories, "page": self.page, "has_next": self.has_next,
+                "projects": self.projects}

@@ -60,6 +60,7 @@ from memspool.results import (
     CONTEXT_CHARS,
     SEARCH_LIMIT,
     SEARCH_OFFSET,
+    BrowsePage,
     ContextBlock,
     Forgotten,
     Maintained,
@@ -662,7 +663,7 @@ class Service:
     def browse(  # noqa: PLR0913 - the page's filters, keyword-only
         self, *, project: str | None = None, type: str | None = None,
         layer: str | None = None, text: str | None = None, page: int = 1,
-        per_page: int = 50) -> dict[str, Any]:
+        per_page: int = 50) -> BrowsePage:
         """One page of memories passing the filters, newest change first; ``text``
         keeps those holding every word of it."""
         project = self._filter(project)
@@ -670,8 +671,8 @@ class Service:
             found = browse.memory_page(conn, project=project, type=type, layer=layer,
                                        text=text, offset=(page - 1) * per_page,
                                        limit=per_page + 1)
-        return {"memories": found[:per_page], "page": page, "has_next": len(found) > per_page,
-                "projects": self.project_choices()}
+        return BrowsePage(memories=found[:per_page], page=page,
+                          has_next=len(found) > per_page, projects=self.project_choices())
 
     def project_choices(self) -> list[tuple[str, str]]:
         """Every project with memories or slices: (identity, readable name), by name."""

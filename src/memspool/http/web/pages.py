@@ -75,12 +75,12 @@ async def memories(request: Request) -> Response:
     kind, layer = fields.choice("type", NOTE_TYPES), fields.choice("layer", LAYERS)
     page = fields.count("page", most=MAX_PAGE) or 1
     forgot = fields.count("forgot", most=10**18)
-    data = await _workers(request).run(lambda service: service.browse(
+    found = await _workers(request).run(lambda service: service.browse(
         project=project, type=kind, layer=layer, text=text, page=page, per_page=PER_PAGE))
     filters = {"project": project or "", "type": kind or "", "layer": layer or "",
                "q": text or ""}
     return html_page("memories.html", {
-        **common(request, "memories"), **data, "filters": filters, "types": NOTE_TYPES,
+        **common(request, "memories"), **found.as_dict(), "filters": filters, "types": NOTE_TYPES,
         "layers": LAYERS, "note": _note(fields.text("note")), "forgot": forgot})
 
 
@@ -136,7 +136,7 @@ async def context_block(request: Request) -> Response:
 
 def _latest_project(service: Service) -> str | None:
     """The project whose memory changed last."""
-    latest = service.browse(per_page=1)["memories"]
+    latest = service.browse(per_page=1).memories
     return str(latest[0]["project"]) if latest else None
 
 
