@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         home = args.home or Path(folder) / "home"
         started = time.perf_counter()
         with Service(home, env=extra) as service:
-            built = service.status()["memories"] < args.memories
+            built = (service.status().memories or 0) < args.memories
             if built:
                 service.import_lines(iter(make(args.memories)))
             print(f"store: {args.memories} memories, "

@@ -110,7 +110,7 @@ def test_every_memory_written_gets_a_vector_of_the_model(service: Any) -> None:
     for _, blob, _ in vectors.values():
         row = np.frombuffer(blob, dtype=np.float32)
         assert row.shape == (16,) and abs(float(np.linalg.norm(row)) - 1) < 1e-5
-    status = service.status()["semantic"]
+    status = service.status().semantic
     assert status["on"] and status["vectors"] == 2 and status["waiting"] == 0
 
 
@@ -259,9 +259,9 @@ def test_a_write_embeds_within_a_budget_and_leaves_the_rest_waiting(
 
     monkeypatch.setattr(memspool.service, "EMBED_BUDGET_SECS", 0.0)
     service.save("Refunds counted twice", "Refund rows inserted twice.", project="shop")
-    assert service.status()["semantic"]["waiting"] == 1
+    assert service.status().semantic["waiting"] == 1
     service.maintain(reindex=True)
-    assert service.status()["semantic"]["waiting"] == 0
+    assert service.status().semantic["waiting"] == 0
 
 
 def test_a_symlinked_vectors_folder_is_neither_followed_nor_emptied(
@@ -353,7 +353,7 @@ def test_reindex_fills_in_and_follows_a_model_change(home: Path, tmp_path: Path,
         for i, text in enumerate(DISTINCT):
             plain.save(f"Note {i}", text, project="shop")
         assert plain.vectors() is None
-        assert plain.status()["semantic"]["on"] is False
+        assert plain.status().semantic["on"] is False
     env = {"MEMSPOOL_SEMANTIC_MODEL": str(model)}
     proc = run_cli("status", "--json", env=env)
     semantic = json.loads(proc.stdout)["semantic"]
@@ -428,7 +428,7 @@ def test_the_drainer_embeds_what_waits(home: Path, model: Path,
     finally:
         drainer.shutdown()
     with Service(home, env={"MEMSPOOL_SEMANTIC_MODEL": str(model)}) as service:
-        assert service.status()["semantic"]["vectors"] == 3
+        assert service.status().semantic["vectors"] == 3
 
 
 def test_meaning_alone_must_be_near_enough(service: Any) -> None:
@@ -552,9 +552,9 @@ def test_maintain_embeds_everything_waiting(service: Any,
     monkeypatch.setattr(memspool.service, "EMBED_BUDGET_SECS", 0.0)
     for i, text in enumerate(DISTINCT):
         service.save(f"Note {i}", text, project="shop")
-    assert service.status()["semantic"]["waiting"] == len(DISTINCT)
+    assert service.status().semantic["waiting"] == len(DISTINCT)
     service.maintain()
-    assert service.status()["semantic"]["waiting"] == 0
+    assert service.status().semantic["waiting"] == 0
 
 
 def test_saving_the_same_text_keeps_the_vector(service: Any) -> None:

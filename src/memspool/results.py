@@ -37,6 +37,7 @@ __all__ = [
     "Saved",
     "SearchHit",
     "SearchPage",
+    "Status",
 ]
 
 
@@ -251,3 +252,38 @@ class BrowsePage:
         """The page template's fields, by name."""
         return {"memories": self.memories, "page": self.page, "has_next": self.has_next,
                 "projects": self.projects}
+
+
+@dataclasses.dataclass(frozen=True)
+class Status:
+    """``memspool status``: the home, the spool's backlog, the drainer and hooks,
+    the store's counts (``None`` when the store cannot be read; ``store`` says
+    why), the memories by layer, the last maintenance pass (its report), semantic
+    recall (on or off and why, with its vector counts) and the team (``None``
+    when nothing is shared)."""
+
+    home: str
+    home_exists: bool
+    pending_frames: int
+    pending_bytes: int
+    quarantined_files: int
+    drainer_running: bool
+    hooks_settings: str
+    hooks_installed: list[str]
+    store: str
+    slices_queued: int | None
+    slices_total: int | None
+    sessions_tracked: int | None
+    slices_held_back: int | None
+    transcripts_missing: int | None
+    memories: int | None
+    last_drain: float | None
+    last_error: str | None
+    memories_by_layer: dict[str, int] | None
+    last_maintain: dict[str, Any] | None
+    semantic: dict[str, Any]
+    team: dict[str, Any] | None
+    hook_errors: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

@@ -71,6 +71,7 @@ from memspool.results import (
     Saved,
     SearchHit,
     SearchPage,
+    Status,
 )
 from memspool.spool import Spool
 from memspool.spool.segments import QUARANTINE_DIR
@@ -555,7 +556,7 @@ class Service:
 
     # -- status -----------------------------------------------------------------
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> Status:
         """Spool backlog, drainer, hooks, queue, memories, last drain and error.
 
         Works on a damaged store (``store`` says what is wrong; the counts
@@ -587,7 +588,7 @@ class Service:
         if hook_log.is_file():
             with hook_log.open("rb") as lines:
                 status["hook_errors"] = sum(1 for _ in lines)
-        return status
+        return Status(**status)
 
     def _memory_status(self) -> dict[str, Any]:
         if not self.config.db_path.exists():
@@ -654,11 +655,11 @@ class Service:
         status = self.status()
         projects: list[dict[str, Any]] = []
         recent: list[dict[str, Any]] = []
-        if status["store"] == "ok":
+        if status.store == "ok":
             with self._reading() as conn:
                 projects = [dataclasses.asdict(c) for c in browse.project_counts(conn)]
                 recent = browse.recent_sessions(conn, sessions)
-        return {"status": status, "projects": projects, "sessions": recent}
+        return {"status": status.as_dict(), "projects": projects, "sessions": recent}
 
     def browse(  # noqa: PLR0913 - the page's filters, keyword-only
         self, *, project: str | None = None, type: str | None = None,

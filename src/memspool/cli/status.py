@@ -23,39 +23,39 @@ def _status(args: argparse.Namespace) -> int:
     with Service(args.home, readonly=True) as service:
         status = service.status()
     if args.json:
-        print_json(status)
+        print_json(status.as_dict())
         return 0
-    last = status["last_drain"]
-    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(last)) if last else "never"
-    note = "" if status["home_exists"] else " (does not exist yet: `memspool install` creates it)"
-    print(f"home:              {status['home']}{note}")
-    print(f"store:             {status['store']}")
-    print(f"spool pending:     {status['pending_frames']} frame(s), "
-          f"{status['pending_bytes']} bytes")
-    print(f"drainer running:   {'yes' if status['drainer_running'] else 'no'}")
-    events = status["hooks_installed"]
-    hooks = (f"{', '.join(events)} in {status['hooks_settings']}" if events else
-             f"not in {status['hooks_settings']} for this home (run `memspool install`)")
+    drained = status.last_drain
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(drained)) if drained else "never"
+    note = "" if status.home_exists else " (does not exist yet: `memspool install` creates it)"
+    print(f"home:              {status.home}{note}")
+    print(f"store:             {status.store}")
+    print(f"spool pending:     {status.pending_frames} frame(s), "
+          f"{status.pending_bytes} bytes")
+    print(f"drainer running:   {'yes' if status.drainer_running else 'no'}")
+    events = status.hooks_installed
+    hooks = (f"{', '.join(events)} in {status.hooks_settings}" if events else
+             f"not in {status.hooks_settings} for this home (run `memspool install`)")
     print(f"hooks:             {hooks}")
-    print(f"slices queued:     {status['slices_queued']} (of {status['slices_total']}) "
+    print(f"slices queued:     {status.slices_queued} (of {status.slices_total}) "
           f"not yet digested into memory")
-    layers = status["memories_by_layer"] or {}
+    layers = status.memories_by_layer or {}
     shown = ", ".join(f"{n} {layer}" for layer, n in sorted(layers.items())) or "none"
-    print(f"memories:          {status['memories']} ({shown})")
-    last = status["last_maintain"]
+    print(f"memories:          {status.memories} ({shown})")
+    last = status.last_maintain
     print("last maintenance:  " + ("never (run `memspool maintain`)" if not last else
           f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(last['started_at']))}: "
           f"{last['examined']} examined, {last['merged'] + last['siblings']} folded, "
           f"{last['superseded']} superseded, {last['promoted']} promoted, "
           f"{last['archived']} archived"))
-    print(f"semantic recall:   {_semantic_line(status['semantic'])}")
-    print(f"sessions tracked:  {status['sessions_tracked']}")
-    print(f"held back:         {status['slices_held_back']} slice(s) below the size floor")
-    print(f"missing:           {status['transcripts_missing']} transcript(s) being retried")
-    print(f"quarantined:       {status['quarantined_files']} damaged spool region(s)")
-    print(f"hook errors:       {status['hook_errors']}")
+    print(f"semantic recall:   {_semantic_line(status.semantic)}")
+    print(f"sessions tracked:  {status.sessions_tracked}")
+    print(f"held back:         {status.slices_held_back} slice(s) below the size floor")
+    print(f"missing:           {status.transcripts_missing} transcript(s) being retried")
+    print(f"quarantined:       {status.quarantined_files} damaged spool region(s)")
+    print(f"hook errors:       {status.hook_errors}")
     print(f"last drain:        {when}")
-    print(f"last error:        {status['last_error'] or 'none'}")
+    print(f"last error:        {status.last_error or 'none'}")
     return 0
 
 

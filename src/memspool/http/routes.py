@@ -159,7 +159,7 @@ async def memory(request: Request) -> JSON:
 
 
 async def status(request: Request) -> JSON:
-    return JSON(await _workers(request).run(lambda service: service.status()))
+    return JSON(await _workers(request).run(lambda service: service.status().as_dict()))
 
 
 async def health(request: Request) -> JSON:

@@ -130,7 +130,7 @@ def build_server(home: Path | None = None) -> MCPServer:
         "memspool's state: memories by layer, slices queued, the last drain and maintenance "
         "pass, whether hooks are installed."))
     async def stats() -> dict[str, Any]:
-        status: dict[str, Any] = call(service.status)
+        status = call(service.status).as_dict()
         keep = ("home", "memories", "memories_by_layer", "slices_queued", "slices_total",
                 "sessions_tracked", "last_drain", "last_maintain", "hooks_installed", "store")
         return {name: status.get(name) for name in keep}
