@@ -32,6 +32,7 @@ __all__ = [
     "Maintained",
     "MemoryRow",
     "MemoryView",
+    "Overview",
     "PassiveCounts",
     "Reindexed",
     "Saved",
@@ -287,3 +288,18 @@ class Status:
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class Overview:
+    """The web page's overview: ``memspool status``'s facts, each project's memories
+    counted by layer and type, and the sessions captured last."""
+
+    status: Status
+    projects: list[dict[str, Any]]
+    sessions: list[dict[str, Any]]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The overview template's fields, by name."""
+        return {"status": self.status.as_dict(), "projects": self.projects,
+                "sessions": self.sessions}

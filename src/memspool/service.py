@@ -66,6 +66,7 @@ from memspool.results import (
     Maintained,
     MemoryRow,
     MemoryView,
+    Overview,
     PassiveCounts,
     Reindexed,
     Saved,
@@ -649,7 +650,7 @@ class Service:
     # above, which keep their behaviour. Viewing a memory here is not a recall:
     # only searches, `memories show` and the recall hooks move its decay clock.
 
-    def overview(self, *, sessions: int = 10) -> dict[str, Any]:
+    def overview(self, *, sessions: int = 10) -> Overview:
         """`memspool status`'s facts, each project's memories counted by layer and
         type, and the sessions captured last."""
         status = self.status()
@@ -659,7 +660,7 @@ class Service:
             with self._reading() as conn:
                 projects = [dataclasses.asdict(c) for c in browse.project_counts(conn)]
                 recent = browse.recent_sessions(conn, sessions)
-        return {"status": status.as_dict(), "projects": projects, "sessions": recent}
+        return Overview(status=status, projects=projects, sessions=recent)
 
     def browse(  # noqa: PLR0913 - the page's filters, keyword-only
         self, *, project: str | None = None, type: str | None = None,

@@ -64,8 +64,8 @@ def _note(fields_note: str | None) -> str | None:
 
 async def overview(request: Request) -> Response:
     parse_query(request.query_params, ())
-    data = await _workers(request).run(lambda service: service.overview())
-    return html_page("overview.html", {**common(request, "overview"), **data})
+    found = await _workers(request).run(lambda service: service.overview())
+    return html_page("overview.html", {**common(request, "overview"), **found.as_dict()})
 
 
 async def memories(request: Request) -> Response:
