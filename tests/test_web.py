@@ -387,15 +387,15 @@ def test_the_timeline_groups_sessions_by_day(home: Path) -> None:
         service.capture("Pitfall: the exporter writes CRLF line ends on Windows hosts.",
                         project="api", session="s-two")
         found = service.timeline("api")
-        (day,) = found["days"]
+        (day,) = found.days
         sessions = {s["session"]: s for s in day["sessions"]}
         assert set(sessions) == {"s-one", "s-two"}
         assert [m["id"] for m in sessions["s-one"]["memories"]] == [first.notes[0].id]
         assert len(sessions["s-two"]["memories"]) == 2
-        assert found["next_before"] is None
+        assert found.next_before is None
         paged = service.timeline("api", limit=1)
-        assert paged["next_before"] is not None
-        assert service.timeline("nothing-here")["days"] == []
+        assert paged.next_before is not None
+        assert service.timeline("nothing-here").days == []
 
 
 def test_marking_and_cleaning_are_escaped() -> None:

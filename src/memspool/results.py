@@ -39,6 +39,7 @@ __all__ = [
     "SearchHit",
     "SearchPage",
     "Status",
+    "Timeline",
 ]
 
 
@@ -303,3 +304,17 @@ class Overview:
         """The overview template's fields, by name."""
         return {"status": self.status.as_dict(), "projects": self.projects,
                 "sessions": self.sessions}
+
+
+@dataclasses.dataclass(frozen=True)
+class Timeline:
+    """One page of a project's timeline: its sessions by day, newest first (each
+    day a dict with its sessions and the memories their saves created or changed),
+    and ``next_before``, the time the next page starts before (``None`` on the last)."""
+
+    project: str
+    days: list[dict[str, Any]]
+    next_before: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

@@ -73,6 +73,7 @@ from memspool.results import (
     SearchHit,
     SearchPage,
     Status,
+    Timeline,
 )
 from memspool.spool import Spool
 from memspool.spool.segments import QUARANTINE_DIR
@@ -762,7 +763,7 @@ class Service:
             return {**row, "text": slice_text(conn, slice_id)}
 
     def timeline(self, project: str, *, before: float | None = None,
-                 limit: int = TIMELINE_SAVES) -> dict[str, Any]:
+                 limit: int = TIMELINE_SAVES) -> Timeline:
         """``project``'s sessions by day, newest first, each with the memories its saves
         created or changed; at most ``limit`` saves, then ``next_before`` pages on."""
         before = time.time() + 1 if before is None else before
@@ -772,8 +773,8 @@ class Service:
             full = len(saves) == limit
             since = saves[-1]["at"] if full else 0.0
             captured = browse.slice_sessions(conn, project, since, before)
-        return {"project": project, "days": _by_day(saves, captured),
-                "next_before": since if full else None}
+        return Timeline(project=project, days=_by_day(saves, captured),
+                        next_before=since if full else None)
 
 
 def _by_day(saves: list[dict[str, Any]],

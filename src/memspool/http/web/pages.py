@@ -14,7 +14,7 @@ from memspool.http.fields import parse_query
 from memspool.http.web.auth import Session
 from memspool.http.web.render import html_page
 from memspool.http.workers import Workers
-from memspool.results import SEARCH_LIMIT, SearchPage
+from memspool.results import SEARCH_LIMIT, SearchPage, Timeline
 from memspool.service import Service
 
 __all__ = ["common", "memory_id", "page_routes"]
@@ -151,7 +151,7 @@ async def timeline(request: Request) -> Response:
         except ValueError:
             raise PayloadError(f"before must be a time in seconds, got {raw_before!r}.") from None
 
-    def call(service: Service) -> tuple[dict[str, Any] | None, list[tuple[str, str]]]:
+    def call(service: Service) -> tuple[Timeline | None, list[tuple[str, str]]]:
         names = service.project_choices()
         chosen = service.project(project) if project else _latest_project(service)
         return (service.timeline(chosen, before=before) if chosen else None), names
