@@ -346,7 +346,7 @@ def test_edit_keeps_the_old_text_as_history_and_redacts(home: Path) -> None:
                               body="The cache key omits the tenant id; token "
                                    "ghp_abcdefghijklmnopqrstuvwxyz0123456789 leaked.",
                               type="root-cause")
-        assert result == {"ok": True, "id": memory, "changed": True}
+        assert result.as_dict() == {"ok": True, "id": memory, "changed": True}
         page = service.memory_page(memory)
         assert page["type"] == "root-cause" and "ghp_" not in page["body"]
         assert "[REDACTED" in page["body"]
@@ -354,7 +354,7 @@ def test_edit_keeps_the_old_text_as_history_and_redacts(home: Path) -> None:
         assert entry["reason"] == "edited" and "see each other" in entry["body"]
         again = service.edit(memory, summary=page["summary"], body=page["body"],
                              type="root-cause")
-        assert again["changed"] is False and len(service.memory_page(memory)["history"]) == 1
+        assert again.changed is False and len(service.memory_page(memory)["history"]) == 1
         assert service.search("tenant id").results[0].id == memory
 
 

@@ -28,12 +28,14 @@ __all__ = [
     "Bound",
     "BrowsePage",
     "ContextBlock",
+    "Edited",
     "Forgotten",
     "Maintained",
     "MemoryRow",
     "MemoryView",
     "Overview",
     "PassiveCounts",
+    "Pinned",
     "Reindexed",
     "Saved",
     "SearchHit",
@@ -318,3 +320,26 @@ class Timeline:
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class Edited:
+    """A person's correction of memory ``id``; ``changed`` is false when the new
+    text and type were the old ones."""
+
+    id: int
+    changed: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ok": True, **dataclasses.asdict(self)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Pinned:
+    """Memory ``id`` pinned (kept from decay) or, with ``pinned`` false, unpinned."""
+
+    id: int
+    pinned: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ok": True, **dataclasses.asdict(self)}

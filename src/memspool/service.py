@@ -62,12 +62,14 @@ from memspool.results import (
     SEARCH_OFFSET,
     BrowsePage,
     ContextBlock,
+    Edited,
     Forgotten,
     Maintained,
     MemoryRow,
     MemoryView,
     Overview,
     PassiveCounts,
+    Pinned,
     Reindexed,
     Saved,
     SearchHit,
@@ -709,7 +711,7 @@ class Service:
                                for m in browse.successors_of(conn, memory_id)],
             }
 
-    def edit(self, memory_id: int, *, summary: str, body: str, type: str) -> dict[str, Any]:
+    def edit(self, memory_id: int, *, summary: str, body: str, type: str) -> Edited:
         """A person's correction: new text or type, the old kept in history with the
         reason ``edited``. Redacted like any save; nothing changes when nothing differs."""
         summary, body = summary.strip(), body.strip()
@@ -732,9 +734,9 @@ class Service:
                                          at=time.time(), reason="edited")
         if changed:
             self._render()
-        return {"ok": True, "id": memory_id, "changed": changed}
+        return Edited(id=memory_id, changed=changed)
 
-    def pin(self, memory_id: int, on: bool = True) -> dict[str, Any]:
+    def pin(self, memory_id: int, on: bool = True) -> Pinned:
         """Pin a memory so decay never archives it (an archived one returns to recall,
         canonical), or unpin it."""
         conn = self.conn
@@ -745,7 +747,7 @@ class Service:
                                f"or merged into another.")
             browse.set_pinned(conn, found, on)
         self._render()
-        return {"ok": True, "id": memory_id, "pinned": on}
+        return Pinned(id=memory_id, pinned=on)
 
     def injected_context(self, project: str) -> str:
         """The context block stored for ``project``: exactly what the SessionStart

@@ -80,7 +80,7 @@ async def edit(request: Request) -> Response:
         raise PayloadError(f"type must be one of {', '.join(NOTE_TYPES)}, got {kind!r}.")
     result = await _workers(request).run(lambda service: service.edit(
         wanted, summary=fields.get("summary", ""), body=fields.get("body", ""), type=kind))
-    return _see(f"/ui/memories/{wanted}", note="edited" if result["changed"] else "unchanged")
+    return _see(f"/ui/memories/{wanted}", note="edited" if result.changed else "unchanged")
 
 
 async def pin(request: Request) -> Response:
