@@ -155,10 +155,10 @@ def test_a_change_needs_this_origin_and_the_csrf_token(signed_in: WebServer) -> 
                            ("", {"pinned": "1", "csrf": "wrong"})):
         answer = signed_in.post_form(path, fields, origin=origin, cookie=True)
         assert answer.status == 403, (origin, fields, answer.text)
-    assert Service().memory_page(memory)["pinned"] is False
+    assert Service().memory_page(memory).pinned is False
     answer = signed_in.post_form(path, {"pinned": "1", "csrf": csrf}, cookie=True)
     assert answer.status == 303 and answer.headers["location"].endswith("note=pinned")
-    assert Service().memory_page(memory)["pinned"] is True
+    assert Service().memory_page(memory).pinned is True
 
 
 def test_a_foreign_origin_is_refused_even_with_the_token(web: WebServer) -> None:
@@ -348,13 +348,13 @@ def test_edit_keeps_the_old_text_as_history_and_redacts(home: Path) -> None:
                               type="root-cause")
         assert result.as_dict() == {"ok": True, "id": memory, "changed": True}
         page = service.memory_page(memory)
-        assert page["type"] == "root-cause" and "ghp_" not in page["body"]
-        assert "[REDACTED" in page["body"]
-        (entry,) = page["history"]
-        assert entry["reason"] == "edited" and "see each other" in entry["body"]
-        again = service.edit(memory, summary=page["summary"], body=page["body"],
+        assert page.memory.type == "root-cause" and "ghp_" not in page.memory.body
+        assert "[REDACTED" in page.memory.body
+        (entry,) = page.history
+        assert entry.reason == "edited" and "see each other" in entry.body
+        again = service.edit(memory, summary=page.memory.summary, body=page.memory.body,
                              type="root-cause")
-        assert again.changed is False and len(service.memory_page(memory)["history"]) == 1
+        assert again.changed is False and len(service.memory_page(memory).history) == 1
         assert service.search("tenant id").results[0].id == memory
 
 
@@ -368,14 +368,14 @@ def test_a_pinned_memory_is_never_archived_by_decay(home: Path) -> None:
         maintain(service.conn, service.config)  # schedules decay
         report = maintain(service.conn, service.config, now=far)
         assert report.archived == 1
-        assert service.memory_page(kept)["layer"] in ("buffer", "canonical")
-        assert service.memory_page(other)["layer"] == "archived"
+        assert service.memory_page(kept).memory.layer in ("buffer", "canonical")
+        assert service.memory_page(other).memory.layer == "archived"
         # Pinning an archived memory brings it back, as canonical.
         service.pin(other)
-        assert service.memory_page(other)["layer"] == "canonical"
+        assert service.memory_page(other).memory.layer == "canonical"
         service.pin(kept, False)
         assert maintain(service.conn, service.config, now=far * 2).archived == 1
-        assert service.memory_page(kept)["layer"] == "archived"
+        assert service.memory_page(kept).memory.layer == "archived"
 
 
 def test_the_timeline_groups_sessions_by_day(home: Path) -> None:

@@ -212,7 +212,7 @@ def test_refused_without_the_cookie_or_from_another_origin(browser: Any, web: We
     shown = json.loads(run_cli("memories", "show", str(memory), "--json").stdout)
     from memspool.service import Service
     with Service(web.home, readonly=True) as service:
-        assert service.memory_page(memory)["pinned"] is False
+        assert service.memory_page(memory).pinned is False
     assert shown["id"] == memory
 
     # The memory that quotes HTML and a script shows it as text, and runs nothing.

@@ -31,6 +31,7 @@ __all__ = [
     "Edited",
     "Forgotten",
     "Maintained",
+    "MemoryPage",
     "MemoryRow",
     "MemoryView",
     "Overview",
@@ -343,3 +344,29 @@ class Pinned:
 
     def as_dict(self) -> dict[str, Any]:
         return {"ok": True, **dataclasses.asdict(self)}
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryPage:
+    """A memory as its web page shows it: pinned or not, when it was last recalled,
+    its earlier texts, its provenance, the memory that superseded it and those it
+    superseded."""
+
+    memory: Memory
+    pinned: bool
+    last_recalled: float | None
+    history: list[HistoryEntry]
+    provenance: list[Provenance]
+    superseded_by_memory: Memory | None
+    supersedes: list[Memory]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The memory's fields with the rest beside them (the page template's names)."""
+        return {
+            **dataclasses.asdict(self.memory), "pinned": self.pinned,
+            "last_recalled": self.last_recalled,
+            "history": [dataclasses.asdict(entry) for entry in self.history],
+            "provenance": [dataclasses.asdict(entry) for entry in self.provenance],
+            "superseded_by_memory": None if self.superseded_by_memory is None else
+            dataclasses.asdict(self.superseded_by_memory),
+            "supersedes": [dataclasses.asdict(m) for m in self.supersedes]}

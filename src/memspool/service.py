@@ -65,6 +65,7 @@ from memspool.results import (
     Edited,
     Forgotten,
     Maintained,
+    MemoryPage,
     MemoryRow,
     MemoryView,
     Overview,
@@ -686,7 +687,7 @@ class Service:
             named = project_rows.names(conn, identities)
         return sorted(((i, named[i]) for i in identities), key=lambda pair: (pair[1], pair[0]))
 
-    def memory_page(self, memory_id: int) -> dict[str, Any]:
+    def memory_page(self, memory_id: int) -> MemoryPage:
         """A memory with its history, provenance, pin, when it was last recalled
         (noted recalls not yet applied by `maintain` included), the memory that
         superseded it and those it superseded."""
@@ -698,18 +699,13 @@ class Service:
             successor = (memory_rows.get(conn, found.superseded_by)
                          if found.superseded_by is not None else None)
             noted = recalled(self.config.home).get(memory_id)
-            return {
-                **dataclasses.asdict(found),
-                "pinned": browse.pinned(conn, memory_id),
-                "last_recalled": max(filter(None, (found.recalled_at, noted)), default=None),
-                "history": [dataclasses.asdict(h) for h in memory_rows.history(conn, memory_id)],
-                "provenance": [dataclasses.asdict(p)
-                               for p in memory_rows.provenance(conn, memory_id)],
-                "superseded_by_memory": None if successor is None else
-                dataclasses.asdict(successor),
-                "supersedes": [dataclasses.asdict(m)
-                               for m in browse.successors_of(conn, memory_id)],
-            }
+            return MemoryPage(
+                memory=found, pinned=browse.pinned(conn, memory_id),
+                last_recalled=max(filter(None, (found.recalled_at, noted)), default=None),
+                history=memory_rows.history(conn, memory_id),
+                provenance=memory_rows.provenance(conn, memory_id),
+                superseded_by_memory=successor,
+                supersedes=browse.successors_of(conn, memory_id))
 
     def edit(self, memory_id: int, *, summary: str, body: str, type: str) -> Edited:
         """A person's correction: new text or type, the old kept in history with the

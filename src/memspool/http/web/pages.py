@@ -88,7 +88,7 @@ async def memory(request: Request) -> Response:
     wanted = memory_id(request)
     fields = parse_query(request.query_params, ("note",))
     found = await _workers(request).run(lambda service: service.memory_page(wanted))
-    return html_page("memory.html", {**common(request, "memories"), "memory": found,
+    return html_page("memory.html", {**common(request, "memories"), "memory": found.as_dict(),
                                      "types": NOTE_TYPES, "note": _note(fields.text("note"))})
 
 
@@ -96,7 +96,8 @@ async def forget_confirm(request: Request) -> Response:
     wanted = memory_id(request)
     parse_query(request.query_params, ())
     found = await _workers(request).run(lambda service: service.memory_page(wanted))
-    return html_page("forget.html", {**common(request, "memories"), "memory": found})
+    return html_page("forget.html", {**common(request, "memories"),
+                                     "memory": found.as_dict()})
 
 
 async def search(request: Request) -> Response:
