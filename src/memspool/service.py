@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from memspool.archivist import (
     CaptureOptions,
@@ -97,6 +97,9 @@ from memspool.store.slices import list_slices, slice_text
 from memspool.store.slices import scrub as scrub_slices
 from memspool.team.local import origins
 from memspool.untrusted import printable
+
+if TYPE_CHECKING:
+    from memspool.team.sync import SyncReport
 
 __all__ = ["Service"]
 
@@ -484,7 +487,7 @@ class Service:
         identity = self._writing_to(project)
         name = project_rows.names(self.conn, {identity})[identity]
         result = ops.join_project(self.conn, url, identity, name)
-        result["sync"] = self.team_sync(identity)
+        result["sync"] = self.team_sync(identity).as_dict()
         return result
 
     def team_leave(self, project: str | None = None, *, revoke: bool = False) -> dict[str, Any]:
@@ -492,14 +495,14 @@ class Service:
 
         return ops.leave_project(self.conn, self.project(project), revoke_self=revoke)
 
-    def team_sync(self, project: str | None = None) -> dict[str, Any]:
+    def team_sync(self, project: str | None = None) -> SyncReport:
         """Push the outbox, then pull what teammates changed (every shared project, or one)."""
         from memspool.team.sync import sync
 
         report = sync(self.conn, self.config,
                       project=None if project is None else self.project(project))
         self._render()
-        return report.as_dict()
+        return report
 
     def team_members(self, project: str | None = None, *,
                      url: str | None = None) -> list[dict[str, Any]]:
@@ -527,7 +530,7 @@ class Service:
         from memspool.team.sync import index_waiting
 
         try:
-            return self.team_sync()
+            return self.team_sync().as_dict()
         except TeamError as exc:
             return {"ok": False, "error": str(exc)}
         finally:

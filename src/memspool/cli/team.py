@@ -127,7 +127,7 @@ def _leave(args: argparse.Namespace) -> int:
 
 def _sync(args: argparse.Namespace) -> int:
     with Service(args.home) as service:
-        result = service.team_sync(args.project)
+        result = service.team_sync(args.project).as_dict()
     return _print(result, args.json, _sync_line(result))
 
 
