@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from memspool.config import Config, load_config
+from memspool.demo import SessionWriter
 from memspool.drainer.lock import drainer_running
 from memspool.install import install_hooks, record_transcript_roots
 from memspool.service import Service
@@ -71,49 +72,6 @@ class Scores:
     noise_queries: int = 0
     noise_answered: int = 0
     misses: list[str] = dataclasses.field(default_factory=list)
-
-
-class Transcript:
-    """One session's transcript file, written as Claude Code writes it."""
-
-    def __init__(self, path: Path, session: str, cwd: Path) -> None:
-        self.path = path
-        self.session = session
-        self.cwd = cwd
-        self.parent: str | None = None
-
-    def _write(self, record: dict[str, Any]) -> None:
-        key = str(uuid.uuid4())
-        record = {"uuid": key, "parentUuid": self.parent, "sessionId": self.session,
-                  "cwd": str(self.cwd), "timestamp": "2026-12-01T00:00:00Z", **record}
-        self.parent = key
-        with self.path.open("ab") as out:
-            out.write(json.dumps(record).encode() + b"\n")
-
-    def user(self, text: str) -> None:
-        self._write({"type": "user", "message": {"role": "user", "content": text}})
-
-    def assistant(self, turn: dict[str, Any]) -> None:
-        message_id = f"msg_{uuid.uuid4().hex[:12]}"
-
-        def block(content: dict[str, Any]) -> None:
-            self._write({"type": "assistant", "message": {
-                "id": message_id, "role": "assistant", "content": [content]}})
-
-        if turn.get("thinking"):
-            block({"type": "thinking", "thinking": turn["thinking"], "signature": "x" * 40})
-        for call in turn.get("tools") or []:
-            tool_id = f"toolu_{uuid.uuid4().hex[:12]}"
-            block({"type": "tool_use", "id": tool_id, "name": call["name"],
-                   "input": {"command": call.get("input", "")}})
-            self._write({"type": "progress", "data": {"type": "bash_progress"}})
-            output = str(call.get("output", ""))
-            self._write({"type": "user", "message": {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": tool_id, "content": output,
-                 "is_error": bool(call.get("error"))}]},
-                "toolUseResult": {"stdout": output, "stderr": ""}})
-        if turn.get("assistant"):
-            block({"type": "text", "text": turn["assistant"]})
 
 
 def _fire(command: str, payload: dict[str, Any], env: dict[str, str]) -> None:
@@ -159,7 +117,7 @@ def play(sessions: list[dict[str, Any]], home: Path) -> None:
         for number, session in enumerate(played, 1):
             backfilled = number == len(played) and len(played) > 1
             session_id = str(uuid.uuid4())
-            transcript = Transcript(folder / f"{session_id}.jsonl", session_id, cwd)
+            transcript = SessionWriter(folder / f"{session_id}.jsonl", session_id, cwd)
             base = {"session_id": session_id, "transcript_path": str(transcript.path),
                     "cwd": str(cwd)}
             for turn in session["turns"]:

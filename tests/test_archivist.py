@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import capture_with, run_cli, wait_for
+from web_support import Claude
 
 from memspool.archivist import digest, maintain
 from memspool.archivist.lifecycle import confidence
@@ -20,46 +18,6 @@ from memspool.service import Service
 from memspool.store import memories as rows
 
 DAY = 86400.0
-
-
-def _line(kind: str, text: str) -> bytes:
-    key = str(uuid.uuid4())
-    content: Any = text if kind == "user" else [{"type": "text", "text": text}]
-    return json.dumps({"type": kind, "uuid": key,
-                       "message": {"role": kind, "content": content}}).encode() + b"\n"
-
-
-class Claude:
-    """Sessions of one project, driven through the installed hooks as Claude Code runs them."""
-
-    def __init__(self, tmp_path: Path, projects: Path) -> None:
-        self.cwd = tmp_path / "shop"
-        self.cwd.mkdir()
-        self.projects = projects / "-shop"
-        self.projects.mkdir()
-        settings = tmp_path / "settings.json"
-        run_cli("install", "--settings", str(settings))
-        hooks = json.loads(settings.read_text())["hooks"]
-        self.commands = {e: g[-1]["hooks"][0]["command"] for e, g in hooks.items()}
-        self.env = {k: v for k, v in os.environ.items() if k != "MEMSPOOL_HOME"}
-
-    def session(self, *turns: tuple[str, str]) -> str:
-        session = str(uuid.uuid4())
-        transcript = self.projects / f"{session}.jsonl"
-        base = {"session_id": session, "transcript_path": str(transcript),
-                "cwd": str(self.cwd)}
-        for prompt, answer in turns:
-            with transcript.open("ab") as out:
-                out.write(_line("user", prompt) + _line("assistant", answer))
-            self.fire("Stop", base)
-        self.fire("SessionEnd", base)
-        return session
-
-    def fire(self, event: str, base: dict[str, str]) -> None:
-        proc = subprocess.run(["sh", "-c", self.commands[event]], env=self.env,
-                              input=json.dumps({**base, "hook_event_name": event}).encode(),
-                              capture_output=True, timeout=30, check=False)
-        assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
 
 
 def _settled(home: Path) -> dict[str, Any]:
