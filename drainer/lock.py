@@ -24,10 +24,12 @@ import contextlib
 import fcntl
 import os
 from pathlib import Path
-
-import filelock
+from typing import TYPE_CHECKING
 
 from memspool.config import Config, ensure_private_dir
+
+if TYPE_CHECKING:
+    import filelock
 
 __all__ = ["DrainerLock", "acquire_lock", "drainer_pid", "drainer_running"]
 
@@ -64,6 +66,10 @@ class DrainerLock:
 
 def acquire_lock(config: Config, timeout: float) -> DrainerLock | None:
     """The drainer lock, or ``None`` if another drainer kept it for ``timeout`` seconds."""
+    # Loaded here: asking whether a drainer runs (every command does) needs
+    # only the pid file's flock, and filelock takes ~10 ms to import.
+    import filelock
+
     ensure_private_dir(config.home)
     lock = filelock.FileLock(config.lock_path, timeout=timeout, mode=0o600)
     try:

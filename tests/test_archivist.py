@@ -251,6 +251,7 @@ def test_a_bad_import_line_is_a_clear_error_and_imports_nothing_of_its_batch(
         assert service.memories() == []
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_status_shows_memories_by_layer_and_the_last_pass(config: Config, conn: Any) -> None:
     _memory(conn, config, "Pitfall: `git stash` does not stash untracked files without -u.",
             session="a", at=time.time())

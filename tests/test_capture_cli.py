@@ -135,6 +135,7 @@ def test_passive_prints_saved_skipped_total(home: Path) -> None:
     assert rows(home, "SELECT DISTINCT type FROM memories") == [("passive",)]
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_dry_run_writes_nothing(home: Path) -> None:
     cli(home, "--project", "api", stdin=b"A first note so the store exists.")
     before = rows(home, "SELECT count(*) FROM memories") + rows(
@@ -149,6 +150,7 @@ def test_dry_run_writes_nothing(home: Path) -> None:
     assert before == after
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_max_entities_lowers_never_raises(home: Path) -> None:
     payload = "\n\n".join(
         f"Distinct fact {i}: widget{i} needs gadget{i}." for i in range(25)
@@ -270,6 +272,7 @@ def test_llm_flags_use_the_model(home: Path, model: ThreadingHTTPServer) -> None
     assert [n["summary"] for n in report["notes"]] == ["Model-made note about timeouts"]
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_a_slow_model_falls_back_within_the_env_timeout(
     home: Path, model: ThreadingHTTPServer
 ) -> None:

@@ -21,6 +21,7 @@ def test_a_limit_below_one_is_refused_in_one_sentence(limit: str) -> None:
     assert len(lines) == 1 and "at least 1" in lines[0] and "--help" in lines[0]
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_home_is_accepted_before_and_after_the_command(tmp_path: Path) -> None:
     other = tmp_path / "other-home"
     run_cli("--home", str(other), "capture", "--project", "p",
@@ -36,6 +37,7 @@ def test_bare_memspool_prints_help_and_succeeds() -> None:
     assert proc.returncode == 0 and b"COMMAND" in proc.stdout and b"slices" in proc.stdout
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_the_old_captures_command_works_and_says_it_was_renamed() -> None:
     run_cli("drainer", "--once")  # makes the home and its store
     proc = run_cli("captures", "list", "--json")
@@ -44,6 +46,7 @@ def test_the_old_captures_command_works_and_says_it_was_renamed() -> None:
     assert b"captures" not in run_cli("--help").stdout
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_install_keeps_the_settings_file_mode_and_uninstall_removes_what_it_made(
         tmp_path: Path) -> None:
     existing = tmp_path / "existing.json"
@@ -61,6 +64,7 @@ def test_install_keeps_the_settings_file_mode_and_uninstall_removes_what_it_made
     assert not made.exists()  # memspool made it and it would hold only {}
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_slice_listing_shows_whole_session_ids(home: Path, projects: Path) -> None:
     from conftest import SPOTTER, payload
 

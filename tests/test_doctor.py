@@ -149,6 +149,7 @@ def test_a_file_others_may_read_is_fixed_by_chmod_600(config: Config) -> None:
     assert "memspool drainer --once" in (problem.fix or "")
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_the_drainer_fixes_what_the_home_check_finds(config: Config) -> None:
     _healthy()
     config.home.chmod(0o755)
@@ -309,6 +310,7 @@ def test_cli_exits_1_with_a_problem_and_0_when_healthy() -> None:
     assert b"0 problem(s)" in healthy.stdout
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 @pytest.mark.parametrize("healthy", [False, True])
 def test_cli_json(healthy: bool) -> None:
     if healthy:
@@ -323,6 +325,7 @@ def _semantic(findings: list[Finding]) -> list[Finding]:
     return [f for f in findings if f.check == "semantic"]
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_memories_without_a_vector_are_a_note_fixed_by_reindex(config: Config) -> None:
     run_cli("capture", "--project", "shop", input=b"Pitfall: the disk fills up on friday "
             b"because logs are never rotated.", env={"MEMSPOOL_SEMANTIC": "0"})

@@ -68,6 +68,7 @@ def test_every_store_connection_commits_with_full_sync_in_wal(home: Path) -> Non
     direct.close()
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_a_drain_syncs_the_store_before_the_checkpoint_and_the_checkpoint_before_rename(
     home: Path, projects: Path, tmp_path: Path
 ) -> None:
@@ -119,6 +120,7 @@ def test_the_hook_syncs_nothing(home: Path, projects: Path, tmp_path: Path) -> N
     assert Spool(home / "spool").pending()[0] == 1
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_a_lost_frame_loses_no_transcript_text(home: Path, projects: Path) -> None:
     """An OS crash may take the last frames with it; the session's next frame reads from
     the cursor, so everything the lost frame pointed at is still captured."""

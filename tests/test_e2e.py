@@ -107,6 +107,7 @@ def test_watch_daemon_drains_on_spool_events(tmp_path: Path, home: Path, project
         daemon.stderr.close()  # type: ignore[union-attr]
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_drainer_once_and_status_text(home: Path, projects: Path) -> None:
     transcript = projects / f"{SESSION}.jsonl"
     transcript.write_bytes(SPOTTER.read_bytes())
@@ -129,6 +130,7 @@ def test_drainer_once_and_status_text(home: Path, projects: Path) -> None:
         assert path.stat().st_mode & 0o777 == (0o700 if path.is_dir() else 0o600), path
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_any_drainer_tidies_up_after_one_that_died(home: Path, projects: Path) -> None:
     """No --resume needed: a pid file left behind tells the next drainer to recover."""
     from memspool.spool import append
@@ -158,6 +160,7 @@ def test_demo_runs_from_the_bundled_samples(tmp_path: Path) -> None:
     assert result["text_chars"] < 0.1 * result["raw_bytes"]
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_resume_after_a_crash_mid_rotation(home: Path, projects: Path) -> None:
     """A stale pid file, a half-written checkpoint, a consumed segment and a torn tail."""
     from memspool.spool import encode
@@ -209,6 +212,7 @@ def test_a_frame_appended_while_a_drainer_lets_go_is_not_stranded(home: Path,
     assert not (home / "drainer.pid").exists()
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_errors_that_quote_a_payload_are_redacted(home: Path) -> None:
     from memspool.spool import append
 
@@ -227,6 +231,7 @@ def test_errors_that_quote_a_payload_are_redacted(home: Path) -> None:
     assert secret[:10] not in log and "[REDACTED" in log
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_drainer_json_reports_stored_bytes(home: Path, projects: Path) -> None:
     from memspool.spool import append
 

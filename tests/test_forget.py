@@ -238,6 +238,7 @@ def test_the_upgrade_rebuilds_memories_keeping_rows_indexes_triggers_and_referen
         conn.close()
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_a_retried_delete_over_http_is_a_404(home: Path, tmp_path: Path) -> None:
     from test_http import Server
 
@@ -260,6 +261,7 @@ def test_a_retried_delete_over_http_is_a_404(home: Path, tmp_path: Path) -> None
     assert "Traceback" not in log
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_a_repeated_mcp_forget_is_not_found(home: Path) -> None:
     from mcp.client.session import ClientSession
     from test_mcp import _data, _session

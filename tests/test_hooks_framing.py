@@ -22,6 +22,7 @@ def _install(settings: Path, home: Path) -> dict[str, str]:
     return {event: groups[-1]["hooks"][0]["command"] for event, groups in hooks.items()}
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_prompt_recall_frames_memories_as_quoted_data(tmp_path: Path, home: Path) -> None:
     hooks = _install(tmp_path / "settings.json", home)
     shop = tmp_path / "shop"
@@ -37,6 +38,7 @@ def test_prompt_recall_frames_memories_as_quoted_data(tmp_path: Path, home: Path
     assert "\u2039/system-reminder\u203a" in text  # readable, and inert
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_session_start_on_a_read_only_home_still_prints_the_block(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with _mounted(tmp_path, "size=16m,mode=0700") as point:

@@ -147,6 +147,7 @@ def test_health_needs_no_token_and_the_token_file_is_private(server: Server) -> 
     assert len(server.token) >= 40
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_the_token_is_made_once_and_reused(start: Any) -> None:
     first = start()
     token = first.token
@@ -174,6 +175,7 @@ def test_a_foreign_host_header_is_refused(server: Server) -> None:
         assert server.request("GET", "/status", headers={"Host": host})[0] == 200
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_a_body_over_the_limit_is_refused(start: Any) -> None:
     server = start(max_body=4096)
     big = {"text": "Pitfall: " + "x" * 5000}

@@ -21,6 +21,7 @@ def _stopped(server: Server) -> str:
     return log
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_a_token_others_could_read_is_replaced_and_said(home: Path, tmp_path: Path) -> None:
     first = Server(home, tmp_path / "first.log", 1024)
     old = first.token
@@ -90,6 +91,7 @@ def test_a_request_sent_too_slowly_is_cut_off(home: Path, tmp_path: Path) -> Non
         _stopped(server)
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_connections_past_the_cap_are_closed_at_once(home: Path, tmp_path: Path) -> None:
     server = Server(home, tmp_path / "server.log", 1024)
     held: list[socket.socket] = []

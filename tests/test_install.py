@@ -217,6 +217,7 @@ def test_the_plugin_hook_is_drained(tmp_path: Path, home: Path, projects: Path) 
     wait_for(lambda: json.loads(run_cli("status", "--json").stdout)["slices_total"] == 1)
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_recall_on_prompt_is_kept_by_a_plain_install_and_removed_on_request(
         tmp_path: Path) -> None:
     settings = tmp_path / "settings.json"

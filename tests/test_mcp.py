@@ -41,6 +41,7 @@ def _data(result: Any) -> dict[str, Any]:
     return json.loads(result.content[0].text)
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_every_tool_is_listed_with_a_short_description_and_a_schema(home: Path) -> None:
     async def body(session: ClientSession) -> None:
         tools = (await session.list_tools()).tools
@@ -88,6 +89,7 @@ def test_save_search_get_context_forget_and_stats(home: Path) -> None:
     _session(home, body)
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 @pytest.mark.parametrize("query", ['"', "NOT (", "x" * 10_000])
 def test_search_pages_and_takes_any_text(home: Path, query: str) -> None:
     async def body(session: ClientSession) -> None:

@@ -74,6 +74,7 @@ class Raw:
             return self.proc.stderr.read().decode(errors="replace")
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_a_lone_surrogate_in_arguments_is_answered_and_stored_as_a_replacement(
         home: Path) -> None:
     raw = Raw(home)
@@ -101,6 +102,7 @@ def test_a_lone_surrogate_in_arguments_is_answered_and_stored_as_a_replacement(
     assert "Deploy \ufffd window" in summaries and "Ship \U0001f680 it" in summaries
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_a_client_that_disconnects_mid_call_leaves_no_traceback(home: Path) -> None:
     raw = Raw(home)
     text = "\n\n".join(f"Pitfall: worker pool {n} drains under load when its queue is full."
@@ -121,6 +123,7 @@ def test_repairing_a_line_keeps_everything_else() -> None:
     assert fixed == {"a": ["\ufffd", {"\ufffd": 1}], "b": 2}
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_save_says_which_field_was_empty(home: Path) -> None:
     async def body(session: ClientSession) -> None:
         for arguments, said in (({"title": " ", "content": "Deploys run Tuesdays."},

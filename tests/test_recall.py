@@ -56,6 +56,7 @@ def test_no_text_is_a_syntax_error(conn: Any, memories: dict[str, int], query: s
     search(conn, query)  # no exception is the assertion; results may be empty
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_hostile_text_through_the_cli_is_safe(memories: dict[str, int]) -> None:
     for query in ('"db_pool.py" NOT (', "refunds)", "-- --all"):
         proc = run_cli("search", "--json", "--", query, check=False)
@@ -114,6 +115,7 @@ def test_superseded_memories_need_all_and_never_outrank_their_successor(
     assert hits[0].score > hits[1].score
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_the_context_block_groups_facts_and_holds_its_limit(
         config: Config, conn: Any) -> None:
     now = time.time()
@@ -130,6 +132,7 @@ def test_the_context_block_groups_facts_and_holds_its_limit(
         assert instruction not in lowered  # facts, not instructions
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_the_block_is_rendered_when_memory_changes(home: Any) -> None:
     run_cli("capture", "--project", "shop", input=b"Pitfall: the CDN caches 404s for an hour, "
             b"so purge it after fixing a missing asset.")

@@ -61,6 +61,7 @@ def _context(proc: subprocess.CompletedProcess[bytes], event: str) -> str:
     return text
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 @pytest.mark.parametrize("source", ["startup", "resume", "compact", "clear"])
 def test_session_start_prints_the_projects_block(
         installed: dict[str, str], shop: Path, source: str) -> None:
@@ -72,6 +73,7 @@ def test_session_start_prints_the_projects_block(
     assert len(text) <= 8000
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_session_start_of_another_project_prints_nothing(
         installed: dict[str, str], shop: Path, tmp_path: Path) -> None:
     _remember(shop)

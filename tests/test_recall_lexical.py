@@ -82,6 +82,7 @@ def test_relevance_is_the_share_of_the_query_held(home: Path) -> None:
         assert (full[1], part[1]) == (3, 1)
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_a_query_about_nothing_stored_returns_nothing(home: Path) -> None:
     notes = [{"key": "n", "text": "Celery ETA tasks ran twice because the Redis visibility "
                                   "timeout was shorter than the ETA."},
@@ -108,6 +109,7 @@ def test_the_hook_and_search_share_one_bar() -> None:
     assert lexical.relevant(0.9, 1, 1)
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_hybrid_keeps_the_top_three_that_hold_every_word(home: Path) -> None:
     """With the semantic extra, a memory that holds every query word and was in the
     top 3 by words alone is still in the top 3 (over the labelled notes and queries)."""

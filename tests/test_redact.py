@@ -228,6 +228,7 @@ def test_json_documents_stay_valid_json(value: object, ascii_only: bool) -> None
     assert out == doc or counts
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 @PROPERTY
 @given(json_values_st)
 def test_json_inside_json_stays_valid_at_both_levels(value: object) -> None:

@@ -144,7 +144,7 @@ def _everything(home: Path) -> dict[str, str]:
     seen: dict[str, str] = {}
     with Service(home) as service:
         for row in service.slices(limit=1000):
-            seen[f"slice {row['id']}"] = service.slice_text(row["id"])
+            seen[f"slice {row.id}"] = service.slice_text(row.id)
         for row in service.memories(limit=1000):
             seen[f"memory {row.memory.id}"] = json.dumps(service.get(row.memory.id).as_dict())
         seen["export"] = b"".join(service.export()).decode()

@@ -71,6 +71,7 @@ texts_st = st.lists(st.one_of(pieces_st, secrets_st, urls_st, st.text(max_size=8
                     max_size=14).map("".join)
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 @PROPERTY
 @given(texts_st)
 @example("https://" + STRONG_GENERATORS["github"](random.Random(1)) + "@github.com")

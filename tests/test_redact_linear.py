@@ -44,6 +44,7 @@ def test_one_long_value_becomes_one_replacement(unit: str, head: str) -> None:
         "AKIA", "://a:b", "curl -u ", "mysql -p ", "machine x login y ", "[REDACTED:github]",
     ],
 )  # fmt: skip
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_trigger_dense_or_blank_text_comes_back_unchanged(unit: str) -> None:
     text = _repeat(unit)
     assert redact(text) == (text, {})

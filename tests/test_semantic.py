@@ -371,6 +371,7 @@ def test_reindex_fills_in_and_follows_a_model_change(home: Path, tmp_path: Path,
     assert hits and "meaning" in hits[0]["found_by"]
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_without_the_extra_everything_works_and_status_says_how(home: Path) -> None:
     def cli(*args: str, stdin: bytes = b"") -> str:
         return run_cli(*args, input=stdin, hide=("model2vec",)).stdout.decode()
@@ -385,6 +386,7 @@ def test_without_the_extra_everything_works_and_status_says_how(home: Path) -> N
     assert not (home / VECTORS_DIR).exists()
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_a_bad_setting_or_model_folder_is_a_clear_error(home: Path, tmp_path: Path) -> None:
     proc = run_cli("status", check=False, env={"MEMSPOOL_SEMANTIC": "maybe"})
     assert proc.returncode == 1

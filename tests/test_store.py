@@ -13,6 +13,7 @@ from memspool.config import load_config
 from memspool.store import MIGRATIONS, connect
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_many_processes_opening_a_new_store_at_once(home: Path) -> None:
     """Each migration is applied once even when every process finds the store new."""
     script = ("from memspool.config import load_config; from memspool.store import connect; "

@@ -144,6 +144,7 @@ def test_serve_open_prints_a_link_that_signs_in(home: Path, tmp_path: Path) -> N
 # -- what a change needs ----------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_a_change_needs_this_origin_and_the_csrf_token(signed_in: WebServer) -> None:
     memory = _capture("Pitfall: the export job retries forever when the bucket is gone.")
     path = f"/ui/memories/{memory}/pin"
@@ -239,6 +240,7 @@ def _pages(server: WebServer, memory: int) -> dict[str, str]:
     return pages
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_every_page_shows_memory_text_as_text(signed_in: WebServer) -> None:
     memory = _capture(HOSTILE)
     pages = _pages(signed_in, memory)
@@ -272,6 +274,7 @@ def test_no_page_asks_for_anything_from_another_host(signed_in: WebServer) -> No
         assert not re.search(r"https?:|//[a-z]|@import|url\(", text, re.I), asset.name
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_every_field_has_a_label_and_pages_say_their_language(signed_in: WebServer) -> None:
     memory = _capture("Pitfall: the worker pool starves when the queue backs up.")
     for path, page in _pages(signed_in, memory).items():
@@ -358,6 +361,7 @@ def test_edit_keeps_the_old_text_as_history_and_redacts(home: Path) -> None:
         assert service.search("tenant id").results[0].id == memory
 
 
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_a_pinned_memory_is_never_archived_by_decay(home: Path) -> None:
     kept = _capture("Pitfall: the payments sandbox resets every Sunday at midnight.")
     other = _capture("Decision: we deploy the billing service from the release branch.")

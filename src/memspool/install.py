@@ -20,8 +20,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-import filelock
-
 from memspool.base.errors import SettingsError
 from memspool.base.home import (
     CONTEXT_EVENT,
@@ -214,6 +212,8 @@ def record_transcript_roots(config: Config, roots: list[Path]) -> list[str]:
             continue
         wanted.append(root)
     path = config.home / CONFIG_NAME
+    import filelock  # here: only an install writes config.toml, and it is slow to load
+
     # Two installs at once must not both add the key (TOML refuses a repeat).
     with filelock.FileLock(config.home / "config.lock", mode=0o600):
         text = path.read_text(encoding="utf-8") if path.exists() else ""

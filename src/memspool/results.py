@@ -13,11 +13,15 @@ numbers.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from memspool.archivist import DigestReport, MaintainReport
 from memspool.recall.search import Hit
 from memspool.store.memories import HistoryEntry, Memory, Provenance
+from memspool.store.slices import SliceRow
+
+if TYPE_CHECKING:
+    # Names only: the maintenance reports load with the passes that make them.
+    from memspool.archivist import DigestReport, MaintainReport
 
 __all__ = [
     "COMPACT_SUMMARY_CHARS",
@@ -41,6 +45,7 @@ __all__ = [
     "Saved",
     "SearchHit",
     "SearchPage",
+    "SlicePage",
     "Status",
     "Timeline",
 ]
@@ -111,6 +116,17 @@ class SearchPage:
     def compact(self) -> dict[str, Any]:
         return {"query": self.query, "offset": self.offset,
                 "results": [found.compact() for found in self.results], "more": self.more}
+
+
+@dataclasses.dataclass(frozen=True)
+class SlicePage:
+    """One stored slice and its redacted text (the memory browser's slice page)."""
+
+    slice: SliceRow
+    text: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.slice.as_dict(), "text": self.text}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -19,16 +19,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
-from memspool.archivist import (
-    CaptureOptions,
-    CaptureReport,
-    DigestReport,
-    capture,
-    digest,
-    maintain,
-    manual_origin,
-    save_notes,
-)
+from memspool import archivist
 from memspool.archivist.major import last_report
 from memspool.archivist.recalls import note_recalled, recalled
 from memspool.archivist.transfer import ImportReport, export_lines, import_lines
@@ -45,8 +36,8 @@ from memspool.base.errors import (
 from memspool.base.kinds import NOTE_TYPES
 from memspool.base.project import identify
 from memspool.config import Config, load_config
-from memspool.distill import LlmOptions
 from memspool.distill.keys import SUMMARY_CHARS, note_key, whole_summary
+from memspool.distill.llm import LlmOptions
 from memspool.distill.note import Note
 from memspool.distill.similarity import Profiles, index_terms
 from memspool.drainer.lock import drainer_running
@@ -75,6 +66,7 @@ from memspool.results import (
     Saved,
     SearchHit,
     SearchPage,
+    SlicePage,
     Status,
     Timeline,
 )
@@ -93,12 +85,14 @@ from memspool.store import (
 from memspool.store import memories as memory_rows
 from memspool.store import projects as project_rows
 from memspool.store import vectors as vector_rows
-from memspool.store.slices import list_slices, slice_text
+from memspool.store.slices import SliceRow, list_slices, slice_text
 from memspool.store.slices import scrub as scrub_slices
 from memspool.team.local import origins
 from memspool.untrusted import printable
 
 if TYPE_CHECKING:
+    from memspool.archivist import CaptureOptions, CaptureReport, DigestReport
+    from memspool.team.ops import Granted, Initialised, Joined, Left, Member, Revoked
     from memspool.team.sync import SyncReport
 
 __all__ = ["Service"]
@@ -210,11 +204,6 @@ class Service:
         with self._reading() as conn:
             return project_rows.names(conn, set(identities))
 
-    def projects(self) -> list[dict[str, Any]]:
-        """Every project the store knows: identity, name, work tree, remote, memories."""
-        with self._reading() as conn:
-            return project_rows.all_projects(conn)
-
     # -- memory ---------------------------------------------------------------
 
     def capture(self, text: str, *, project: str | None = None, session: str | None = None,
@@ -223,10 +212,10 @@ class Service:
         """The capture verb: distil ``text`` into notes and reconcile them with memory.
         ``options``: dry run, note cap, passive, LLM (the similarity cache is the
         Service's own)."""
-        origin = manual_origin(self._writing_to(_named(project)), _named(session),
+        origin = archivist.manual_origin(self._writing_to(_named(project)), _named(session),
                                _named(source))
-        options = dataclasses.replace(options or CaptureOptions(), profiles=self.profiles)
-        report = capture(text, config=self.config, conn=self.conn, origin=origin,
+        options = dataclasses.replace(options or archivist.CaptureOptions(), profiles=self.profiles)
+        report = archivist.capture(text, config=self.config, conn=self.conn, origin=origin,
                          options=options)
         self._render()
         return report
@@ -236,7 +225,7 @@ class Service:
                         source: str | None = None) -> PassiveCounts:
         """Only the learnings sections of ``content``, one passive memory per item."""
         report = self.capture(content, project=project, session=session, source=source,
-                              options=CaptureOptions(passive=True))
+                              options=archivist.CaptureOptions(passive=True))
         return PassiveCounts(**report.passive_counts())
 
     def save(  # noqa: PLR0913 - a memory's fields, keyword-only
@@ -274,9 +263,9 @@ class Service:
                 self._render()
                 return Saved(id=found.id, key=slug, action="updated")
         note = Note(type=kind, summary=summary, body=body, key_text=key or "")
-        report = CaptureReport(dry_run=False)
-        origin = manual_origin(project, _named(session), _named(source) or "save")
-        save_notes([note], config=self.config, conn=conn, origin=origin, report=report,
+        report = archivist.CaptureReport(dry_run=False)
+        origin = archivist.manual_origin(project, _named(session), _named(source) or "save")
+        archivist.save_notes([note], config=self.config, conn=conn, origin=origin, report=report,
                    profiles=self.profiles)
         self._render()
         outcome = report.notes[0]
@@ -421,7 +410,7 @@ class Service:
     def digest(self, *, budget_secs: float | None = None,
                llm: LlmOptions | None = None) -> DigestReport:
         """The minor pass: queued slices become memory."""
-        report = digest(self.conn, self.config, budget_secs=budget_secs, llm=llm,
+        report = archivist.digest(self.conn, self.config, budget_secs=budget_secs, llm=llm,
                         profiles=self.profiles)
         self._render()
         return report
@@ -437,7 +426,7 @@ class Service:
         # Reindexing first: the memories waiting are counted in its report.
         reindexed = self.reindex() if reindex else None
         digested = self.digest(llm=llm)
-        report = maintain(self.conn, self.config, profiles=self.profiles)
+        report = archivist.maintain(self.conn, self.config, profiles=self.profiles)
         team = self._maintain_team()
         self._render(embed_all=True)  # everything still waiting for a vector
         return Maintained(digest=digested, maintain=report, team=team, reindex=reindexed)
@@ -474,23 +463,22 @@ class Service:
 
     # -- team memory ------------------------------------------------------------
 
-    def team_init(self, url: str) -> dict[str, Any]:
+    def team_init(self, url: str) -> Initialised:
         """Create or migrate team memory's schema on the PostgreSQL server at ``url``."""
         from memspool.team import ops
 
         return ops.init(url)
 
-    def team_join(self, url: str, project: str | None = None) -> dict[str, Any]:
+    def team_join(self, url: str, project: str | None = None) -> tuple[Joined, SyncReport]:
         """Share ``project`` (by default the current folder's) through ``url``, then sync."""
         from memspool.team import ops
 
         identity = self._writing_to(project)
         name = project_rows.names(self.conn, {identity})[identity]
-        result = ops.join_project(self.conn, url, identity, name)
-        result["sync"] = self.team_sync(identity).as_dict()
-        return result
+        joined = ops.join_project(self.conn, url, identity, name)
+        return joined, self.team_sync(identity)
 
-    def team_leave(self, project: str | None = None, *, revoke: bool = False) -> dict[str, Any]:
+    def team_leave(self, project: str | None = None, *, revoke: bool = False) -> Left:
         from memspool.team import ops
 
         return ops.leave_project(self.conn, self.project(project), revoke_self=revoke)
@@ -505,19 +493,19 @@ class Service:
         return report
 
     def team_members(self, project: str | None = None, *,
-                     url: str | None = None) -> list[dict[str, Any]]:
+                     url: str | None = None) -> list[Member]:
         from memspool.team import ops
 
         return ops.members(self.conn, self.project(project), url)
 
     def team_grant(self, role: str, project: str | None = None, *, admin: bool = False,
-                   url: str | None = None) -> dict[str, Any]:
+                   url: str | None = None) -> Granted:
         from memspool.team import ops
 
         return ops.grant(self.conn, self.project(project), role, admin=admin, url=url)
 
     def team_revoke(self, role: str, project: str | None = None, *,
-                    url: str | None = None) -> dict[str, Any]:
+                    url: str | None = None) -> Revoked:
         from memspool.team import ops
 
         return ops.revoke(self.conn, self.project(project), role, url=url)
@@ -552,7 +540,7 @@ class Service:
     # -- the queue --------------------------------------------------------------
 
     def slices(self, *, session: str | None = None, limit: int = 50,
-               queued_only: bool = False) -> list[dict[str, Any]]:
+               queued_only: bool = False) -> list[SliceRow]:
         """Slices, newest first."""
         with self._reading() as conn:
             return list_slices(conn, session=session, limit=limit, queued_only=queued_only)
@@ -755,13 +743,13 @@ class Service:
         with self._reading() as conn:
             return stored(conn, project) or ""
 
-    def slice_page(self, slice_id: int) -> dict[str, Any]:
+    def slice_page(self, slice_id: int) -> SlicePage:
         """One slice's columns and its stored, redacted text."""
         with self._reading() as conn:
             row = browse.slice_row(conn, slice_id)
             if row is None:
                 raise SliceNotFound(slice_id)
-            return {**row, "text": slice_text(conn, slice_id)}
+            return SlicePage(slice=row, text=slice_text(conn, slice_id))
 
     def timeline(self, project: str, *, before: float | None = None,
                  limit: int = TIMELINE_SAVES) -> Timeline:

@@ -10,14 +10,22 @@
     lifecycle.py  the documented rules: confidence, promotion, decay
     transfer.py   export and import of memories as JSONL
     recalls.py    recalls noted where the store is only read, for the decay clock
+
+Its names load on first use (``memspool.base.lazy``): reading memory does
+not load the claim model.
 """
 
 from __future__ import annotations
 
-from memspool.archivist.intake import CaptureOptions, capture, manual_origin
-from memspool.archivist.major import MaintainReport, maintain
-from memspool.archivist.minor import DigestReport, digest
-from memspool.archivist.reconcile import CaptureReport, NoteOutcome, Origin, save_notes
+from typing import TYPE_CHECKING
+
+from memspool.base.lazy import exports
+
+if TYPE_CHECKING:
+    from memspool.archivist.intake import CaptureOptions, capture, manual_origin
+    from memspool.archivist.major import MaintainReport, maintain
+    from memspool.archivist.minor import DigestReport, digest
+    from memspool.archivist.reconcile import CaptureReport, NoteOutcome, Origin, save_notes
 
 __all__ = [
     "CaptureOptions",
@@ -32,3 +40,11 @@ __all__ = [
     "manual_origin",
     "save_notes",
 ]
+
+__getattr__ = exports(__name__, {
+    "CaptureOptions": "intake", "capture": "intake", "manual_origin": "intake",
+    "MaintainReport": "major", "maintain": "major",
+    "DigestReport": "minor", "digest": "minor",
+    "CaptureReport": "reconcile", "NoteOutcome": "reconcile", "Origin": "reconcile",
+    "save_notes": "reconcile",
+})

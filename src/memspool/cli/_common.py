@@ -7,18 +7,28 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import orjson
 
+if TYPE_CHECKING:
+    from memspool.service import Service
+
 __all__ = [
     "Handler", "Subparsers", "add_home", "add_json", "command", "for_terminal", "non_negative_int",
-    "positive_int",
-    "print_json",
+    "open_service", "positive_int", "print_json",
 ]
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 Handler: TypeAlias = Callable[[argparse.Namespace], int]
+
+
+def open_service(home: Path | None, *, readonly: bool = False) -> Service:
+    """The service over ``home``. Loaded when a command runs, not when the parser is
+    built: ``memspool --help`` and ``--version`` do not load the library."""
+    from memspool.service import Service
+
+    return Service(home, readonly=readonly)
 
 
 def add_home(parser: argparse.ArgumentParser) -> None:

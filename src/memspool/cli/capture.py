@@ -9,9 +9,8 @@ from typing import BinaryIO
 
 from memspool.archivist import CaptureOptions
 from memspool.base.errors import PayloadError
-from memspool.cli._common import Subparsers, add_home, command
+from memspool.cli._common import Subparsers, add_home, command, open_service
 from memspool.distill import MAX_NOTES, MAX_PAYLOAD_BYTES, LlmOptions
-from memspool.service import Service
 
 DOC = f"""Distil a payload (stdin, or --file) into durable memory notes; print a JSON report.
 
@@ -77,7 +76,7 @@ def _run(args: argparse.Namespace) -> int:
         llm = LlmOptions(endpoint=args.llm_endpoint or "", model=args.llm_model or "")
     max_entities = _max_entities(args.max_entities)
     text = _payload(args)
-    with Service(args.home) as service:
+    with open_service(args.home) as service:
         report = service.capture(
             text, project=args.project, session=args.session, source=args.source,
             options=CaptureOptions(dry_run=args.dry_run, max_entities=max_entities,

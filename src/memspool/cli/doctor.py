@@ -7,7 +7,6 @@ import dataclasses
 from typing import Final
 
 from memspool.cli._common import Subparsers, add_home, add_json, command, print_json
-from memspool.doctor import diagnose_home
 
 DOC = """Check the install and say what is wrong, each problem with the command that fixes it.
 
@@ -26,6 +25,8 @@ TAGS: Final = {"ok": "[ok]     ", "note": "[note]   ", "problem": "[problem]"}
 
 
 def _doctor(args: argparse.Namespace) -> int:
+    from memspool.doctor import diagnose_home
+
     findings = diagnose_home(args.home)
     problems = sum(f.level == "problem" for f in findings)
     if args.json:

@@ -15,11 +15,11 @@ from memspool.cli._common import (
     add_json,
     command,
     for_terminal,
+    open_service,
     positive_int,
     print_json,
 )
 from memspool.distill import LlmOptions
-from memspool.service import Service
 
 MEMORIES_DOC = """List, show, forget, export and import memories.
 
@@ -51,7 +51,7 @@ def _when(seconds: float | None) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    with Service(args.home, readonly=True) as service:
+    with open_service(args.home, readonly=True) as service:
         found = service.memories(project=args.project, type=args.type, layer=args.layer,
                                  limit=args.limit, origin=args.origin)
     if args.json:
@@ -70,7 +70,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    with Service(args.home, readonly=True) as service:
+    with open_service(args.home, readonly=True) as service:
         memory = service.get(args.id).as_dict()
     if args.json:
         print_json(memory)
@@ -99,7 +99,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _forget(args: argparse.Namespace) -> int:
-    with Service(args.home) as service:
+    with open_service(args.home) as service:
         result = service.forget(args.id, purge_source=args.purge_source)
     if args.json:
         print_json(result.as_dict())
@@ -116,7 +116,7 @@ def _forget(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    with Service(args.home, readonly=True) as service:
+    with open_service(args.home, readonly=True) as service:
         out = sys.stdout.buffer
         for line in service.export(args.project):
             out.write(line)
@@ -135,7 +135,7 @@ def _import(args: argparse.Namespace) -> int:
     if args.file != "-" and path.is_file():
         with path.open("rb") as counting:
             total = sum(1 for _ in counting)
-    with handle, Service(args.home) as service, tqdm(
+    with handle, open_service(args.home) as service, tqdm(
             total=total, unit=" memories", disable=not sys.stderr.isatty(),
             file=sys.stderr) as bar:
         report = service.import_lines(handle, progress=bar.update, trust=args.trust)
@@ -151,7 +151,7 @@ def _maintain(args: argparse.Namespace) -> int:
     llm = None
     if args.llm or args.llm_endpoint or args.llm_model:
         llm = LlmOptions(endpoint=args.llm_endpoint or "", model=args.llm_model or "")
-    with Service(args.home) as service:
+    with open_service(args.home) as service:
         result = service.maintain(llm=llm, reindex=args.reindex)
     if args.json:
         print_json(result.as_dict())

@@ -13,11 +13,11 @@ from memspool.cli._common import (
     command,
     for_terminal,
     non_negative_int,
+    open_service,
     positive_int,
     print_json,
 )
 from memspool.results import SEARCH_LIMIT
-from memspool.service import Service
 
 SEARCH_DOC = """Search memories (never slices); every project unless --project is given.
 
@@ -50,7 +50,7 @@ Example:
 
 
 def _search(args: argparse.Namespace) -> int:
-    with Service(args.home, readonly=True) as service:
+    with open_service(args.home, readonly=True) as service:
         page = service.search(args.query, project=args.project, type=args.type,
                               limit=args.limit, offset=args.offset, include_all=args.all)
     if args.json:
@@ -70,7 +70,7 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def _context(args: argparse.Namespace) -> int:
-    with Service(args.home, readonly=True) as service:
+    with open_service(args.home, readonly=True) as service:
         project = service.project(args.project)
         text = service.context(project, max_chars=args.max_chars).text
     if args.json:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import http.client
 import os
 import socket
 import sys
@@ -134,6 +133,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _ask_for_code(host: str, port: int, token: str) -> dict[str, Any]:
+    import http.client  # here: every other command would pay for loading it
+
     where = f"{_origin(host, port)[len('http://'):]}"
     conn = http.client.HTTPConnection(host, port, timeout=ASK_TIMEOUT_SECS)
     try:

@@ -12,10 +12,10 @@ from memspool.cli._common import (
     add_json,
     command,
     for_terminal,
+    open_service,
     positive_int,
     print_json,
 )
-from memspool.service import Service
 
 DOC = """Inspect the queue of slices (redacted, zstd-compressed pieces of transcripts).
 
@@ -30,28 +30,28 @@ RENAMED_NOTE = "memspool: `captures` was renamed `slices`; use `memspool slices 
 
 
 def _list(args: argparse.Namespace) -> int:
-    with Service(args.home, readonly=True) as service:
+    with open_service(args.home, readonly=True) as service:
         rows = service.slices(session=args.session, limit=args.limit, queued_only=args.queued)
     if args.json:
-        print_json(rows)
+        print_json([row.as_dict() for row in rows])
         return 0
     if not rows:
         print("no slices")
         return 0
-    width = max(len("session"), *(len(r["session_id"]) for r in rows))
+    width = max(len("session"), *(len(r.session_id) for r in rows))
     print(f"{'id':>5}  {'event':<13} {'session':<{width}} {'agent':<10} {'bytes':>17}  "
           f"{'kept':>4} {'drop':>4}  {'raw':>8} {'text':>7} {'stored':>7}")
     for r in rows:
-        span = f"{r['byte_start']}-{r['byte_end']}"
-        print(f"{r['id']:>5}  {r['event']:<13} {r['session_id']:<{width}} "
-              f"{(r['agent_id'] or '-')[:10]:<10} {span:>17}  {r['records_kept']:>4} "
-              f"{r['records_dropped']:>4}  {r['raw_bytes']:>8} {r['text_chars']:>7} "
-              f"{r['stored_bytes']:>7}")
+        span = f"{r.byte_start}-{r.byte_end}"
+        print(f"{r.id:>5}  {r.event:<13} {r.session_id:<{width}} "
+              f"{(r.agent_id or '-')[:10]:<10} {span:>17}  {r.records_kept:>4} "
+              f"{r.records_dropped:>4}  {r.raw_bytes:>8} {r.text_chars:>7} "
+              f"{r.stored_bytes:>7}")
     return 0
 
 
 def _show(args: argparse.Namespace) -> int:
-    with Service(args.home, readonly=True) as service:
+    with open_service(args.home, readonly=True) as service:
         text = service.slice_text(args.id)
     if sys.stdout.isatty():
         # A transcript's escape sequences are shown, not acted on; a pipe gets the text.

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from memspool.cli._common import Subparsers, add_home, add_json, command, print_json
-from memspool.service import Service
+from memspool.cli._common import Subparsers, add_home, add_json, command, open_service, print_json
 
 # The first line is the one-line summary in `memspool --help`, so it may not
 # wrap; the string is split in the source instead.
@@ -20,7 +19,7 @@ DOC = (
 
 
 def _status(args: argparse.Namespace) -> int:
-    with Service(args.home, readonly=True) as service:
+    with open_service(args.home, readonly=True) as service:
         status = service.status()
     if args.json:
         print_json(status.as_dict())

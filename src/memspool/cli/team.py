@@ -6,8 +6,7 @@ import argparse
 import time
 from typing import Any
 
-from memspool.cli._common import Subparsers, add_home, add_json, command, print_json
-from memspool.service import Service
+from memspool.cli._common import Subparsers, add_home, add_json, command, open_service, print_json
 
 TEAM_DOC = """Share memory of chosen projects with a team through PostgreSQL (14 or newer).
 
@@ -91,8 +90,8 @@ def _print(result: dict[str, Any], as_json: bool, line: str) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    with Service(args.home) as service:
-        result = service.team_init(args.url)
+    with open_service(args.home) as service:
+        result = service.team_init(args.url).as_dict()
     return _print(result, args.json,
                   f"team schema at version {result['schema']} on {result['server']} "
                   f"(was {result['schema_before']}); grant memspool_member to each person's "
@@ -108,17 +107,18 @@ def _sync_line(sync: dict[str, Any]) -> str:
 
 
 def _join(args: argparse.Namespace) -> int:
-    with Service(args.home) as service:
-        result = service.team_join(args.url, args.project)
-    sync: dict[str, Any] = result["sync"]
+    with open_service(args.home) as service:
+        joined, synced = service.team_join(args.url, args.project)
+    sync = synced.as_dict()
+    result = {**joined.as_dict(), "sync": sync}
     made = "created on the server, you are its admin; " if result["created"] else ""
     return _print(result, args.json, f"joined {result['project']} as {result['role']} "
                   f"({made}{result['memories_to_push']} memories shared); {_sync_line(sync)}")
 
 
 def _leave(args: argparse.Namespace) -> int:
-    with Service(args.home) as service:
-        result = service.team_leave(args.project, revoke=args.revoke)
+    with open_service(args.home) as service:
+        result = service.team_leave(args.project, revoke=args.revoke).as_dict()
     return _print(result, args.json,
                   f"left {result['project']} ({result['unsent_changes_dropped']} unsent "
                   f"changes dropped" + (", membership revoked" if result["revoked_on_server"]
@@ -126,34 +126,35 @@ def _leave(args: argparse.Namespace) -> int:
 
 
 def _sync(args: argparse.Namespace) -> int:
-    with Service(args.home) as service:
+    with open_service(args.home) as service:
         result = service.team_sync(args.project).as_dict()
     return _print(result, args.json, _sync_line(result))
 
 
 def _members(args: argparse.Namespace) -> int:
-    with Service(args.home) as service:
+    with open_service(args.home) as service:
         found = service.team_members(args.project, url=args.url)
     if args.json:
-        print_json(found)
+        print_json([member.as_dict() for member in found])
         return 0
     for member in found:
-        when = time.strftime("%Y-%m-%d", time.strptime(member["added_at"][:10], "%Y-%m-%d"))
-        print(f"{member['role']:<24} {'admin' if member['admin'] else 'member':<7} "
-              f"added by {member['added_by']} on {when}")
+        when = time.strftime("%Y-%m-%d", time.strptime(member.added_at[:10], "%Y-%m-%d"))
+        print(f"{member.role:<24} {'admin' if member.admin else 'member':<7} "
+              f"added by {member.added_by} on {when}")
     return 0
 
 
 def _grant(args: argparse.Namespace) -> int:
-    with Service(args.home) as service:
-        result = service.team_grant(args.role, args.project, admin=args.admin, url=args.url)
+    with open_service(args.home) as service:
+        result = service.team_grant(args.role, args.project, admin=args.admin,
+                                    url=args.url).as_dict()
     return _print(result, args.json, f"{args.role} is {'an admin' if args.admin else 'a member'}"
                   f" of {result['project']}")
 
 
 def _revoke(args: argparse.Namespace) -> int:
-    with Service(args.home) as service:
-        result = service.team_revoke(args.role, args.project, url=args.url)
+    with open_service(args.home) as service:
+        result = service.team_revoke(args.role, args.project, url=args.url).as_dict()
     return _print(result, args.json, f"{args.role} is no member of {result['project']}"
                   + ("" if result["revoked"] else " (was not one)"))
 

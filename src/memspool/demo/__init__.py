@@ -36,7 +36,7 @@ from memspool.config import Config, load_config
 from memspool.install import install_hooks, record_transcript_roots
 from memspool.spool import Spool
 from memspool.store import connect
-from memspool.store.slices import list_slices, slice_text
+from memspool.store.slices import SliceRow, list_slices, slice_text
 
 __all__ = ["SessionWriter", "run_demo"]
 
@@ -232,21 +232,21 @@ def _simulate(home: Path, out: Callable[[str], None]) -> dict[str, Any]:  # noqa
     conn = connect(config)
     try:
         rows = list(reversed(list_slices(conn, limit=1000)))
-        sample_text = slice_text(conn, rows[0]["id"]) if rows else ""
+        sample_text = slice_text(conn, rows[0].id) if rows else ""
     finally:
         conn.close()
-    text_chars = sum(r["text_chars"] for r in rows)
-    stored = sum(r["stored_bytes"] for r in rows)
-    covered = sum(r["raw_bytes"] for r in rows)
+    text_chars = sum(r.text_chars for r in rows)
+    stored = sum(r.stored_bytes for r in rows)
+    covered = sum(r.raw_bytes for r in rows)
     out("")
     out(f"  detached drainer {'finished' if drained else 'did NOT finish in time'}; "
         f"{len(rows)} slice(s):")
     for r in rows:
-        who = f"subagent {r['agent_id']}" if r["agent_id"] else "main"
-        out(f"    #{r['id']:<3} {r['event']:<12} {who:<17} "
-            f"bytes {r['byte_start']}-{r['byte_end']}: "
-            f"kept {r['records_kept']} records, dropped {r['records_dropped']}; "
-            f"{r['raw_bytes']} raw -> {r['text_chars']} chars -> {r['stored_bytes']} zstd bytes")
+        who = f"subagent {r.agent_id}" if r.agent_id else "main"
+        out(f"    #{r.id:<3} {r.event:<12} {who:<17} "
+            f"bytes {r.byte_start}-{r.byte_end}: "
+            f"kept {r.records_kept} records, dropped {r.records_dropped}; "
+            f"{r.raw_bytes} raw -> {r.text_chars} chars -> {r.stored_bytes} zstd bytes")
     out("")
     ratio = covered / stored if stored else 0.0
     out(f"  transcript bytes written: {raw_total}; covered by slices: {covered}")
@@ -267,7 +267,7 @@ def _simulate(home: Path, out: Callable[[str], None]) -> dict[str, Any]:  # noqa
     if unused:
         out("  slices that gave no memory:")
         for r in unused:
-            out(f"    #{r['id']:<3} {r['digest_note']}")
+            out(f"    #{r.id:<3} {r.digest_note}")
     out("")
     out(f"  the context block a new session of {session['project']} gets at start:")
     for line in (block or "(none)").splitlines():
@@ -312,7 +312,7 @@ def _play_coding_session(home: Path, claude: Path, commands: dict[str, str],
 
 
 def _outcome(home: Path, session: dict[str, Any]) -> tuple[
-        list[dict[str, Any]], list[dict[str, Any]], str, list[dict[str, Any]]]:
+        list[dict[str, Any]], list[SliceRow], str, list[dict[str, Any]]]:
     """Memories, slices that gave none, the project's context block and one search."""
     from memspool.service import Service
 
@@ -323,9 +323,9 @@ def _outcome(home: Path, session: dict[str, Any]) -> tuple[
                           key=lambda m: m["id"])
         names = service.project_names(m["project"] for m in memories)
         memories = [{**m, "project": names.get(m["project"], m["project"])} for m in memories]
-        unused = [r for r in service.slices(limit=1000) if r["digest_note"]]
+        unused = [r for r in service.slices(limit=1000) if r.digest_note]
         block = service.context(session["project"]).text
         hits = [hit.as_dict() for hit in service.search(
             session["search"], project=session["project"], limit=3).results]
     current = [m for m in memories if m["layer"] in ("buffer", "canonical")]
-    return current, sorted(unused, key=lambda r: r["id"]), block, hits
+    return current, sorted(unused, key=lambda r: r.id), block, hits

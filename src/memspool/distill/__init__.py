@@ -17,17 +17,25 @@ become notes. The archivist reconciles notes with memory.
     similarity.py      how two texts relate (the same fact, a new value, ...) and index terms
     words.py           the word lists similarity.py reads (stop words, synonyms, antonyms, ...)
     llm.py             optional LLM distillation (Ollama, OpenAI-compatible), untrusted output
+
+Its names load on first use (``memspool.base.lazy``): a module that needs
+only ``keys`` does not load the LLM client.
 """
 
 from __future__ import annotations
 
-from memspool.distill.classify import NOTE_TYPES, classify
-from memspool.distill.keys import note_key, summary_line
-from memspool.distill.llm import LlmError, LlmOptions
-from memspool.distill.note import Note
-from memspool.distill.payload import MAX_NOTES, MAX_PAYLOAD_BYTES
-from memspool.distill.similarity import is_near_duplicate, trigram_jaccard
-from memspool.distill.split import learnings_items, split_payload
+from typing import TYPE_CHECKING
+
+from memspool.base.lazy import exports
+
+if TYPE_CHECKING:
+    from memspool.distill.classify import NOTE_TYPES, classify
+    from memspool.distill.keys import note_key, summary_line
+    from memspool.distill.llm import LlmError, LlmOptions
+    from memspool.distill.note import Note
+    from memspool.distill.payload import MAX_NOTES, MAX_PAYLOAD_BYTES
+    from memspool.distill.similarity import is_near_duplicate, trigram_jaccard
+    from memspool.distill.split import learnings_items, split_payload
 
 __all__ = [
     "MAX_NOTES",
@@ -44,3 +52,13 @@ __all__ = [
     "summary_line",
     "trigram_jaccard",
 ]
+
+__getattr__ = exports(__name__, {
+    "NOTE_TYPES": "classify", "classify": "classify",
+    "note_key": "keys", "summary_line": "keys",
+    "LlmError": "llm", "LlmOptions": "llm",
+    "Note": "note",
+    "MAX_NOTES": "payload", "MAX_PAYLOAD_BYTES": "payload",
+    "is_near_duplicate": "similarity", "trigram_jaccard": "similarity",
+    "learnings_items": "split", "split_payload": "split",
+})

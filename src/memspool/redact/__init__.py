@@ -7,10 +7,28 @@
 
 ``redact(text) -> (text, counts)`` is the whole interface; a second pass
 changes nothing.
+
+The rules compile on the first call, not at import: a command that never
+redacts (a search, a listing) does not pay the tens of milliseconds their
+patterns take to build.
 """
 
 from __future__ import annotations
 
-from memspool.redact.engine import FAMILIES, redact, replacement
+import importlib
+from typing import Any
 
 __all__ = ["FAMILIES", "redact", "replacement"]
+
+
+def redact(text: str) -> tuple[str, dict[str, int]]:
+    """``text`` with every secret replaced by its family's marker, and the count per family."""
+    from memspool.redact.engine import redact as engine_redact
+
+    return engine_redact(text)
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("FAMILIES", "replacement"):
+        return getattr(importlib.import_module("memspool.redact.engine"), name)
+    raise AttributeError(f"module 'memspool.redact' has no attribute {name!r}")

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from memspool.base.terms import every_expression
 from memspool.store.memories import Memory, get
-from memspool.store.slices import LIST_COLUMNS
+from memspool.store.slices import LIST_COLUMNS, SliceRow
 
 __all__ = [
     "ProjectCounts",
@@ -196,8 +196,8 @@ def slice_sessions(conn: sqlite3.Connection, project: str, since: float,
             for r in rows]
 
 
-def slice_row(conn: sqlite3.Connection, slice_id: int) -> dict[str, Any] | None:
+def slice_row(conn: sqlite3.Connection, slice_id: int) -> SliceRow | None:
     """One slice's listed columns (not its text), or ``None``."""
     row = conn.execute(f"SELECT {', '.join(LIST_COLUMNS)} FROM slices WHERE id = ?",  # noqa: S608
                        (slice_id,)).fetchone()
-    return None if row is None else dict(row)
+    return None if row is None else SliceRow.from_row(row)

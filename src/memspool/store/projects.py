@@ -28,7 +28,7 @@ from memspool.base.project import identify, readable_name
 from memspool.config import Config
 
 __all__ = [
-    "ProjectRow", "all_projects", "migrate_to_identities", "names", "remember", "resolve",
+    "ProjectRow", "migrate_to_identities", "names", "remember", "resolve",
 ]
 
 #: A transcript's first records are read for its ``cwd``, up to these limits.
@@ -72,16 +72,6 @@ def names(conn: sqlite3.Connection, identities: list[str] | set[str]) -> dict[st
                 f"SELECT id, name FROM projects WHERE id IN ({marks})", chunk):  # noqa: S608
             found[row[0]] = row[1]
     return found
-
-
-def all_projects(conn: sqlite3.Connection) -> list[dict[str, object]]:
-    """Every project the store knows, with its memory count, by name."""
-    rows = conn.execute(
-        "SELECT p.id, p.name, p.root, p.remote,"
-        " (SELECT count(*) FROM memories m WHERE m.project = p.id) AS memories"
-        " FROM projects p ORDER BY p.name, p.id").fetchall()
-    return [{"id": r[0], "name": r[1], "root": r[2], "remote": r[3], "memories": r[4]}
-            for r in rows]
 
 
 def resolve(conn: sqlite3.Connection, text: str) -> str:

@@ -8,6 +8,7 @@ digested. Slices are never searched.
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from dataclasses import dataclass
 from typing import Any, Final
@@ -17,8 +18,8 @@ import zstandard
 from memspool.base.errors import SliceNotFound
 
 __all__ = [
-    "FORGOTTEN_MARK", "LIST_COLUMNS", "NewSlice", "insert_slice", "list_slices", "mark_digested",
-    "queued", "scrub", "slice_text",
+    "FORGOTTEN_MARK", "LIST_COLUMNS", "NewSlice", "SliceRow", "insert_slice", "list_slices",
+    "mark_digested", "queued", "scrub", "slice_text",
 ]
 
 #: What a scrubbed piece of a slice becomes (``memspool memories forget --purge-source``).
@@ -33,6 +34,39 @@ LIST_COLUMNS: Final = (
     "records_kept", "records_dropped", "records_unknown", "records_replayed", "raw_bytes",
     "text_chars", "stored_bytes", "redactions", "created_at", "digested_at", "digest_note",
 )
+
+
+@dataclass(frozen=True)
+class SliceRow:
+    """A stored slice as ``memspool slices list`` shows it (its text is read apart)."""
+
+    id: int
+    session_id: str
+    agent_id: str | None
+    project: str
+    event: str
+    byte_start: int
+    byte_end: int
+    part: int
+    records_kept: int
+    records_dropped: int
+    records_unknown: int
+    records_replayed: int
+    raw_bytes: int
+    text_chars: int
+    stored_bytes: int
+    redactions: int
+    created_at: float
+    digested_at: float | None
+    #: Why the minor pass took nothing from it, when it took nothing.
+    digest_note: str | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> SliceRow:
+        return cls(*(row[name] for name in LIST_COLUMNS))
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True)
@@ -81,7 +115,7 @@ def list_slices(
     session: str | None = None,
     limit: int = 50,
     queued_only: bool = False,
-) -> list[dict[str, Any]]:
+) -> list[SliceRow]:
     """Newest first; ``session`` filters, ``queued_only`` hides digested ones."""
     where: list[str] = []
     params: list[str] = []
@@ -95,7 +129,7 @@ def list_slices(
         f"SELECT {', '.join(LIST_COLUMNS)} FROM slices {clause} ORDER BY id DESC LIMIT ?",  # noqa: S608 - fixed column list
         (*params, limit),
     ).fetchall()
-    return [dict(row) for row in rows]
+    return [SliceRow.from_row(row) for row in rows]
 
 
 def slice_text(conn: sqlite3.Connection, slice_id: int) -> str:

@@ -1,11 +1,13 @@
 """What ``memspool team ...`` does: init, join, leave, members, grant, revoke, status.
 
 Each takes the local store's connection and the configuration; the service
-calls them and the CLI prints what they return.
+calls them and the CLI prints what they return: a frozen dataclass whose
+``as_dict()`` is the command's ``--json`` output.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from sqlite3 import Connection
 from typing import Any
@@ -16,19 +18,97 @@ from memspool.config import Config
 from memspool.team import server
 from memspool.team.local import check_joined, join, joined, leave, machine, pending
 
-__all__ = ["grant", "init", "join_project", "leave_project", "members", "revoke", "status"]
+__all__ = [
+    "Granted", "Initialised", "Joined", "Left", "Member", "Revoked", "grant", "init",
+    "join_project", "leave_project", "members", "revoke", "status",
+]
 
 
-def init(url: str) -> dict[str, Any]:
+def _ok(answer: Any) -> dict[str, Any]:
+    return {"ok": True, **dataclasses.asdict(answer)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Initialised:
+    """The team schema on a server: its version before and after, and who made it."""
+
+    server: str
+    role: str
+    schema_before: int
+    schema: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return _ok(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class Joined:
+    """A project shared from here; ``created``: this role made it on the server."""
+
+    project: str
+    server: str
+    role: str
+    created: bool
+    memories_to_push: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return _ok(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class Left:
+    project: str
+    revoked_on_server: bool
+    unsent_changes_dropped: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return _ok(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class Member:
+    """A role in a shared project (``added_at``: ISO 8601)."""
+
+    role: str
+    admin: bool
+    added_by: str
+    added_at: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class Granted:
+    project: str
+    role: str
+    admin: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return _ok(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class Revoked:
+    """``revoked``: the role was a member and is no longer."""
+
+    project: str
+    role: str
+    revoked: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return _ok(self)
+
+
+def init(url: str) -> Initialised:
     """Create or migrate the schema on the server (as the team's administrator)."""
     with server.connect_server(url) as pg:
         before, after = server.init_schema(pg)
         role = server.session_role(pg)
-    return {"ok": True, "server": server.mask(url), "role": role, "schema_before": before,
-            "schema": after}
+    return Initialised(server=server.mask(url), role=role, schema_before=before, schema=after)
 
 
-def join_project(conn: Connection, url: str, project: str, name: str | None) -> dict[str, Any]:
+def join_project(conn: Connection, url: str, project: str, name: str | None) -> Joined:
     """Share ``project`` through the server at ``url``: create it there (this role its
     first admin) or check this role is a member, then opt it in here."""
     with server.connect_server(url) as pg:
@@ -44,11 +124,11 @@ def join_project(conn: Connection, url: str, project: str, name: str | None) -> 
                     f"{role} --project {project}`, then join again.")
     waiting = join(conn, project, url, role)
     machine(conn)
-    return {"ok": True, "project": project, "server": server.mask(url), "role": role,
-            "created": created, "memories_to_push": waiting}
+    return Joined(project=project, server=server.mask(url), role=role, created=created,
+                  memories_to_push=waiting)
 
 
-def leave_project(conn: Connection, project: str, *, revoke_self: bool) -> dict[str, Any]:
+def leave_project(conn: Connection, project: str, *, revoke_self: bool) -> Left:
     """Stop sharing ``project`` from here (and, with ``revoke_self``, leave it on the
     server too). Memories already here stay."""
     found = check_joined(conn, project)
@@ -58,8 +138,7 @@ def leave_project(conn: Connection, project: str, *, revoke_self: bool) -> dict[
             revoked = server.revoke(pg, project, server.session_role(pg))
     dropped = pending(conn, project)
     leave(conn, project)
-    return {"ok": True, "project": project, "revoked_on_server": revoked,
-            "unsent_changes_dropped": dropped}
+    return Left(project=project, revoked_on_server=revoked, unsent_changes_dropped=dropped)
 
 
 def _server_of(conn: Connection, project: str, url: str | None) -> str:
@@ -68,29 +147,29 @@ def _server_of(conn: Connection, project: str, url: str | None) -> str:
     return check_joined(conn, project).server
 
 
-def members(conn: Connection, project: str, url: str | None = None) -> list[dict[str, Any]]:
+def members(conn: Connection, project: str, url: str | None = None) -> list[Member]:
     url = _server_of(conn, project, url)
     with server.connect_server(url) as pg:
         found = server.members(pg, project)
     if not found:
         raise TeamError(f"The team server shows no members of {project} to this role: it is "
                         f"not a member, or there is no such project.")
-    return found
+    return [Member(**row) for row in found]
 
 
 def grant(conn: Connection, project: str, role: str, *, admin: bool,
-          url: str | None = None) -> dict[str, Any]:
+          url: str | None = None) -> Granted:
     url = _server_of(conn, project, url)
     with server.connect_server(url) as pg:
         server.grant(pg, project, role, admin=admin)
-    return {"ok": True, "project": project, "role": role, "admin": admin}
+    return Granted(project=project, role=role, admin=admin)
 
 
-def revoke(conn: Connection, project: str, role: str, url: str | None = None) -> dict[str, Any]:
+def revoke(conn: Connection, project: str, role: str, url: str | None = None) -> Revoked:
     url = _server_of(conn, project, url)
     with server.connect_server(url) as pg:
         gone = server.revoke(pg, project, role)
-    return {"ok": True, "project": project, "role": role, "revoked": gone}
+    return Revoked(project=project, role=role, revoked=gone)
 
 
 def status(conn: Connection) -> dict[str, Any] | None:
