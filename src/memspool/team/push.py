@@ -177,33 +177,13 @@ def _item(conn: sqlite3.Connection, gid: str, first_seq: int,
 
 @dataclasses.dataclass
 class _Row:
-    """A server memory while a batch is being decided."""
+    """A server memory while a batch is being decided: its state (replaced, never
+    changed in place) and what the batch did to it."""
 
-    gid: str
-    key: str
-    type: str
-    summary: str
-    body: str
-    status: str
-    superseded_by: str | None
-    revision: int
-    created_at: float
-    changed_at: float
-    created_by: str
-    created_on: str
-    changed_by: str
-    changed_on: str
+    state: RemoteMemory
     new: bool = False
     dirty: bool = False
     touched: bool = False
-
-    def content(self) -> tuple[str, str, str, str, str, str | None]:
-        return (self.key, self.type, self.summary, self.body, self.status, self.superseded_by)
-
-    def remote(self) -> RemoteMemory:
-        return RemoteMemory(self.gid, self.key, self.type, self.summary, self.body, self.status,
-                            self.superseded_by, self.revision, self.created_at, self.changed_at,
-                            self.created_by, self.created_on, self.changed_by, self.changed_on)
 
 
 class _Batch:
@@ -229,18 +209,18 @@ class _Batch:
         wanted = sorted({self.aliases.get(g, g) for g in gids})
         for r in self.pg.execute(f"SELECT {_SERVER_COLUMNS} FROM memspool.memories"  # noqa: S608
                                  " WHERE gid = ANY(%s::uuid[])", (wanted,)):
-            self._keep(_Row(*r))
+            self._keep(_Row(RemoteMemory(*r)))
         keys = sorted({i.key for i in items if i.op == "upsert"})
         for r in self.pg.execute(f"SELECT {_SERVER_COLUMNS} FROM memspool.memories"  # noqa: S608
                                  " WHERE project_id = %s AND status = 'live'"
                                  " AND key = ANY(%s)", (self.project, keys)):
             if r[0] not in self.rows:
-                self._keep(_Row(*r))
+                self._keep(_Row(RemoteMemory(*r)))
 
     def _keep(self, row: _Row) -> None:
-        self.rows[row.gid] = row
-        if row.status == "live":
-            self.live[row.key] = row
+        self.rows[row.state.gid] = row
+        if row.state.status == "live":
+            self.live[row.state.key] = row
 
     def resolve(self, gid: str | None) -> str | None:
         return None if gid is None else self.aliases.get(gid, gid)
@@ -248,18 +228,17 @@ class _Batch:
     def _change(self, row: _Row, *, at: float, reason: str | None, **fields: Any) -> None:
         """Give ``row`` new fields (its old text to history first when ``reason``)."""
         if reason is not None and not row.new:
-            self.history.append((row.gid, row.revision, reason, row.type, row.summary,
-                                 row.body, at))
-        if self.live.get(row.key) is row:
-            del self.live[row.key]
-        for name, value in fields.items():
-            setattr(row, name, value)
-        if not row.new:
-            row.revision += 1
-        row.changed_at, row.changed_by, row.changed_on = at, self.role, self.machine
+            old = row.state
+            self.history.append((old.gid, old.revision, reason, old.type, old.summary, old.body,
+                                 at))
+        if self.live.get(row.state.key) is row:
+            del self.live[row.state.key]
+        revision = row.state.revision + (0 if row.new else 1)
+        row.state = dataclasses.replace(row.state, **fields, revision=revision, changed_at=at,
+                                        changed_by=self.role, changed_on=self.machine)
         row.dirty = row.touched = True
-        if row.status == "live":
-            self.live[row.key] = row
+        if row.state.status == "live":
+            self.live[row.state.key] = row
 
     def decide(self, item: Item) -> Outcome:
         if item.op == "forget":
@@ -271,25 +250,25 @@ class _Batch:
     def _forget(self, item: Item) -> Outcome:
         gid = self.resolve(item.gid) or item.gid
         row = self.rows.get(gid)
-        if row is not None and row.status != "forgotten":
+        if row is not None and row.state.status != "forgotten":
             self.erase.append(gid)
             self._change(row, at=item.changed_at, reason=None, key=f"forgotten-{gid}",
                          summary="", body="", status="forgotten", superseded_by=None)
-        return Outcome(item.gid, gid, None if row is None else row.remote())
+        return Outcome(item.gid, gid, None if row is None else row.state)
 
     def _merge(self, item: Item) -> Outcome:
         gid = self.resolve(item.gid) or item.gid
         row = self.rows.get(gid)
         target = self.resolve(item.target)
-        if row is None or row.status in ("forgotten", "merged"):
-            return Outcome(item.gid, gid, None if row is None else row.remote())
+        if row is None or row.state.status in ("forgotten", "merged"):
+            return Outcome(item.gid, gid, None if row is None else row.state)
         self._change(row, at=item.changed_at, reason=f"merged into {target}", status="merged",
                      superseded_by=target if target in self.rows else None)
-        return Outcome(item.gid, gid, row.remote())
+        return Outcome(item.gid, gid, row.state)
 
     def _same_fact(self, row: _Row, item: Item) -> bool:
-        return (text_hash(row.body) == text_hash(item.body)
-                or text_hash(row.summary) == text_hash(item.summary))
+        return (text_hash(row.state.body) == text_hash(item.body)
+                or text_hash(row.state.summary) == text_hash(item.summary))
 
     def _settle_key(self, row: _Row, item: Item) -> None:
         """``row`` is to be live under ``item.key``: the newer of it and the live
@@ -297,11 +276,11 @@ class _Batch:
         holder = self.live.get(item.key)
         if holder is None or holder is row:
             return
-        if item.changed_at >= holder.changed_at:
-            self._change(holder, at=item.changed_at, reason=f"superseded by {row.gid}",
-                         status="superseded", superseded_by=row.gid)
+        if item.changed_at >= holder.state.changed_at:
+            self._change(holder, at=item.changed_at, reason=f"superseded by {row.state.gid}",
+                         status="superseded", superseded_by=row.state.gid)
         else:
-            item.status, item.superseded_by = "superseded", holder.gid
+            item.status, item.superseded_by = "superseded", holder.state.gid
 
     def _upsert(self, item: Item) -> Outcome:
         gid = self.resolve(item.gid) or item.gid
@@ -311,60 +290,63 @@ class _Batch:
         row = self.rows.get(gid)
         if row is not None and gid != item.gid and item.base == 0:
             # Pushed before and found to be someone's memory: a retry.
-            return Outcome(item.gid, gid, row.remote())
+            return Outcome(item.gid, gid, row.state)
         if row is None:
             holder = self.live.get(item.key) if item.status == "live" else None
             if holder is not None and self._same_fact(holder, item):
-                self.aliases[item.gid] = holder.gid
-                self.new_aliases.append((item.gid, holder.gid))
+                self.aliases[item.gid] = holder.state.gid
+                self.new_aliases.append((item.gid, holder.state.gid))
                 self.report.corroborated += 1
-                return Outcome(item.gid, holder.gid, holder.remote())
-            row = _Row(gid, item.key, item.type, item.summary, item.body, item.status,
-                       item.superseded_by, 1, item.created_at, item.changed_at, self.role,
-                       self.machine, self.role, self.machine, new=True, dirty=True,
-                       touched=True)
-            if row.status == "live":
+                return Outcome(item.gid, holder.state.gid, holder.state)
+            row = _Row(RemoteMemory(gid, item.key, item.type, item.summary, item.body,
+                                    item.status, item.superseded_by, 1, item.created_at,
+                                    item.changed_at, self.role, self.machine, self.role,
+                                    self.machine), new=True, dirty=True, touched=True)
+            if row.state.status == "live":
                 self._settle_key(row, item)
-                row.status, row.superseded_by = item.status, item.superseded_by
+                row.state = dataclasses.replace(row.state, status=item.status,
+                                                superseded_by=item.superseded_by)
             self._keep(row)
-            return Outcome(item.gid, gid, row.remote())
-        if row.status == "forgotten" or row.content() == item.content():
-            return Outcome(item.gid, gid, row.remote())
-        conflict = row.revision != item.base and not row.touched
+            return Outcome(item.gid, gid, row.state)
+        if row.state.status == "forgotten" or row.state.content() == item.content():
+            return Outcome(item.gid, gid, row.state)
+        conflict = row.state.revision != item.base and not row.touched
         if conflict:
             self.report.conflicts += 1
-            if row.changed_at > item.changed_at:
+            if row.state.changed_at > item.changed_at:
                 # The server's change is newer: it stays; this one is kept in history.
-                self.history.append((gid, row.revision, f"conflict: lost to a newer change by "
-                                     f"{row.changed_by} on {row.changed_on}", item.type,
+                self.history.append((gid, row.state.revision, f"conflict: lost to a newer "
+                                     f"change by {row.state.changed_by} on "
+                                     f"{row.state.changed_on}", item.type,
                                      item.summary, item.body, item.changed_at))
-                return Outcome(item.gid, gid, row.remote(), conflict=True)
+                return Outcome(item.gid, gid, row.state, conflict=True)
         if item.status == "live":
             self._settle_key(row, item)
-        text_changed = (row.type, row.summary, row.body) != (item.type, item.summary, item.body)
+        text = (row.state.type, row.state.summary, row.state.body)
+        text_changed = text != (item.type, item.summary, item.body)
         reason = ("conflict: replaced by a newer change" if conflict else "updated") \
             if text_changed else None
         self._change(row, at=item.changed_at, reason=reason, key=item.key, type=item.type,
                      summary=item.summary, body=item.body, status=item.status,
                      superseded_by=item.superseded_by)
-        return Outcome(item.gid, gid, row.remote(), conflict=conflict)
+        return Outcome(item.gid, gid, row.state, conflict=conflict)
 
     def write(self, saves: list[Save]) -> None:
         pg = self.pg
-        new = [r for r in self.rows.values() if r.new and r.dirty]
+        made = [r.state for r in self.rows.values() if r.new and r.dirty]
         # Rows leaving a key first, then the live ones, then new rows: the live
         # key of a project stays unique at every statement.
         changed = sorted((r for r in self.rows.values() if not r.new and r.dirty),
-                         key=lambda r: r.status == "live")
+                         key=lambda r: r.state.status == "live")
         with pg.cursor() as cur:
             if changed:
                 cur.executemany(
                     "UPDATE memspool.memories SET key = %s, type = %s, summary = %s, body = %s,"
                     " status = %s, superseded_by = %s, revision = %s, changed_at = %s,"
                     " changed_on = %s WHERE gid = %s",
-                    [(r.key, r.type, r.summary, r.body, r.status, r.superseded_by, r.revision,
-                      r.changed_at, r.changed_on, r.gid) for r in changed])
-            if new:
+                    [(m.key, m.type, m.summary, m.body, m.status, m.superseded_by, m.revision,
+                      m.changed_at, m.changed_on, m.gid) for m in (r.state for r in changed)])
+            if made:
                 # One statement for the batch's new memories (one round trip).
                 cur.execute(
                     "INSERT INTO memspool.memories (gid, project_id, key, type, summary, body,"
@@ -373,11 +355,11 @@ class _Batch:
                     " FROM unnest(%s::uuid[], %s::text[], %s::text[], %s::text[], %s::text[],"
                     " %s::text[], %s::uuid[], %s::float8[], %s::float8[])"
                     " AS u(g, k, t, s, b, st, sb, ca, cha) ON CONFLICT (gid) DO NOTHING",
-                    (self.project, self.machine, self.machine, [r.gid for r in new],
-                     [r.key for r in new], [r.type for r in new], [r.summary for r in new],
-                     [r.body for r in new], [r.status for r in new],
-                     [r.superseded_by for r in new], [r.created_at for r in new],
-                     [r.changed_at for r in new]))
+                    (self.project, self.machine, self.machine, [m.gid for m in made],
+                     [m.key for m in made], [m.type for m in made], [m.summary for m in made],
+                     [m.body for m in made], [m.status for m in made],
+                     [m.superseded_by for m in made], [m.created_at for m in made],
+                     [m.changed_at for m in made]))
             if self.new_aliases:
                 cur.executemany(
                     "INSERT INTO memspool.aliases (gid, project_id, target) VALUES (%s, %s, %s)"
@@ -395,7 +377,7 @@ class _Batch:
                     [(g, self.project, rev, why, t, s, b, self.machine, at)
                      for g, rev, why, t, s, b, at in kept])
             live = [s for s in saves if (self.resolve(s.gid) or s.gid) in self.rows
-                    and self.rows[self.resolve(s.gid) or s.gid].status != "forgotten"]
+                    and self.rows[self.resolve(s.gid) or s.gid].state.status != "forgotten"]
             if live:
                 cur.execute(
                     "INSERT INTO memspool.provenance (gid, project_id, ref, machine, session,"
