@@ -33,9 +33,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fcntl
-import json
 import math
 import os
 import platform
@@ -44,10 +41,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
+
+from hook_latency import Series, drainer_lock_held, run_once, stop_payload
 
 from memspool.hooks import HOOK_SCRIPT
 from memspool.install import hook_command
@@ -95,51 +92,6 @@ os._exit(0)
 '''
 
 
-@dataclass
-class Series:
-    """Wall times of one command, in seconds."""
-
-    label: str
-    argv: list[str]
-    times: list[float] = field(default_factory=list)
-
-    def median(self) -> float:
-        return statistics.median(self.times)
-
-    def p95(self) -> float:
-        ordered = sorted(self.times)
-        return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]  # nearest rank
-
-
-def stop_payload(home: Path) -> bytes:
-    """A Stop payload shaped like Claude Code 2.1.x's (the transcript need not exist)."""
-    return json.dumps({
-        "session_id": "bench-fsync", "transcript_path": str(home / "none.jsonl"),
-        "cwd": str(home), "permission_mode": "default", "hook_event_name": "Stop",
-        "stop_hook_active": False}).encode()
-
-
-def run_once(series: Series, payload: bytes) -> float:
-    start = time.perf_counter()
-    done = subprocess.run(series.argv, input=payload, capture_output=True, check=False)
-    elapsed = time.perf_counter() - start
-    if done.returncode != 0 or done.stdout or done.stderr:
-        raise SystemExit(f"{series.label} exited {done.returncode} with output "
-                         f"{done.stdout[:200]!r} {done.stderr[:200]!r}")
-    return elapsed
-
-
-@contextlib.contextmanager
-def drainer_lock_held(home: Path) -> Iterator[None]:
-    """Hold the drainer lock as a running drainer does, so the hook spawns none."""
-    fd = os.open(home / "drainer.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
 def sync_calls(spool_dir: Path, payload: bytes, how: str) -> list[float]:
     """Seconds per ``append()`` + sync, in this process."""
     times: list[float] = []
@@ -174,7 +126,8 @@ def main() -> int:
         home.chmod(0o700)
         script = Path(tmp) / "variant.py"
         script.write_text(VARIANT)
-        payload = stop_payload(home)
+        payload = stop_payload("bench-fsync", home / "none.jsonl", str(home))
+        env = dict(os.environ)
         series = [
             Series("bare", [python, "-I", "-S", "-c", "pass"]),
             Series("hook", ["sh", "-c", hook_command(home, python)]),
@@ -185,10 +138,10 @@ def main() -> int:
         with drainer_lock_held(home):
             for _ in range(WARMUP_ROUNDS):
                 for item in series:
-                    run_once(item, payload)
+                    run_once(item.argv, payload, env)
             for _ in range(args.runs):
                 for item in series:
-                    item.times.append(run_once(item, payload))
+                    item.times.append(run_once(item.argv, payload, env))
             in_process = {how: sync_calls(spool_dir, payload, how)
                           for how in ("none", "fdatasync", "fsync")}
         fs = subprocess.run(["df", "-T", str(home)], capture_output=True, text=True,  # noqa: S607 - df from PATH, only to name the file system
