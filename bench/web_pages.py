@@ -105,7 +105,7 @@ def _cases(runs: int, shared: list[str], selective: list[str]) -> list[tuple[str
 
 def _time_server(home: Path, cases: list[tuple[str, list[str]]]) -> dict[str, list[float]]:
     port = _free_port()
-    proc = _start(home, port)
+    proc = _start(home, port, {})
     auth = {"Authorization": f"Bearer {(home / 'api-token').read_text().strip()}"}
     kept = [http.client.HTTPConnection("127.0.0.1", port, timeout=60)]
 
