@@ -15,7 +15,9 @@ Scored per split (``tune`` and ``heldout`` side by side):
 - facts kept: planted facts (as of the last session: a changed value
   counts as its new value) held by a current memory of their project, all
   anchors present;
-- changed values superseded: no current memory holds the old value's anchors;
+- changed values superseded: no current memory holds the old value's anchors
+  without the new value's (a memory that says the move, "from 43200 to
+  86400", states the new value, not the old);
 - restatements corroborated: the restated fact is one current memory with
   two or more sessions;
 - memories carrying chatter: memories whose text holds a chatter sentence;
@@ -172,14 +174,14 @@ def _score_facts(sessions: list[dict[str, Any]], memories: list[dict[str, Any]],
     """Planted facts kept, corroborated, leaked; changed values superseded."""
     current = [m for m in memories if m["layer"] in ("buffer", "canonical")]
     facts: dict[str, dict[str, Any]] = {}
-    replaced: dict[str, dict[str, Any]] = {}
+    replaced: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
     sessions_of: dict[str, set[str]] = defaultdict(set)
     for session in sorted(sessions, key=lambda s: (s["project"], s["order"])):
         for planted in session["facts"]:
             fact = {**planted, "project": session["project"]}
             sessions_of[fact["id"]].add(session["id"])
             if fact.get("kind") == "changed" and fact.get("replaces") in facts:
-                replaced[fact["replaces"]] = facts.pop(fact["replaces"])
+                replaced[fact["replaces"]] = (facts.pop(fact["replaces"]), fact)
             facts[fact["id"]] = fact
     for fact_id, fact in facts.items():
         scores.facts += 1
@@ -200,10 +202,10 @@ def _score_facts(sessions: list[dict[str, Any]], memories: list[dict[str, Any]],
                                      f"{[(m['id'], m['sessions']) for m in mine]}")
         scores.leaks += sum(1 for m in memories if m["project"] != fact["project"]
                             and _holds(m, fact["anchors"]))
-    for old_id, old in replaced.items():
+    for old_id, (old, new) in replaced.items():
         scores.changed += 1
         stale = [m for m in current if m["project"] == old["project"]
-                 and _holds(m, old["anchors"])]
+                 and _holds(m, old["anchors"]) and not _holds(m, new["anchors"])]
         if stale:
             scores.misses.append(f"still current {old_id}: {[m['id'] for m in stale]}")
         else:

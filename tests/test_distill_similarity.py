@@ -240,6 +240,15 @@ def test_trigram_jaccard_baseline() -> None:
     ("The repo's `.nvmrc` pins Node 20.11.1, so run `nvm use` first.",
      "The Node pin is now 22.12.0 in `.nvmrc`; everyone needs to run `nvm use` after "
      "pulling.", "new-value"),
+    # The move said outright, from the older text's value to another: worded apart
+    # and with more around it, the older value is the one replaced.
+    ("The broker re-delivers unacked tasks after `visibility_timeout`, and ours is set "
+     "to 43200 seconds in `celery.py`, so anything scheduled less than 12 h out is safe.",
+     "The reminder countdown is now 24 h, so `visibility_timeout` goes from 43200 to "
+     "86400 in `celery.py`; otherwise Redis would re-deliver the reminders after 12 h.",
+     "new-value"),
+    ("The MSRV is `1.79`, set in Cargo.toml's `rust-version`.",
+     "MSRV bumped `1.79` -> `1.80` for let-else chains.", "new-value"),
     # Negated: the older decision no longer holds.
     ("Decision: use the connection pooler pgbouncer in transaction mode for the API.",
      "Decision: never use the connection pooler pgbouncer in transaction mode for the API.",
@@ -256,6 +265,9 @@ def test_how_a_newer_text_relates(old: str, new: str, relation: str) -> None:
     # "now" without a name in code both texts give a value: nothing pins the subject.
     ("The nightly export takes about 40 minutes on the reporting replica.",
      "The test suite now takes 12 minutes on the CI runners."),
+    # A move from a value the older text never states is not about its value.
+    ("Release builds use `lto = \"fat\"` and `codegen-units = 1`.",
+     "Dropping `lto` took the release build from 112 to 42 seconds on CI."),
     # A name in code shared, the change announced, but no value on the older side.
     ("Always run `makemigrations --check` before committing model changes.",
      "CI now runs `makemigrations --check` on Python 3.12."),

@@ -568,6 +568,12 @@ _CODE_SPAN: Final = re.compile(r"`([^`\n]+)`")
 _CHANGE: Final = re.compile(
     r"\b(?:now|no longer|from now on|(?:changed|moved|bumped|switched|raised|lowered|"
     r"increased|reduced|upgraded|downgraded|set) to)\b", re.IGNORECASE)
+#: A value's move, said outright: "from 43200 to 86400", "`6` -> `12`", "1.79 → 1.80".
+_VALUE_TOKEN: Final = r"`?([-+]?\d[\w.:/-]*?)`?"
+_TRANSITION: Final = re.compile(
+    rf"\bfrom\s+{_VALUE_TOKEN}\s+to\s+{_VALUE_TOKEN}(?=[\s.,;:)]|$)"
+    rf"|{_VALUE_TOKEN}\s*(?:->|\u2192|=>)\s*{_VALUE_TOKEN}(?=[\s.,;:)]|$)",
+    re.IGNORECASE)
 #: What a value is read as when two texts are compared with their values masked.
 _MASK_TOKEN: Final = "zzvalue"  # noqa: S105 - a placeholder word, not a secret
 
@@ -668,6 +674,20 @@ def _announced_new_value(old: str, new: str) -> bool:
     return bool(before) and bool(after - before)
 
 
+def _moved_from(old: str, new: str) -> bool:
+    """The later text says a value moved ("goes from 43200 to 86400") away from a value
+    the older one states, to one it does not: the older text's value is the one
+    replaced, whatever the words around it."""
+    before = _values(old)
+    for match in _TRANSITION.finditer(new):
+        start, end = (match.group(1), match.group(2)) if match.group(1) is not None \
+            else (match.group(3), match.group(4))
+        start, end = start.lower(), end.lower()
+        if start != end and start in before and end not in before:
+            return True
+    return False
+
+
 def _masked(text: str) -> str:
     words = text.split()
     return " ".join(_MASK_TOKEN if _VALUE.match(w.strip("`,.;:()")) else w for w in words)
@@ -686,6 +706,8 @@ def relate(old: str, new: str, profiles: Profiles | None = None) -> Verdict:
 def _relation(old: str, new: str, comparison: Comparison,  # noqa: PLR0911 - one per case
               profiles: Profiles | None) -> Relation:
     veto = comparison.veto_kind
+    if _moved_from(old, new):
+        return "new-value"
     if comparison.duplicate:
         if _values_differ(old, new):
             return "new-value"
