@@ -44,7 +44,11 @@ def main() -> int:
     parser.add_argument("--memories", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    home = Path(tempfile.mkdtemp(prefix="memspool-bench-forget-")) / "home"
+    with tempfile.TemporaryDirectory(prefix="memspool-bench-forget-") as scratch:
+        return _run(args, Path(scratch) / "home")
+
+
+def _run(args: argparse.Namespace, home: Path) -> int:
     os.environ["MEMSPOOL_HOME"] = str(home)
     os.environ["MEMSPOOL_SEMANTIC"] = "off"
     from memspool.service import Service

@@ -16,16 +16,23 @@ patterns take to build.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["FAMILIES", "redact", "replacement"]
 
 
+_engine: Callable[[str], tuple[str, dict[str, int]]] | None = None
+
+
 def redact(text: str) -> tuple[str, dict[str, int]]:
     """``text`` with every secret replaced by its family's marker, and the count per family."""
-    from memspool.redact.engine import redact as engine_redact
+    global _engine  # noqa: PLW0603 - the engine, loaded once; the drainer calls this per entry
+    if _engine is None:
+        from memspool.redact.engine import redact as engine_redact
 
-    return engine_redact(text)
+        _engine = engine_redact
+    return _engine(text)
 
 
 def __getattr__(name: str) -> Any:
