@@ -2,6 +2,11 @@
 
     python bench/dedup_quality.py [--pairs tests/data/dedup_pairs.jsonl] [--show]
 
+Then relate() on tests/data/value_pairs.jsonl: an older memory and a later
+text that gives it a new value (which must supersede it), states another
+subject's value (which must not), or restates it; split ``tune`` and
+``heldout`` (every third pair of each kind, never tuned on).
+
 Prints, for memspool's method and for character-trigram Jaccard >= 0.7 on the
 same pairs, the two error rates that matter: rewordings missed (a re-capture
 stored twice) and different facts merged (a fact lost into another). Figures
@@ -17,6 +22,7 @@ are given for the whole set and for each split, in the order they were written:
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +37,7 @@ from memspool.distill.similarity import (
 )
 
 PAIRS = Path(__file__).resolve().parent.parent / "tests" / "data" / "dedup_pairs.jsonl"
+VALUE_PAIRS = PAIRS.with_name("value_pairs.jsonl")
 Method = Callable[[str, str], bool]
 
 
@@ -91,7 +98,29 @@ def main(argv: list[str] | None = None) -> int:
         if args.show and split == "all":
             for pair in replaced:
                 print(f"    {relate(pair['a'], pair['b']).relation}: {pair['a']!r} | {pair['b']!r}")
+    _value_pairs(args.show)
     return 0
+
+
+def _value_pairs(show: bool) -> None:
+    """relate() on changed values, other subjects' values and restatements."""
+    rows = [json.loads(line) for line in VALUE_PAIRS.read_text(encoding="utf-8").splitlines()
+            if line]
+    right = {"new-value": lambda v: v.replaces, "different": lambda v: v.relation == "different",
+             "same": lambda v: v.agrees}
+    print()
+    print(f"{'relate on value pairs':<28} {'split':<9} {'verdict right'}")
+    for kind, wanted in (("new-value", "supersedes"), ("different", "stays apart"),
+                         ("same", "corroborates")):
+        for split in ("tune", "heldout"):
+            subset = [r for r in rows if r["relation"] == kind and r["split"] == split]
+            verdicts = [relate(r["old"], r["new"]) for r in subset]
+            good = sum(1 for v in verdicts if right[kind](v))
+            print(f"{kind + ': ' + wanted:<28} {split:<9} {_rate(good, len(subset))}")
+            if show and split == "tune":
+                for r, v in zip(subset, verdicts, strict=True):
+                    if not right[kind](v):
+                        print(f"    {v.relation}: {r['old']!r} | {r['new']!r}")
 
 
 if __name__ == "__main__":

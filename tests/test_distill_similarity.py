@@ -18,6 +18,11 @@ from memspool.distill.similarity import (
 )
 
 PAIRS = Path(__file__).parent / "data" / "dedup_pairs.jsonl"
+VALUE_PAIRS = Path(__file__).parent / "data" / "value_pairs.jsonl"
+#: relate() on changed values (tests/data/value_pairs.jsonl), per split: the share
+#: of new values that supersede (measured 0.77 tune, 0.60 held out; 0.40 and 0.13
+#: before the named values), and not one other subject's value that does.
+VALUE_FLOORS = {"tune": 0.75, "heldout": 0.55}
 #: The bar: at least 90% of rewordings merged, no different facts merged.
 MIN_REWORDINGS_MERGED = 0.90
 
@@ -275,3 +280,50 @@ def test_how_a_newer_text_relates(old: str, new: str, relation: str) -> None:
 def test_an_announced_change_needs_the_same_name_with_another_value(old: str,
                                                                      new: str) -> None:
     assert relate(old, new).relation == "different"
+
+
+@pytest.mark.parametrize("split", sorted(VALUE_FLOORS))
+def test_a_new_value_supersedes_and_another_subjects_value_does_not(split: str) -> None:
+    rows = [json.loads(line) for line in VALUE_PAIRS.read_text(encoding="utf-8").splitlines()
+            if line and json.loads(line)["split"] == split]
+    changed = [r for r in rows if r["relation"] == "new-value"]
+    superseding = [r for r in changed if relate(r["old"], r["new"]).replaces]
+    assert len(superseding) / len(changed) >= VALUE_FLOORS[split]
+    apart = [r for r in rows if r["relation"] == "different"]
+    assert [r for r in apart if relate(r["old"], r["new"]).replaces] == []
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    # A token of the same shape, announced: the image's tag moved.
+    ("Postgres in docker-compose is `postgres:14`.",
+     "Bumped the compose Postgres image to `postgres:16` to match RDS."),
+    # The same name given another value, announced, worded apart.
+    ("gunicorn runs with `--workers 3` on the 2 vCPU box.",
+     "Raised gunicorn to `--workers 5` after the box went to 4 vCPUs."),
+    ("Rate limit on the public API is 100 requests per minute per key.",
+     "Public API rate limit: 300 requests per minute per key (was 100)."),
+    # A name the older text gives, retired next to the word that retires it.
+    ("The SMTP relay is Mailgun.", "Email goes out through Postmark, we dropped Mailgun."),
+    # Moved from one name to another.
+    ("Date handling uses moment.js everywhere in the web app.",
+     "We switched the web app from moment.js to dayjs."),
+])
+def test_a_value_given_anew_is_the_older_memorys_new_value(old: str, new: str) -> None:
+    assert relate(old, new).relation == "new-value"
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    # Each subject names a word the other text lacks: two values, two facts.
+    ("The staging database is `db-staging-1.internal` on port 5432.",
+     "The reporting replica now listens on port 5433."),
+    # Retired in the older text too: a rule restated, not a value replaced.
+    ("Webpack was dropped for Vite, whose config is `vite.config.ts`.",
+     "We dropped Webpack, so Vite builds everything now."),
+    # A retiring word near common words only: nothing named is retired.
+    ("Every Celery task takes an `idempotency_key` and records it before any side effect.",
+     "The broker must run with noeviction: Redis refuses writes when full instead of "
+     "dropping tasks."),
+])
+def test_values_of_other_subjects_and_restated_retirements_stay_apart(old: str,
+                                                                       new: str) -> None:
+    assert not relate(old, new).replaces

@@ -568,12 +568,39 @@ _CODE_SPAN: Final = re.compile(r"`([^`\n]+)`")
 _CHANGE: Final = re.compile(
     r"\b(?:now|no longer|from now on|(?:changed|moved|bumped|switched|raised|lowered|"
     r"increased|reduced|upgraded|downgraded|set) to)\b", re.IGNORECASE)
-#: A value's move, said outright: "from 43200 to 86400", "`6` -> `12`", "1.79 → 1.80".
-_VALUE_TOKEN: Final = r"`?([-+]?\d[\w.:/-]*?)`?"
+#: A move said outright: "from 43200 to 86400", "from moment.js to dayjs",
+#: "`6` -> `12`", "1.79 → 1.80" (an arrow between values only: "A -> B" of words
+#: is as often a flow as a change).
+_MOVED_WORD: Final = r"`?([\w.:/@+-]*\w)`?"
+_MOVED_VALUE: Final = r"`?([-+]?\d[\w.:/-]*)`?"
 _TRANSITION: Final = re.compile(
-    rf"\bfrom\s+{_VALUE_TOKEN}\s+to\s+{_VALUE_TOKEN}(?=[\s.,;:)]|$)"
-    rf"|{_VALUE_TOKEN}\s*(?:->|\u2192|=>)\s*{_VALUE_TOKEN}(?=[\s.,;:)]|$)",
+    rf"\bfrom\s+{_MOVED_WORD}\s+to\s+{_MOVED_WORD}(?=[\s.,;:)]|$)"
+    rf"|{_MOVED_VALUE}\s*(?:->|\u2192|=>)\s*{_MOVED_VALUE}(?=[\s.,;:)]|$)",
     re.IGNORECASE)
+#: Words that say the later text moved something, said of the thing it moved:
+#: "raised gunicorn to `--workers 5`", "300 a minute (was 100)", "is 15 now".
+_ANNOUNCES: Final = re.compile(
+    r"(?:\b(?:now|no longer|anymore|from now on|instead)\b|\(was\b|"
+    r"\b(?:raised|lowered|upped|bumped|moved|changed|switched|upgraded|downgraded|"
+    r"increased|reduced|went|dropped|doubled|halved)\b)", re.IGNORECASE)
+#: Words that retire what they are said of: "we dropped Mailgun", "webpack is
+#: removed", "`/healthz` is deprecated", "`orders-v1` is retired".
+_RETIRES: Final = re.compile(
+    r"\b(?:dropped|removed|gone|deprecated|retired|decommission\w*|replaced|no longer|"
+    r"instead of|anymore)\b", re.IGNORECASE)
+#: What is stripped from a word's ends before it is read.
+_STRIP: Final = ".,;:()[]{}'\"`*"
+#: How many words from what retires it a retired name may be ("`orders-v1` is retired").
+_RETIRE_REACH: Final = 3
+#: Where a clause ends: a value is named by the words of its own clause only
+#: ("Minimum iOS is 15 now; 14 users got the notice": 14 is not iOS's).
+_CLAUSE_END: Final = re.compile(r"(?<!\d)[;.!?](?!\d)|\s[-\u2014]\s|,\s")
+#: The content words before a value that name it, and how far back they are looked for.
+_NAMING_WORDS: Final = 3
+_NAMING_REACH: Final = 4
+#: A token with digits is a name with a value in it ("postgres:14", "-Xmx2g",
+#: "orders-v1") when it has at least this many letters ("512Mi" is a size).
+_NAME_LETTERS: Final = 3
 #: What a value is read as when two texts are compared with their values masked.
 _MASK_TOKEN: Final = "zzvalue"  # noqa: S105 - a placeholder word, not a secret
 
@@ -675,16 +702,131 @@ def _announced_new_value(old: str, new: str) -> bool:
 
 
 def _moved_from(old: str, new: str) -> bool:
-    """The later text says a value moved ("goes from 43200 to 86400") away from a value
-    the older one states, to one it does not: the older text's value is the one
-    replaced, whatever the words around it."""
-    before = _values(old)
+    """The later text says something moved ("goes from 43200 to 86400", "from moment.js
+    to dayjs") away from what the older one states, to what it does not: the older
+    text's value is the one replaced, whatever the words around it."""
+    before = {word.strip(_STRIP) for word in old.lower().split()}
     for match in _TRANSITION.finditer(new):
         start, end = (match.group(1), match.group(2)) if match.group(1) is not None \
             else (match.group(3), match.group(4))
-        start, end = start.lower(), end.lower()
+        start, end = start.lower().strip(_STRIP), end.lower().strip(_STRIP)
         if start != end and start in before and end not in before:
             return True
+    return False
+
+
+def _clause_words(text: str) -> list[list[str]]:
+    return [[w for w in (t.strip(_STRIP).lower() for t in clause.split()) if w]
+            for clause in _CLAUSE_END.split(text)]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Named:
+    """A value as a text gives it: the names it goes by, and the content words of
+    its clause that lead up to it (its subject: "staging api listens port")."""
+
+    value: str
+    names: frozenset[str]
+    subject: frozenset[str]
+
+
+def _named_values(text: str) -> list[_Named]:
+    """The values ``text`` gives, each with its names: a token with a value in it
+    by its shape ("postgres:14" is ``~postgres:#``), a number or version by the
+    content words of its clause just before it and the word just after it ("the
+    Redis pool size is 10 per worker": pool, size, redis, worker)."""
+    found: list[_Named] = []
+    for words in _clause_words(text):
+        for index, word in enumerate(words):
+            if not any(ch.isdigit() for ch in word):
+                continue
+            if not _VALUE.match(word):
+                if sum(ch.isalpha() for ch in word) >= _NAME_LETTERS:
+                    shape = "~" + re.sub(r"\d+", "#", word)
+                    found.append(_Named(word, frozenset({shape}), frozenset()))
+                continue
+            subject = frozenset(_canonical(w) for w in words[:index]
+                                if w not in vocab.COMPARISON_STOP_WORDS and not _VALUE.match(w))
+            lead: list[str] = []
+            for back in range(index - 1, max(-1, index - 1 - _NAMING_REACH), -1):
+                before = words[back]
+                if before not in vocab.COMPARISON_STOP_WORDS and not _VALUE.match(before):
+                    lead.append(_canonical(before))
+                    if len(lead) == _NAMING_WORDS:
+                        break
+            after = words[index + 1] if index + 1 < len(words) else ""
+            names = set(lead)
+            if after and after not in vocab.COMPARISON_STOP_WORDS and not _VALUE.match(after):
+                names.add(_canonical(after))
+            found.append(_Named(word, frozenset(names), subject))
+    return found
+
+
+def _words_of(text: str) -> set[str]:
+    return {_canonical(w) for words in _clause_words(text) for w in words}
+
+
+def _value_changed(old: str, new: str) -> bool:
+    """The later text gives a new value to something the older one gives a value:
+    said as a move ("from 10 to 50"), or announced ("raised", "now", "(was 100)")
+    of a token of the same shape ("postgres:14" / "bumped the image to
+    postgres:16") or of the same name ("gunicorn runs with `--workers 3`" /
+    "raised gunicorn to `--workers 5`"), where neither side's subject holds a word
+    the other text lacks ("staging api ... 8080" / "prod api now ... 9090")."""
+    if _moved_from(old, new):
+        return True
+    announced, retires = bool(_ANNOUNCES.search(new)), bool(_RETIRES.search(new))
+    if not (announced or retires):
+        return False
+    before, after = _named_values(old), _named_values(new)
+    old_words, new_words = _words_of(old), _words_of(new)
+    announcing = {_canonical(m.group(0).lower()) for m in _ANNOUNCES.finditer(new)}
+    for a in before:
+        for b in after:
+            if not a.names & b.names or a.value == b.value:
+                continue
+            if any(name.startswith("~") for name in a.names):
+                return True
+            if not announced or b.value in {x.value for x in before if x.names & a.names}:
+                continue
+            if (a.subject - new_words) and (b.subject - announcing - old_words):
+                continue  # two subjects, each with its own value
+            return True
+    return False
+
+
+def _proper_terms(text: str) -> set[str]:
+    """The names a text gives: code spans' and identifier-like words ("`/healthz`",
+    "orders-v1", "moment.js") and capitalised words inside a sentence ("Mailgun")."""
+    found: set[str] = set()
+    for clause in _CLAUSE_END.split(text):
+        for position, raw in enumerate(clause.split()):
+            word = raw.strip(_STRIP)
+            if len(word) < _NAME_LETTERS or word.lower() in vocab.COMPARISON_STOP_WORDS:
+                continue
+            coded = raw.startswith("`") or any(ch in word for ch in "./_-:@") \
+                or any(ch.isdigit() for ch in word)
+            proper = position > 0 and word[0].isupper() and word[1:].islower()
+            if coded or proper:
+                found.add(word.lower())
+    return found
+
+
+def _retired(old: str, new: str) -> bool:
+    """The later text retires a name the older one gives ("we dropped Mailgun",
+    "`/healthz` is deprecated"), the name within a few words of what retires it;
+    an older text that retires something itself is a rule, not a value, and is
+    not read this way."""
+    if _RETIRES.search(old):
+        return False
+    names = _proper_terms(old)
+    for clause in _CLAUSE_END.split(new):
+        words = [w.strip(_STRIP).lower() for w in clause.split()]
+        for cue in _RETIRES.finditer(clause):
+            at = len(clause[:cue.start()].split())
+            near = words[max(0, at - _RETIRE_REACH):at + _RETIRE_REACH + 1]
+            if names & set(near):
+                return True
     return False
 
 
@@ -698,16 +840,26 @@ def _code_names(text: str) -> set[str]:
 
 
 def relate(old: str, new: str, profiles: Profiles | None = None) -> Verdict:
-    """How ``new`` relates to ``old`` (see :data:`Relation`)."""
+    """How ``new`` relates to ``old`` (see :data:`Relation`).
+
+    Beyond what the wording shows, a later text that gives something of the older
+    one a new value (:func:`_value_changed`) is its new value, even where the two
+    read alike ("same"); one that retires a term of the older one
+    (:func:`_retired`) is too, unless the two say the same thing.
+    """
     comparison = compare(old, new, profiles)
-    return Verdict(_relation(old, new, comparison, profiles), comparison)
+    if _moved_from(old, new):
+        return Verdict("new-value", comparison)
+    relation = _relation(old, new, comparison, profiles)
+    if relation in ("same", "more", "different") and (
+            _value_changed(old, new) or (relation != "same" and _retired(old, new))):
+        relation = "new-value"
+    return Verdict(relation, comparison)
 
 
 def _relation(old: str, new: str, comparison: Comparison,  # noqa: PLR0911 - one per case
               profiles: Profiles | None) -> Relation:
     veto = comparison.veto_kind
-    if _moved_from(old, new):
-        return "new-value"
     if comparison.duplicate:
         if _values_differ(old, new):
             return "new-value"
