@@ -590,6 +590,9 @@ _RETIRES: Final = re.compile(
     r"instead of|anymore)\b", re.IGNORECASE)
 #: What is stripped from a word's ends before it is read.
 _STRIP: Final = ".,;:()[]{}'\"`*"
+#: Where a sentence of a memory ends, and the shortest one compared on its own.
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])|\n+")
+_PART_MIN_CHARS: Final = 24
 #: How many words from what retires it a retired name may be ("`orders-v1` is retired").
 _RETIRE_REACH: Final = 3
 #: Where a clause ends: a value is named by the words of its own clause only
@@ -854,7 +857,22 @@ def relate(old: str, new: str, profiles: Profiles | None = None) -> Verdict:
     if relation in ("same", "more", "different") and (
             _value_changed(old, new) or (relation != "same" and _retired(old, new))):
         relation = "new-value"
+    if relation == "different" and _restates_a_part(old, new, profiles):
+        relation = "same"
     return Verdict(relation, comparison)
+
+
+def _restates_a_part(old: str, new: str, profiles: Profiles | None) -> bool:
+    """The later text restates one sentence of an older memory of several (a problem
+    and its fix, a rule and its reason): the memory holds that fact already, and
+    keeps its fuller text."""
+    parts = [part for part in _SENTENCE_END.split(old) if len(part) >= _PART_MIN_CHARS]
+    if len(parts) < 2:  # one sentence is the whole, compared already
+        return False
+    for part in parts:
+        if _relation(part, new, compare(part, new, profiles), profiles) in ("same", "more"):
+            return True
+    return False
 
 
 def _relation(old: str, new: str, comparison: Comparison,  # noqa: PLR0911 - one per case

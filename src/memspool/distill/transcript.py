@@ -8,7 +8,8 @@ message judged as a whole and each claim in it by the claim model
   end, marked with "...", past SUMMARY_CHARS);
 - a claim that opens by pointing back ("It", "This", "So") takes the
   sentence before it along, when that sentence is not chatter; the next
-  claim of the paragraph joins it when that one points back in turn;
+  kept sentence joins it when it points back in turn or shares two terms of
+  its subject (a problem and its fix are one note);
 - a list item takes its list's introduction ("The endpoint conventions:")
   when the introduction is not chatter;
 - its key names the subject (:func:`~memspool.distill.keys.subject_key`).
@@ -42,6 +43,7 @@ from memspool.distill.claims import Claim, claims
 from memspool.distill.keys import subject_key, whole_summary
 from memspool.distill.messages import messages
 from memspool.distill.note import Note
+from memspool.distill.similarity import index_terms
 from memspool.distill.split import learnings_items
 
 __all__ = ["CONTEXT_SHARE", "notes_of", "transcript_notes"]
@@ -50,6 +52,10 @@ __all__ = ["CONTEXT_SHARE", "notes_of", "transcript_notes"]
 #: share of the claim threshold: "heads up for next time:" or "Found it." would
 #: bring chatter into the memory's text, which costs more than a missing subject.
 CONTEXT_SHARE: Final = 1.0
+#: Terms two neighbouring kept sentences share when they are about the same
+#: things, and how many of each sentence's terms are compared.
+_SHARED_SUBJECT_TERMS: Final = 2
+_SUBJECT_TERMS: Final = 12
 #: The words a sentence opens with when its subject is in the sentence before
 #: (closed-class words: pronouns, determiners and connectives).
 _POINTS_BACK: Final = re.compile(
@@ -100,6 +106,25 @@ def _points_back(claim: Claim) -> bool:
     return claim.kind == "sentence" and bool(_POINTS_BACK.match(claim.text))
 
 
+def _subject_terms(text: str) -> set[str]:
+    """The words a sentence is about: its content words' stems and the pieces of its
+    code ("`transaction.on_commit(...)`" gives transaction, on_commit)."""
+    return set(index_terms(text, limit=_SUBJECT_TERMS))
+
+
+def _goes_on(group: _Group, claim: Claim) -> bool:
+    """The next kept sentence goes on with the group's fact: it points back ("It
+    ...", "So ...") or is about the same things ("`helm upgrade` that dies midway
+    leaves ..." / "the way out is `helm rollback` ..., then upgrade again"): a
+    problem and its fix, a rule and how it is kept, are one memory."""
+    if claim.kind != "sentence" or group.claims[-1].kind != "sentence":
+        return False
+    if _points_back(claim):
+        return True
+    shared = _subject_terms(group.claims[-1].text) & _subject_terms(claim.text)
+    return len(shared) >= _SHARED_SUBJECT_TERMS
+
+
 def _groups(found: list[Claim], verdicts: list[Verdict], role: str,
             used: Model) -> Iterator[_Group]:
     floor = used.claim_keep[role] * CONTEXT_SHARE
@@ -111,8 +136,7 @@ def _groups(found: list[Claim], verdicts: list[Verdict], role: str,
                 yield group
                 group = None
             continue
-        if group is not None and _points_back(claim) and claim.kind == "sentence" \
-                and group.claims[-1].kind == "sentence":
+        if group is not None and _goes_on(group, claim):
             group.claims.append(claim)
             group.verdicts.append(verdict)
             continue
