@@ -770,14 +770,12 @@ def _words_of(text: str) -> set[str]:
 
 
 def _value_changed(old: str, new: str) -> bool:
-    """The later text gives a new value to something the older one gives a value:
-    said as a move ("from 10 to 50"), or announced ("raised", "now", "(was 100)")
-    of a token of the same shape ("postgres:14" / "bumped the image to
-    postgres:16") or of the same name ("gunicorn runs with `--workers 3`" /
-    "raised gunicorn to `--workers 5`"), where neither side's subject holds a word
-    the other text lacks ("staging api ... 8080" / "prod api now ... 9090")."""
-    if _moved_from(old, new):
-        return True
+    """The later text gives a new value to something the older one gives a value,
+    and says so ("raised", "now", "(was 100)", "retired"): to a token of the same
+    shape ("postgres:14" / "bumped the image to postgres:16") or to the same name
+    ("gunicorn runs with `--workers 3`" / "raised gunicorn to `--workers 5`"),
+    where neither side's subject holds a word the other text lacks ("staging api
+    ... 8080" / "prod api now ... 9090")."""
     announced, retires = bool(_ANNOUNCES.search(new)), bool(_RETIRES.search(new))
     if not (announced or retires):
         return False
@@ -845,10 +843,12 @@ def _code_names(text: str) -> set[str]:
 def relate(old: str, new: str, profiles: Profiles | None = None) -> Verdict:
     """How ``new`` relates to ``old`` (see :data:`Relation`).
 
-    Beyond what the wording shows, a later text that gives something of the older
-    one a new value (:func:`_value_changed`) is its new value, even where the two
-    read alike ("same"); one that retires a term of the older one
-    (:func:`_retired`) is too, unless the two say the same thing.
+    Beyond what the wording shows: a later text that says something moved away
+    from the older one's value (:func:`_moved_from`) or gives something of it a
+    new value (:func:`_value_changed`) is its new value, even where the two read
+    alike ("same"); one that retires a name of the older one (:func:`_retired`)
+    is too, unless the two say the same thing; and one that restates a sentence
+    of an older memory of several (:func:`_restates_a_part`) is the same fact.
     """
     comparison = compare(old, new, profiles)
     if _moved_from(old, new):

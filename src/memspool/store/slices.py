@@ -28,13 +28,6 @@ FORGOTTEN_MARK: Final = "[FORGOTTEN]"
 #: word that short is not the secret, and would blank out ordinary text.
 SCRUB_MIN_CHARS: Final = 8
 
-#: Columns shown by `memspool slices list`.
-LIST_COLUMNS: Final = (
-    "id", "session_id", "agent_id", "project", "event", "byte_start", "byte_end", "part",
-    "records_kept", "records_dropped", "records_unknown", "records_replayed", "raw_bytes",
-    "text_chars", "stored_bytes", "redactions", "created_at", "digested_at", "digest_note",
-)
-
 
 @dataclass(frozen=True)
 class SliceRow:
@@ -67,6 +60,10 @@ class SliceRow:
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+#: Columns shown by `memspool slices list`: the slice row's fields, in order.
+LIST_COLUMNS: Final = tuple(field.name for field in dataclasses.fields(SliceRow))
 
 
 @dataclass(frozen=True)
