@@ -159,9 +159,12 @@ def _canonical(word: str) -> str:
     return _SYNONYMS.get(stem, stem)
 
 
+_KEY_MARK: Final = re.compile(r"^-|[\d._]")
+
+
 def _is_key(token: str) -> bool:
     """Identifiers, numbers and flags: the tokens that make a note about one thing."""
-    return token.startswith("-") or any(ch.isdigit() or ch in "._" for ch in token)
+    return _KEY_MARK.search(token) is not None
 
 
 def _pieces(token: str) -> list[str]:
@@ -593,6 +596,11 @@ _STRIP: Final = ".,;:()[]{}'\"`*"
 #: Where a sentence of a memory ends, and the shortest one compared on its own.
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])|\n+")
 _PART_MIN_CHARS: Final = 24
+#: Terms a later text must share with the whole memory before its sentences are
+#: compared one by one.
+_PART_MIN_SHARED: Final = 3
+#: Texts whose values and names are kept parsed (the same note meets many candidates).
+_PARSED_TEXTS: Final = 1024
 #: How many words from what retires it a retired name may be ("`orders-v1` is retired").
 _RETIRE_REACH: Final = 3
 #: Where a clause ends: a value is named by the words of its own clause only
@@ -733,7 +741,8 @@ class _Named:
     subject: frozenset[str]
 
 
-def _named_values(text: str) -> list[_Named]:
+@lru_cache(maxsize=_PARSED_TEXTS)
+def _named_values(text: str) -> tuple[_Named, ...]:
     """The values ``text`` gives, each with its names: a token with a value in it
     by its shape ("postgres:14" is ``~postgres:#``), a number or version by the
     content words of its clause just before it and the word just after it ("the
@@ -762,11 +771,12 @@ def _named_values(text: str) -> list[_Named]:
             if after and after not in vocab.COMPARISON_STOP_WORDS and not _VALUE.match(after):
                 names.add(_canonical(after))
             found.append(_Named(word, frozenset(names), subject))
-    return found
+    return tuple(found)
 
 
-def _words_of(text: str) -> set[str]:
-    return {_canonical(w) for words in _clause_words(text) for w in words}
+@lru_cache(maxsize=_PARSED_TEXTS)
+def _words_of(text: str) -> frozenset[str]:
+    return frozenset(_canonical(w) for words in _clause_words(text) for w in words)
 
 
 def _value_changed(old: str, new: str) -> bool:
@@ -796,7 +806,8 @@ def _value_changed(old: str, new: str) -> bool:
     return False
 
 
-def _proper_terms(text: str) -> set[str]:
+@lru_cache(maxsize=_PARSED_TEXTS)
+def _proper_terms(text: str) -> frozenset[str]:
     """The names a text gives: code spans' and identifier-like words ("`/healthz`",
     "orders-v1", "moment.js") and capitalised words inside a sentence ("Mailgun")."""
     found: set[str] = set()
@@ -810,7 +821,7 @@ def _proper_terms(text: str) -> set[str]:
             proper = position > 0 and word[0].isupper() and word[1:].islower()
             if coded or proper:
                 found.add(word.lower())
-    return found
+    return frozenset(found)
 
 
 def _retired(old: str, new: str) -> bool:
@@ -857,7 +868,8 @@ def relate(old: str, new: str, profiles: Profiles | None = None) -> Verdict:
     if relation in ("same", "more", "different") and (
             _value_changed(old, new) or (relation != "same" and _retired(old, new))):
         relation = "new-value"
-    if relation == "different" and _restates_a_part(old, new, profiles):
+    if relation == "different" and comparison.shared >= _PART_MIN_SHARED \
+            and _restates_a_part(old, new, profiles):
         relation = "same"
     return Verdict(relation, comparison)
 
