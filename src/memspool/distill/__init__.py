@@ -17,6 +17,7 @@ become notes. The archivist reconciles notes with memory.
     similarity.py      how two texts relate (the same fact, a new value, ...) and index terms
     words.py           the word lists similarity.py reads (stop words, synonyms, antonyms, ...)
     llm.py             optional LLM distillation (Ollama, OpenAI-compatible), untrusted output
+    llm_http.py        its HTTP exchange under one deadline, loaded only when a model is called
 
 Its names load on first use (``memspool.base.lazy``): a module that needs
 only ``keys`` does not load the LLM client.
