@@ -312,3 +312,27 @@ def test_an_assignment_named_as_a_value_is_left_alone_on_every_pass() -> None:
     assert once == "token: API_KEY= [REDACTED:anthropic] " and counts == {"anthropic": 1}
     assert redact(once) == (once, {})
     assert redact("token: c2VjcmV0cGFzc3dvcmQxMjM=")[0] == "token: [REDACTED:generic]"
+
+
+@pytest.mark.parametrize("text", [
+    "password=hunter2secret, ok",
+    "password=hunter2secret)",
+    "API_KEY=Zx9kq2LmWq8, next",
+    "the login is DB_PASSWORD=s3cr3tP4ss, user=bob, so never paste it",
+    "token=a8f5f167f44f4964e6c998dee827110c, x",
+])
+def test_a_written_out_secret_before_a_comma_or_a_bracket_is_redacted(text: str) -> None:
+    out, counts = redact(text)
+    assert sum(counts.values()) == 1
+    assert "[REDACTED:" in out
+    assert not any(secret in out for secret in (
+        "hunter2secret", "Zx9kq2LmWq8", "s3cr3tP4ss", "a8f5f167f44f4964e6c998dee827110c"))
+
+
+@pytest.mark.parametrize("text", [
+    "connect(password=pw, user=u)",
+    "login(password=user_pw2, retries=3)",
+    "auth(token=self.token2, x=1)",
+])
+def test_a_keyword_argument_naming_a_variable_is_left_alone(text: str) -> None:
+    assert redact(text) == (text, {})

@@ -366,6 +366,11 @@ _CODE_OPS: Final = frozenset({"=", "==", ":=", "=>"})
 _CLOSED_ON_ITS_LINE: Final = re.compile(r"""\\{0,7}["'`](?![ \t]{0,8}:)""")
 
 
+#: A variable's name as code writes it: lower-case words joined by ``_``, digits
+#: only at its end (``user_pw2``), or dotted (``self.token``).
+_VARIABLE_NAME: Final = re.compile(r"[a-z_][a-z_]*(?:\.[a-z_][a-z_]*)*\d*")
+
+
 def _placed_as_assignment(match: re.Match[str]) -> bool:
     """The name, separator and value sit as an assignment does, not as code or prose."""
     text, op = match.string, match.group("op")
@@ -383,7 +388,14 @@ def _placed_as_assignment(match: re.Match[str]) -> bool:
     if bare:
         # A call, an index, a generic type, or a keyword argument.
         after = text[match.end() : match.end() + 1]
-        return after not in ("(", "[", "<", ".") and not (after in (",", ")") and op == "=")
+        if after in (",", ")") and op == "=":
+            # A keyword argument names a variable (``connect(password=pw, ...)``); a
+            # value with a digit in that place is written out, as in
+            # ``DB_PASSWORD=s3cr3tP4ss, user=bob``: the value's own checks decide. A
+            # variable's name may end in digits (``password=user_pw2``).
+            value = secret_of(match)
+            return _DIGIT.search(value) is not None and not _VARIABLE_NAME.fullmatch(value)
+        return after not in ("(", "[", "<", ".")
     return True
 
 
