@@ -135,6 +135,22 @@ def test_two_clones_of_one_repository_share_memory(tmp_path: Path, home: Path) -
     assert "counted twice" in _hook(RECALL_SCRIPT, home, second, prompt=PROMPT)
 
 
+def test_the_current_repositorys_name_is_that_repository_before_it_has_memory(
+        tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The README's `capture --project api` in a clone of acme/api, first thing:
+    # the memory is the repository's, not a project of its own named "api".
+    monkeypatch.chdir(repo(tmp_path / "work" / "api", "git@github.com:acme/api.git"))
+    run_cli("capture", "--project", "api", input=FACT)
+    run_cli("capture", input=b"Pitfall: requests has no default timeout; pass timeout=.")
+    listed = json.loads(run_cli("memories", "list", "--json").stdout)
+    assert {m["project"] for m in listed} == {"github.com/acme/api"}
+    assert len(listed) == 2
+    monkeypatch.chdir(tmp_path)  # elsewhere, an unknown name is a project of its own
+    run_cli("capture", "--project", "notes", input=FACT)
+    projects = {m["project"] for m in json.loads(run_cli("memories", "list", "--json").stdout)}
+    assert projects == {"github.com/acme/api", "notes"}
+
+
 @pytest.mark.slow  # real processes, several seconds (--durations)
 def test_project_accepts_an_unambiguous_name_and_names_the_ambiguous(
         tmp_path: Path, home: Path) -> None:

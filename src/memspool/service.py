@@ -177,10 +177,11 @@ class Service:
         """The identity of the project ``given`` names (a known identity, a readable name
         only one project has, or a folder), or of the current folder's project; a name
         several projects share is a :class:`~memspool.base.errors.PayloadError` listing them."""
+        here = identify(Path.cwd())
         if given is not None and given.strip():
             with self._reading() as conn:
-                return project_rows.resolve(conn, given)
-        return identify(Path.cwd())[0]
+                return project_rows.resolve(conn, given, here[:2])
+        return here[0]
 
     def _filter(self, given: str | None) -> str | None:
         return None if given is None or not given.strip() else self.project(given)
