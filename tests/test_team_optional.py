@@ -25,4 +25,4 @@ def test_team_commands_say_to_install_the_extra() -> None:
     proc = run_cli("team", "join", "postgresql://a@127.0.0.1/x", "--project",
                    "github.com/acme/api", hide=HIDDEN, check=False)
     assert proc.returncode == 1
-    assert "pip install 'memspool[team]'" in proc.stderr.decode()
+    assert "-m pip install '.[team]'" in proc.stderr.decode()  # as the README installs it

@@ -7,13 +7,17 @@ from pathlib import Path
 
 from memspool.cli._common import Subparsers, command, print_json
 
-DOC = """Simulate a Claude Code session on bundled sample transcripts and show what is captured.
+DOC = """Simulate Claude Code sessions on bundled samples and show what memspool makes of them.
 
 Installs the real hooks into a scratch settings.json under a new home (your
-own settings and home are not touched), writes a transcript in stages, fires
-the installed Stop, SubagentStop and PreCompact commands, lets the detached
-drainer ship the slices, then prints the slices and their byte counts.
-The temporary home is removed at the end; --home keeps one to look around in.
+own settings and home are not touched), writes a real planning transcript in
+stages and fires the installed Stop, SubagentStop, PreCompact and SessionEnd
+commands; the detached drainer ships the slices (printed with their byte
+counts). Then a made-up coding session with a few facts in its chatter goes
+through the same hooks, the queue is digested and maintained, and the demo
+prints the memories, the context block a new session would get, and one
+search. The temporary home is removed at the end; --home keeps one to look
+around in.
 
 Example:
     memspool demo

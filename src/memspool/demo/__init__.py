@@ -274,8 +274,11 @@ def _simulate(home: Path, out: Callable[[str], None]) -> dict[str, Any]:  # noqa
         out(f"    | {line}")
     out("")
     out(f"  memspool search {session['search']!r} --project {session['project']}:")
-    for hit in hits or [{"id": "-", "summary": "no memory matches"}]:
-        out(f"    #{hit['id']} {hit['summary']}")
+    if not hits:
+        out("    no memory matches")
+    for hit in hits:
+        # As `memspool search` prints a hit: how well it answers, 0-100%.
+        out(f"    #{hit['id']:<3} {round(100 * hit['score']):>3d}%  {hit['summary']}")
     return {"home": str(home), "slices": len(rows), "raw_bytes": raw_total, "covered": covered,
             "text_chars": text_chars, "stored_bytes": stored, "drained": drained,
             "memories": len(memories), "slices_without_memory": len(unused),

@@ -26,12 +26,10 @@ import importlib.metadata
 import importlib.util
 import json
 import os
-import shlex
-import sys
-import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from memspool.base import extras
 from memspool.base.errors import ConfigError
 from memspool.config import Config
 
@@ -53,30 +51,14 @@ SHIPPED_MODEL: Final = Path(__file__).resolve().parent / "model"
 #: The files that make a model; their bytes make its hash.
 MODEL_FILES: Final = ("config.json", "tokenizer.json", "model.safetensors")
 #: The README's words for adding the extra (memspool installs from a clone).
-INSTALL_HINT: Final = "pip install '.[semantic]'"
 #: Texts tokenized per call while embedding many.
 ENCODE_BATCH: Final = 1024
 
 
-def _installed_from() -> str | None:
-    """The folder memspool was installed from (pip records it, PEP 610), if it was one."""
-    try:
-        record = importlib.metadata.distribution("memspool").read_text("direct_url.json")
-        url = json.loads(record or "{}").get("url", "")
-    except (importlib.metadata.PackageNotFoundError, ValueError, AttributeError):
-        return None
-    if not isinstance(url, str) or not url.startswith("file://"):
-        return None
-    folder = Path(urllib.parse.unquote(urllib.parse.urlparse(url).path))
-    return str(folder) if (folder / "pyproject.toml").is_file() else None
-
-
 def install_hint() -> str:
-    """The command that adds the semantic extra to this install: the README's
-    ``pip install '.[semantic]'``, run with this interpreter in the clone it came from."""
-    pip = f"{shlex.quote(sys.executable)} -m {INSTALL_HINT}"
-    folder = _installed_from()
-    return f"cd {shlex.quote(folder)} && {pip}" if folder else f"{pip} in your memspool clone"
+    """The command that adds the semantic extra to this install (the README's
+    ``pip install '.[semantic]'``, run with this interpreter in its clone)."""
+    return extras.install_hint("semantic")
 
 
 class Encoder:

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 from memspool.base.errors import TeamError
+from memspool.base.extras import install_hint
 from memspool.team.schema import GROUP_ROLE, MIGRATE_LOCK, MIGRATIONS, SCHEMA, SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -39,8 +40,8 @@ def load() -> Any:
     try:
         import psycopg
     except ImportError:
-        raise TeamError("Team memory needs psycopg, which is not installed here. Install the "
-                        "extra: pip install 'memspool[team]'.") from None
+        raise TeamError(f"Team memory needs psycopg, which is not installed here. Install "
+                        f"the extra: {install_hint('team')}.") from None
     return psycopg
 
 
