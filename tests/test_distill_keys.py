@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -76,3 +77,22 @@ def test_normalized_text_and_hash_ignore_case_and_spacing() -> None:
 def test_title_is_the_first_characters_on_one_line() -> None:
     item = "bcrypt cost=12 is the right balance for our server performance"
     assert title(item, 50) == "bcrypt cost=12 is the right balance for our server"
+
+
+@pytest.mark.parametrize(("text", "summary"), [
+    # A type's label as heading says no fact: the summary is the text under it.
+    ("## Root cause\nThe refund webhook inserted rows twice when Stripe retried.",
+     "The refund webhook inserted rows twice when Stripe retried."),
+    ("# Notes\nStaging resets every Sunday at 02:00 UTC.",
+     "Staging resets every Sunday at 02:00 UTC."),
+    ("### Gotchas:\n- `pnpm install` rewrites the lockfile on CI.",
+     "`pnpm install` rewrites the lockfile on CI."),
+    # A heading that names a subject, or says something, is the summary.
+    ("# Deploy freeze\nNo deploys on Fridays after 15:00.", "Deploy freeze"),
+    ("## Decision: SQLite over Postgres\nOne file, no server.",
+     "Decision: SQLite over Postgres"),
+    # A label alone is all there is.
+    ("## Root cause", "Root cause"),
+])
+def test_a_heading_that_only_labels_a_type_is_not_the_summary(text: str, summary: str) -> None:
+    assert summary_line(text) == summary

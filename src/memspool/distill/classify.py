@@ -19,7 +19,7 @@ from typing import Final
 
 from memspool.base.kinds import NOTE_TYPES, NoteType
 
-__all__ = ["NOTE_TYPES", "PASSIVE", "TAKEAWAY", "classify", "coerce_type"]
+__all__ = ["NOTE_TYPES", "PASSIVE", "TAKEAWAY", "classify", "coerce_type", "is_type_label"]
 
 TAKEAWAY: Final[NoteType] = "takeaway"
 PASSIVE: Final[NoteType] = "passive"
@@ -132,6 +132,14 @@ _LABELS: Final[dict[str, NoteType]] = {
     "note": TAKEAWAY,
 }
 _LABEL: Final = re.compile(r"^[\s#>*_-]*([a-z][a-z -]{1,20}?)\s*:", re.IGNORECASE)
+
+
+def is_type_label(text: str) -> bool:
+    """``text`` is only a label of a type ("Root cause", "Gotchas", "Notes"): it names
+    what follows, and says no fact of its own."""
+    words = re.sub(r"[^a-z -]", "", text.lower()).strip(" -")
+    return words in _LABELS or (words.endswith("s") and words[:-1] in _LABELS) \
+        or words in NOTE_TYPES
 
 
 def classify(text: str) -> NoteType:

@@ -20,6 +20,8 @@ import re
 import unicodedata
 from typing import Final
 
+from memspool.distill.classify import is_type_label
+
 __all__ = [
     "KEY_CHARS",
     "SUMMARY_CHARS",
@@ -51,6 +53,8 @@ FALLBACK_HASH_CHARS: Final = 12
 
 _MARKUP_PREFIX: Final = re.compile(r"^\s*(?:#{1,6}\s+|>\s*|(?:[-*+\u2022]|\d{1,3}[.)])\s+)+")
 _EMPHASIS: Final = re.compile(r"\*\*|__")
+#: A markdown (ATX) heading line.
+_HEADING: Final = re.compile(r"^ {0,3}#{1,6}(?:\s|$)")
 _NOT_SLUG: Final = re.compile(r"[^a-z0-9]+")
 
 
@@ -77,12 +81,17 @@ def _clip(text: str, limit: int) -> str:
 
 
 def summary_line(text: str) -> str:
-    """The first non-empty line without markdown markup, whole (:func:`whole_summary`)."""
-    for line in text.splitlines():
-        cleaned = _clean_line(line)
-        if cleaned:
-            return whole_summary(cleaned)
-    return ""
+    """The first non-empty line without markdown markup, whole (:func:`whole_summary`).
+
+    A heading that is only a type's label ("## Root cause", "# Notes") says no
+    fact: when text follows it, the summary is the first line of that text (the
+    heading stays in the body, and still tells the note's type). Any other
+    heading names the section's subject ("# Deploy freeze") and is the summary.
+    """
+    lines = [line for line in text.splitlines() if _clean_line(line)]
+    if len(lines) > 1 and _HEADING.match(lines[0]) and is_type_label(_clean_line(lines[0])):
+        lines = lines[1:]
+    return whole_summary(_clean_line(lines[0])) if lines else ""
 
 
 _FENCED: Final = re.compile(r"```[^\n]*\n(?P<code>.*?)(?:\n```|\Z)", re.DOTALL)
