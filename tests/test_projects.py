@@ -132,7 +132,9 @@ def test_two_clones_of_one_repository_share_memory(tmp_path: Path, home: Path) -
     second = repo(tmp_path / "desktop" / "acme-api", "git@github.com:Acme/API")
     run_cli("capture", "--project", str(first), input=FACT)
     assert "counted twice" in _hook(CONTEXT_SCRIPT, home, second)
-    assert "counted twice" in _hook(RECALL_SCRIPT, home, second, prompt=PROMPT)
+    recalled = _hook(RECALL_SCRIPT, home, second, prompt=PROMPT)
+    assert "counted twice" in recalled
+    assert "of the project api;" in recalled  # its readable name, as the context block says
 
 
 def test_the_current_repositorys_name_is_that_repository_before_it_has_memory(
@@ -145,6 +147,8 @@ def test_the_current_repositorys_name_is_that_repository_before_it_has_memory(
     listed = json.loads(run_cli("memories", "list", "--json").stdout)
     assert {m["project"] for m in listed} == {"github.com/acme/api"}
     assert len(listed) == 2
+    said = run_cli("memories", "forget", str(listed[0]["id"]), "--purge-source").stdout.decode()
+    assert said.startswith(f"forgot #{listed[0]['id']} (api: ")  # its readable name
     monkeypatch.chdir(tmp_path)  # elsewhere, an unknown name is a project of its own
     run_cli("capture", "--project", "notes", input=FACT)
     projects = {m["project"] for m in json.loads(run_cli("memories", "list", "--json").stdout)}

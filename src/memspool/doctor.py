@@ -304,7 +304,8 @@ def check_systemd(config: Config, now: float) -> Report:
     folder = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "systemd/user"
     names = (install.UNIT_NAME, install.MAINTAIN_UNIT, install.MAINTAIN_TIMER)
     present = [name for name in names if (folder / name).is_file()]
-    fix = "run `memspool install --systemd`, then `systemctl --user daemon-reload`"
+    fix = ("run `memspool install --systemd`, then `systemctl --user daemon-reload && "
+           "systemctl --user enable --now memspool-drainer memspool-maintain.timer`")
     if not present:
         yield ("note", f"No memspool units in {folder} (optional: a drainer that stays up, "
                f"hourly maintenance).", fix)

@@ -20,6 +20,7 @@ from memspool.cli._common import (
     print_json,
 )
 from memspool.distill import LlmOptions
+from memspool.distill.keys import whole_summary
 
 MEMORIES_DOC = """List, show, forget, export and import memories.
 
@@ -98,14 +99,22 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
+#: How much of a forgotten memory's summary the confirmation repeats.
+FORGOT_SUMMARY_CHARS = 120
+
+
 def _forget(args: argparse.Namespace) -> int:
     with open_service(args.home) as service:
         result = service.forget(args.id, purge_source=args.purge_source)
+        name = service.project_names([result.project]).get(result.project, result.project)
     if args.json:
         print_json(result.as_dict())
         return 0
-    print(f"forgot #{result.forgotten} ({for_terminal(result.project, one_line=True)}: "
-          f"{for_terminal(result.summary[:80], one_line=True)})")
+    # The project by its readable name, the summary whole or cut at a sentence end,
+    # as every other listing shows them.
+    summary = whole_summary(result.summary, FORGOT_SUMMARY_CHARS)
+    print(f"forgot #{result.forgotten} ({for_terminal(name, one_line=True)}: "
+          f"{for_terminal(summary, one_line=True)})")
     if args.purge_source:
         print(f"scrubbed its text from {result.slices_scrubbed} slice(s) it came from")
     if not result.wal_cleared:

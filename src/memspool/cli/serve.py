@@ -32,6 +32,9 @@ timeline, and corrections (edit, pin, forget). --open prints a one-time
 sign-in link and opens it in a browser where there is one; `memspool open`
 does the same for a server already running. docs/web.md says more.
 
+The token's file is in the memspool home (MEMSPOOL_HOME, else the default
+folder `memspool status` names); the example reads the default one.
+
 Example:
     memspool serve --open
     curl -H "Authorization: Bearer $(cat ~/.local/share/memspool/{TOKEN_NAME})" \\
