@@ -346,8 +346,7 @@ class Service:
         with self._reading() as conn:
             found = memory_rows.get(conn, memory_id)
             if found is None:
-                raise NotFound(f"No memory with id {memory_id}; `memspool memories list` "
-                               f"shows the ids.")
+                raise _missing(memory_id)
             note_recalled(self.config.home, [memory_id])
             return MemoryView(
                 memory=found,
@@ -391,9 +390,7 @@ class Service:
         with transaction(conn):
             found = memory_rows.get(conn, memory_id)
             if found is None:
-                raise NotFound(f"No memory with id {memory_id}; it was forgotten, or never "
-                               f"existed (ids are never reused). `memspool memories list` "
-                               f"shows the ids.")
+                raise _missing(memory_id)
             texts = [found.summary, found.body, *(
                 text for entry in memory_rows.history(conn, memory_id)
                 for text in (entry.summary, entry.body))]
@@ -686,8 +683,7 @@ class Service:
         with self._reading() as conn:
             found = memory_rows.get(conn, memory_id)
             if found is None:
-                raise NotFound(f"No memory with id {memory_id}; it may have been forgotten "
-                               f"or merged into another.")
+                raise _missing(memory_id)
             successor = (memory_rows.get(conn, found.superseded_by)
                          if found.superseded_by is not None else None)
             noted = recalled(self.config.home).get(memory_id)
@@ -713,8 +709,7 @@ class Service:
         with transaction(conn):
             found = memory_rows.get(conn, memory_id)
             if found is None:
-                raise NotFound(f"No memory with id {memory_id}; it may have been forgotten "
-                               f"or merged into another.")
+                raise _missing(memory_id)
             changed = (kind, summary, body) != (found.type, found.summary, found.body)
             if changed:
                 memory_rows.replace_text(conn, found, type=kind, summary=summary, body=body,
@@ -731,8 +726,7 @@ class Service:
         with transaction(conn):
             found = memory_rows.get(conn, memory_id)
             if found is None:
-                raise NotFound(f"No memory with id {memory_id}; it may have been forgotten "
-                               f"or merged into another.")
+                raise _missing(memory_id)
             browse.set_pinned(conn, found, on)
         self._render()
         return Pinned(id=memory_id, pinned=on)
@@ -765,6 +759,13 @@ class Service:
             captured = browse.slice_sessions(conn, project, since, before)
         return Timeline(project=project, days=_by_day(saves, captured),
                         next_before=since if full else None)
+
+
+def _missing(memory_id: int) -> NotFound:
+    """The one way every operation says an id names no memory."""
+    return NotFound(f"No memory with id {memory_id}: it was forgotten, merged into another, "
+                    f"or never existed (ids are never reused). `memspool memories list` "
+                    f"shows the ids.")
 
 
 def _by_day(saves: list[dict[str, Any]],
