@@ -177,11 +177,10 @@ class Service:
         """The identity of the project ``given`` names (a known identity, a readable name
         only one project has, or a folder), or of the current folder's project; a name
         several projects share is a :class:`~memspool.base.errors.PayloadError` listing them."""
-        here = identify(Path.cwd())
         if given is not None and given.strip():
             with self._reading() as conn:
-                return project_rows.resolve(conn, given, here[:2])
-        return here[0]
+                return project_rows.resolve(conn, given, Path.cwd())
+        return identify(Path.cwd())[0]
 
     def _filter(self, given: str | None) -> str | None:
         return None if given is None or not given.strip() else self.project(given)
@@ -214,10 +213,11 @@ class Service:
         ``options``: dry run, note cap, passive, LLM (the similarity cache is the
         Service's own)."""
         origin = archivist.manual_origin(self._writing_to(_named(project)), _named(session),
-                               _named(source))
-        options = dataclasses.replace(options or archivist.CaptureOptions(), profiles=self.profiles)
+                                         _named(source))
+        options = dataclasses.replace(options or archivist.CaptureOptions(),
+                                      profiles=self.profiles)
         report = archivist.capture(text, config=self.config, conn=self.conn, origin=origin,
-                         options=options)
+                                   options=options)
         self._render()
         return report
 
@@ -266,8 +266,8 @@ class Service:
         note = Note(type=kind, summary=summary, body=body, key_text=key or "")
         report = archivist.CaptureReport(dry_run=False)
         origin = archivist.manual_origin(project, _named(session), _named(source) or "save")
-        archivist.save_notes([note], config=self.config, conn=conn, origin=origin, report=report,
-                   profiles=self.profiles)
+        archivist.save_notes([note], config=self.config, conn=conn, origin=origin,
+                             report=report, profiles=self.profiles)
         self._render()
         outcome = report.notes[0]
         return Saved(id=outcome.id, key=outcome.key, action=outcome.action)
@@ -344,9 +344,7 @@ class Service:
         """One memory with its history and provenance; :class:`~memspool.base.errors.NotFound`
         if there is none with that id."""
         with self._reading() as conn:
-            found = memory_rows.get(conn, memory_id)
-            if found is None:
-                raise _missing(memory_id)
+            found = _existing(conn, memory_id)
             note_recalled(self.config.home, [memory_id])
             return MemoryView(
                 memory=found,
@@ -388,9 +386,7 @@ class Service:
         """
         conn = self.conn
         with transaction(conn):
-            found = memory_rows.get(conn, memory_id)
-            if found is None:
-                raise _missing(memory_id)
+            found = _existing(conn, memory_id)
             texts = [found.summary, found.body, *(
                 text for entry in memory_rows.history(conn, memory_id)
                 for text in (entry.summary, entry.body))]
@@ -409,7 +405,7 @@ class Service:
                llm: LlmOptions | None = None) -> DigestReport:
         """The minor pass: queued slices become memory."""
         report = archivist.digest(self.conn, self.config, budget_secs=budget_secs, llm=llm,
-                        profiles=self.profiles)
+                                  profiles=self.profiles)
         self._render()
         return report
 
@@ -681,9 +677,7 @@ class Service:
         (noted recalls not yet applied by `maintain` included), the memory that
         superseded it and those it superseded."""
         with self._reading() as conn:
-            found = memory_rows.get(conn, memory_id)
-            if found is None:
-                raise _missing(memory_id)
+            found = _existing(conn, memory_id)
             successor = (memory_rows.get(conn, found.superseded_by)
                          if found.superseded_by is not None else None)
             noted = recalled(self.config.home).get(memory_id)
@@ -707,9 +701,7 @@ class Service:
         summary, body = redact(summary)[0][:SUMMARY_CHARS], redact(body)[0]
         conn = self.conn
         with transaction(conn):
-            found = memory_rows.get(conn, memory_id)
-            if found is None:
-                raise _missing(memory_id)
+            found = _existing(conn, memory_id)
             changed = (kind, summary, body) != (found.type, found.summary, found.body)
             if changed:
                 memory_rows.replace_text(conn, found, type=kind, summary=summary, body=body,
@@ -724,9 +716,7 @@ class Service:
         canonical), or unpin it."""
         conn = self.conn
         with transaction(conn):
-            found = memory_rows.get(conn, memory_id)
-            if found is None:
-                raise _missing(memory_id)
+            found = _existing(conn, memory_id)
             browse.set_pinned(conn, found, on)
         self._render()
         return Pinned(id=memory_id, pinned=on)
@@ -761,11 +751,14 @@ class Service:
                         next_before=since if full else None)
 
 
-def _missing(memory_id: int) -> NotFound:
-    """The one way every operation says an id names no memory."""
-    return NotFound(f"No memory with id {memory_id}: it was forgotten, merged into another, "
-                    f"or never existed (ids are never reused). `memspool memories list` "
-                    f"shows the ids.")
+def _existing(conn: sqlite3.Connection, memory_id: int) -> memory_rows.Memory:
+    """The memory ``memory_id`` names; every operation says the same when there is none."""
+    found = memory_rows.get(conn, memory_id)
+    if found is None:
+        raise NotFound(f"No memory with id {memory_id}: it was forgotten, merged into "
+                       f"another, or never existed (ids are never reused). `memspool "
+                       f"memories list` shows the ids.")
+    return found
 
 
 def _by_day(saves: list[dict[str, Any]],

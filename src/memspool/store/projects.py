@@ -74,14 +74,12 @@ def names(conn: sqlite3.Connection, identities: list[str] | set[str]) -> dict[st
     return found
 
 
-def resolve(conn: sqlite3.Connection, text: str,
-            here: tuple[str, str] | None = None) -> str:
+def resolve(conn: sqlite3.Connection, text: str, cwd: Path | None = None) -> str:
     """The identity ``--project TEXT`` means.
 
     An identity the store knows is taken as is; else a readable name that
     one project has; else an existing folder's path, identified; else, when
-    ``here`` (the current folder's identity and readable name) is named
-    ``TEXT``, that project: `--project api` in a clone of
+    the project of ``cwd`` (the current folder) is named ``TEXT``, that project: `--project api` in a clone of
     ``github.com/acme/api`` is that repository even before it has a memory.
     A name several projects share is refused with their identities. Anything
     else is a new project named ``TEXT``.
@@ -105,8 +103,11 @@ def resolve(conn: sqlite3.Connection, text: str,
     folder = Path(text).expanduser()
     if os.sep in text and folder.is_dir():
         return identify(str(folder.absolute()))[0]
-    if here is not None and here[1] == text:
-        return here[0]
+    if cwd is not None:
+        # Identified only here, where nothing else matched: it reads .git/config.
+        here, name = identify(str(cwd))[:2]
+        if name == text:
+            return here
     return text
 
 
