@@ -79,8 +79,9 @@ def resolve(conn: sqlite3.Connection, text: str, cwd: Path | None = None) -> str
 
     An identity the store knows is taken as is; else a readable name that
     one project has; else an existing folder's path, identified; else, when
-    the project of ``cwd`` (the current folder) is named ``TEXT``, that project: `--project api` in a clone of
-    ``github.com/acme/api`` is that repository even before it has a memory.
+    the project of ``cwd`` (the current folder) is named ``TEXT``, that
+    project: `--project api` in a clone of ``github.com/acme/api`` is that
+    repository even before it has a memory.
     A name several projects share is refused with their identities. Anything
     else is a new project named ``TEXT``.
     """
