@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Final
 
 from memspool.distill.claim_model import (
@@ -56,6 +57,7 @@ CONTEXT_SHARE: Final = 1.0
 #: things, and how many of each sentence's terms are compared.
 _SHARED_SUBJECT_TERMS: Final = 2
 _SUBJECT_TERMS: Final = 12
+_SUBJECT_CACHE: Final = 256
 #: The words a sentence opens with when its subject is in the sentence before
 #: (closed-class words: pronouns, determiners and connectives).
 _POINTS_BACK: Final = re.compile(
@@ -106,10 +108,12 @@ def _points_back(claim: Claim) -> bool:
     return claim.kind == "sentence" and bool(_POINTS_BACK.match(claim.text))
 
 
-def _subject_terms(text: str) -> set[str]:
+@lru_cache(maxsize=_SUBJECT_CACHE)
+def _subject_terms(text: str) -> frozenset[str]:
     """The words a sentence is about: its content words' stems and the pieces of its
-    code ("`transaction.on_commit(...)`" gives transaction, on_commit)."""
-    return set(index_terms(text, limit=_SUBJECT_TERMS))
+    code ("`transaction.on_commit(...)`" gives transaction, on_commit). Kept: each
+    kept sentence is compared with the one before it and then with the one after."""
+    return frozenset(index_terms(text, limit=_SUBJECT_TERMS))
 
 
 def _goes_on(group: _Group, claim: Claim) -> bool:
