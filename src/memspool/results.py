@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Final
 
+from memspool.base.answers import ok_fields
 from memspool.recall.search import Hit
 from memspool.store.memories import HistoryEntry, Memory, Provenance
 from memspool.store.slices import SliceRow
@@ -151,7 +152,7 @@ class Saved:
     action: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {"ok": True, **dataclasses.asdict(self)}
+        return ok_fields(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -167,7 +168,7 @@ class Forgotten:
     slices_scrubbed: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        found = {"ok": True, **dataclasses.asdict(self)}
+        found = ok_fields(self)
         if self.slices_scrubbed is None:
             del found["slices_scrubbed"]
         return found
@@ -348,7 +349,7 @@ class Edited:
     changed: bool
 
     def as_dict(self) -> dict[str, Any]:
-        return {"ok": True, **dataclasses.asdict(self)}
+        return ok_fields(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -359,7 +360,7 @@ class Pinned:
     pinned: bool
 
     def as_dict(self) -> dict[str, Any]:
-        return {"ok": True, **dataclasses.asdict(self)}
+        return ok_fields(self)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,6 +12,7 @@ import time
 from sqlite3 import Connection
 from typing import Any
 
+from memspool.base.answers import ok_fields
 from memspool.base.errors import TeamError
 from memspool.base.project import readable_name
 from memspool.config import Config
@@ -24,10 +25,6 @@ __all__ = [
 ]
 
 
-def _ok(answer: Any) -> dict[str, Any]:
-    return {"ok": True, **dataclasses.asdict(answer)}
-
-
 @dataclasses.dataclass(frozen=True)
 class Initialised:
     """The team schema on a server: its version before and after, and who made it."""
@@ -38,7 +35,7 @@ class Initialised:
     schema: int
 
     def as_dict(self) -> dict[str, Any]:
-        return _ok(self)
+        return ok_fields(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,7 +49,7 @@ class Joined:
     memories_to_push: int
 
     def as_dict(self) -> dict[str, Any]:
-        return _ok(self)
+        return ok_fields(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,7 +59,7 @@ class Left:
     unsent_changes_dropped: int
 
     def as_dict(self) -> dict[str, Any]:
-        return _ok(self)
+        return ok_fields(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,7 +82,7 @@ class Granted:
     admin: bool
 
     def as_dict(self) -> dict[str, Any]:
-        return _ok(self)
+        return ok_fields(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,7 +94,7 @@ class Revoked:
     revoked: bool
 
     def as_dict(self) -> dict[str, Any]:
-        return _ok(self)
+        return ok_fields(self)
 
 
 def init(url: str) -> Initialised:
