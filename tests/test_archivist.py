@@ -139,6 +139,29 @@ def test_a_subagents_prompt_is_its_parents_task_never_a_users_rule(
     assert rows.list_memories(conn, "web") == []
 
 
+def test_a_rule_applied_in_a_later_session_corroborates_it_in_other_words(
+        config: Config, conn: Any) -> None:
+    _queue_slice(conn, config, (
+        "[user] ok. never run migrations by hand against production, they only go through "
+        "the release pipeline with `make release-migrate`"), session="monday")
+    _queue_slice(conn, config, (
+        "[assistant] The orders index is written.\n\n"
+        "[assistant] Since you don't want migrations run by hand against production, the "
+        "new index ships in `migrations/0042_orders_idx.sql` and `make release-migrate` "
+        "applies it during the release."), session="thursday")
+    _queue_slice(conn, config, (
+        "[assistant] Per your rule, the export job reads from the replica: "
+        "`REPORTS_DSN` points at `db-replica-2`, never at the primary."), session="friday")
+    digest(conn, config)
+    found = rows.list_memories(conn, "api")
+    (rule,) = [m for m in found if "release-migrate" in m.body]
+    assert rows.sessions_of(conn, rule.id) == {"monday", "thursday"}
+    assert rule.summary.startswith("Never run migrations by hand")  # the rule's own words
+    assert "0042_orders_idx.sql" in rule.body  # and how it was applied, found by search
+    # Pointing back at a rule is no licence to fold in a fact the memory does not hold.
+    assert [m for m in found if "REPORTS_DSN" in m.body and m.id != rule.id]
+
+
 def _memory(conn: Any, config: Config, text: str, *, session: str, at: float) -> int:
     report = capture_with(text, config=config, conn=conn, project="api", session=session, now=at)
     note_id = report.notes[0].id

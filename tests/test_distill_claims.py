@@ -107,3 +107,20 @@ def test_a_restated_rule_reads_as_the_rule_not_as_a_reply() -> None:
         "`packages/ui` barrel.")
     assert [n.summary[:32] for n in notes] == ["It uses named exports only: `exp"]
     assert not any("your rule" in n.body.lower() for n in notes)
+    assert [n.restates for n in notes] == ["rule"]
+
+
+def test_a_note_says_when_it_points_back_at_something_said_before() -> None:
+    applied = transcript_notes(
+        "[assistant] Since you don't want migrations run by hand against production, the "
+        "new index ships in `migrations/0042_orders_idx.sql` and `make release-migrate` "
+        "applies it during the release.")
+    reminded = transcript_notes(
+        "[user] remember the importer used to choke on CRLF line endings because "
+        "`csv.reader` was opened without newline=''. check the new parser handles it")
+    plain = transcript_notes(
+        "[assistant] The importer opens files with `newline=''` now, because `csv.reader` "
+        "choked on CRLF line endings without it; that is the rule for every CSV reader here.")
+    assert [n.restates for n in applied] == ["rule"]
+    assert [n.restates for n in reminded] == ["reminder"]
+    assert [n.restates for n in plain] == [None]

@@ -14,6 +14,7 @@ from memspool.distill.similarity import (
     index_terms,
     is_near_duplicate,
     relate,
+    restates,
     trigram_jaccard,
 )
 
@@ -327,3 +328,39 @@ def test_a_value_given_anew_is_the_older_memorys_new_value(old: str, new: str) -
 def test_values_of_other_subjects_and_restated_retirements_stay_apart(old: str,
                                                                        new: str) -> None:
     assert not relate(old, new).replaces
+
+
+@pytest.mark.parametrize(("old", "new", "reminder"), [
+    ("I prefer named exports only, no default exports anywhere.",
+     "it uses named exports only: `export function ListingCard` plus `export type "
+     "ListingCardProps`, re-exported from the `packages/ui` barrel.", False),
+    ("never run migrations by hand against production, they only go through the release "
+     "pipeline", "Since you don't want migrations run by hand against production, the new "
+     "index ships in `migrations/0042_orders_idx.sql`.", False),
+    ("Rust ignores `SIGPIPE`, so when the reader (`head`, `less`) closes the pipe early, "
+     "the next write returns an `io::Error` of kind `BrokenPipe` instead of the process "
+     "dying quietly like C tools do.",
+     "piping into head used to blow up with broken pipe because rust ignores SIGPIPE.", True),
+])
+def test_a_text_that_says_it_restates_is_the_fact_in_fewer_shared_words(
+        old: str, new: str, reminder: bool) -> None:
+    assert relate(old, new).relation == "different"  # too few words alike on their own
+    verdict = restates(old, new, reminder=reminder)
+    assert verdict is not None and verdict.relation == "same"
+
+
+@pytest.mark.parametrize(("old", "new", "reminder"), [
+    # A new value is never a restatement, pointing back or not.
+    ("The export job runs with `--workers 2` on the reporting replica.",
+     "As you asked, the export job runs with `--workers 4` on the reporting replica.", False),
+    # Two words alike, most of each text its own: another fact.
+    ("Never run migrations by hand against production.",
+     "Per your rule, the export job reads from the replica, never from production: "
+     "`REPORTS_DSN` points at `db-replica-2`.", False),
+    # A reminder is held to more than a rule applied: it can be news.
+    ("The staging deploy runs `make release` from the CI runner.",
+     "the staging deploy needs `AWS_PROFILE=staging` exported first", True),
+])
+def test_pointing_back_does_not_fold_in_another_fact(old: str, new: str,
+                                                    reminder: bool) -> None:
+    assert restates(old, new, reminder=reminder) is None

@@ -22,6 +22,10 @@ order, up to the cap:
      "pool 2"). A merge never keeps an older value: a text whose values
      differ is never merged;
    - another fact under the same key: the note takes a key of its own;
+   - none of these, but the note says it restates something said before
+     (the assistant's "per your rule", "since you don't want ...", a person's
+     "remember ..."): merged into the candidate it restates most closely, at
+     a lower bar, the memory's text gaining the restatement's;
 
 5. else ``created`` as provisional memory (layer buffer).
 
@@ -50,6 +54,7 @@ from memspool.distill.similarity import (
     index_terms,
     lookup_terms,
     relate,
+    restates,
 )
 from memspool.store import diagnose
 from memspool.store import memories as memory_rows
@@ -73,6 +78,8 @@ CANDIDATES_PER_NOTE: Final = 8
 #: Candidates must share this many terms with the note; one fewer than the
 #: comparison's own floor, since compounds ("file systems") join only when compared.
 CANDIDATE_MIN_SHARED: Final = MIN_SHARED_TERMS - 1
+#: A memory's text grows by the restatements merged into it up to this length.
+RESTATED_BODY_CHARS: Final = 1_500
 DEFAULT_SOURCE: Final = "manual"
 RULE_BASED: Final = "rule_based"
 LLM: Final = "llm"
@@ -328,7 +335,40 @@ def _among_candidates(ctx: _Context, note: Note, key: str) -> NoteOutcome:
             # Another subject's memory is replaced only from another session: within
             # one, texts alike but for a number ("pool 1", "pool 2") are siblings.
             return _create(ctx, key, note, supersedes=candidate)
+    restated = _restated(ctx, note, found)
+    if restated is not None:
+        return restated
     return _create(ctx, key, note, supersedes=None)
+
+
+def _restated(ctx: _Context, note: Note, found: list[memory_rows.Memory],
+              ) -> NoteOutcome | None:
+    """A transcript's note that says it restates something said before ("per your
+    rule, ...", a person's "remember ...") merges into the candidate it restates
+    most closely, with a lower bar than other words
+    (:func:`~memspool.distill.similarity.restates`): the memory keeps its words
+    and gains the restatement's, up to RESTATED_BODY_CHARS."""
+    if note.restates is None or ctx.origin.slice_id is None:
+        return None
+    best: tuple[float, memory_rows.Memory, Verdict] | None = None
+    for candidate in found:
+        verdict = restates(candidate.body, note.body, ctx.profiles,
+                           reminder=note.restates == "reminder")
+        if verdict is not None and (best is None or verdict.comparison.dice > best[0]):
+            best = (verdict.comparison.dice, candidate, verdict)
+    if best is None:
+        return None
+    found_memory = best[1]
+    body = f"{found_memory.body}\n{note.body}"
+    if note.body in found_memory.body or len(body) > RESTATED_BODY_CHARS:
+        return _merge(ctx, found_memory, note, best[2])
+    # The rule keeps its words and gains how it was applied or recalled ("`parallel.rs`
+    # uses `.with_context(...)`"): searching for those words finds the rule.
+    memory_rows.corroborate(ctx.conn, found_memory, at=ctx.now, body=body,
+                            terms=ctx.terms(body), clarity=note.clarity)
+    _provenance(ctx, found_memory.id, MERGED, note)
+    ctx.seen_keys.setdefault(found_memory.key, (found_memory.id, note.body))
+    return _landed(ctx, found_memory, MERGED)
 
 
 def save_notes(  # noqa: PLR0913 - store, origin and report, keyword-only

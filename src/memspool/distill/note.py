@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Final
+from typing import Final, Literal
 
 from memspool.base.kinds import NoteType
 from memspool.distill.classify import PASSIVE, classify
 from memspool.distill.keys import note_key, summary_line, title
 
-__all__ = ["PASSIVE_TITLE_CHARS", "Note"]
+__all__ = ["PASSIVE_TITLE_CHARS", "Note", "Restates"]
 
 #: The mem_capture_passive contract: a passive memory is titled by its first 50 characters.
 PASSIVE_TITLE_CHARS: Final = 50
+#: A note that says it restates what was said before: the assistant applying the
+#: person's rule ("per your rule, ..."), or a person reminding ("remember ...").
+Restates = Literal["rule", "reminder"] | None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -22,7 +25,8 @@ class Note:
     ``key_text`` is what the key is a slug of when it is not the summary.
     ``clarity`` is how clearly the text states a durable fact (the claim
     model's probability for a transcript's fact; 1.0 for what a person or
-    an agent chose to save).
+    an agent chose to save). ``restates`` says the text points back at
+    something said before (reconciliation looks for it with a lower bar).
     """
 
     type: NoteType
@@ -30,6 +34,7 @@ class Note:
     body: str
     key_text: str = ""
     clarity: float = 1.0
+    restates: Restates = None
 
     @property
     def key(self) -> str:

@@ -874,6 +874,35 @@ def relate(old: str, new: str, profiles: Profiles | None = None) -> Verdict:
     return Verdict(relation, comparison)
 
 
+#: A text that says it restates something said before ("per your rule", a person's
+#: "remember ...") is that memory's fact when they share this many terms and the
+#: smaller text's terms are this much in the other: a rule applied ("it uses named
+#: exports only: `export function ListingCard`") shares few words with the rule.
+RULE_RESTATED_SHARED: Final = 2
+RULE_RESTATED_CONTAINMENT: Final = 0.3
+#: A person's reminder is held to more: it can also be a new fact.
+REMINDER_SHARED: Final = 3
+REMINDER_CONTAINMENT: Final = 0.6
+
+
+def restates(old: str, new: str, profiles: Profiles | None = None, *,
+             reminder: bool = False) -> Verdict | None:
+    """``new``, a text that says it restates what was said before (the assistant
+    applying a rule, a person reminding), restates ``old``: the verdict to merge
+    it with (``same``: the memory keeps its text), or ``None``. A new value or a
+    contradiction is never a restatement."""
+    verdict = relate(old, new, profiles)
+    if verdict.agrees:
+        return verdict
+    comparison = verdict.comparison
+    shared, containment = (REMINDER_SHARED, REMINDER_CONTAINMENT) if reminder else (
+        RULE_RESTATED_SHARED, RULE_RESTATED_CONTAINMENT)
+    if verdict.replaces or comparison.veto_kind in ("numbers", "reversed", "antonyms") \
+            or comparison.shared < shared or comparison.containment < containment:
+        return None
+    return Verdict("same", comparison)
+
+
 def _restates_a_part(old: str, new: str, profiles: Profiles | None) -> bool:
     """The later text restates one sentence of an older memory of several (a problem
     and its fix, a rule and its reason): the memory holds that fact already, and

@@ -43,7 +43,7 @@ from memspool.distill.claim_model import (
 from memspool.distill.claims import Claim, claims
 from memspool.distill.keys import subject_key, whole_summary
 from memspool.distill.messages import messages
-from memspool.distill.note import Note
+from memspool.distill.note import Note, Restates
 from memspool.distill.similarity import index_terms
 from memspool.distill.split import learnings_items
 
@@ -79,6 +79,17 @@ _RESTATED: Final = re.compile(
     r"^\W{0,3}(?:(?:as|like) you (?:asked|said|requested|wanted|suggested|mentioned|"
     r"prefer)(?: (?:last time|earlier|before|yesterday))?|per your (?:rules?|requests?|"
     r"preferences?|instructions?|notes?))\s*[,:\u2014-]\s*", re.IGNORECASE)
+#: Anywhere in an assistant's claim, words that say it applies what the person said
+#: before ("no unwrap() outside tests, per your rule", "since you don't want changes
+#: made with kubectl edit"): the claim restates a rule already in memory.
+_REFERS_BACK: Final = re.compile(
+    r"\b(?:(?:as|like|since) you (?:asked|said|requested|wanted|suggested|mentioned|"
+    r"prefer(?:red)?)|per your\b|your (?:rules?|preferences?|conventions?|instructions?)\b"
+    r"|(?:as|since) you (?:don't|do not|never) (?:want|like)"
+    r"|(?:as|like) (?:we|you) (?:agreed|discussed|decided))", re.IGNORECASE)
+#: A person's framing that reminds of something said before ("remember ...").
+_REMINDS: Final = re.compile(r"^\W{0,3}(?:please\s+)?(?:remember|keep in mind)\b",
+                             re.IGNORECASE)
 _ROLES: Final = {"assistant": "assistant", "summary": "assistant", "user": "user"}
 #: The sections Claude Code's compaction prompt asks a session summary for, and
 #: the two of them that hold findings; the others retell this session (its
@@ -172,6 +183,10 @@ def _sentence_case(text: str) -> str:
 
 def _note(group: _Group) -> Note:
     said = "\n".join(c.text for c in group.claims)
+    if group.role == "user":
+        restates: Restates = "reminder" if _REMINDS.match(said) else None
+    else:
+        restates = "rule" if _REFERS_BACK.search(said) else None
     said = (_FRAMING if group.role == "user" else _RESTATED).sub("", said, count=1)
     lead = group.context
     if lead and group.claims[0].kind == "item":
@@ -185,7 +200,8 @@ def _note(group: _Group) -> Note:
     body = f"{lead}\n{said}".strip() if lead else said
     best = max(group.verdicts, key=lambda v: v.probability)
     return Note(type=best.type, summary=summary, body=body,
-                key_text=subject_key(summary), clarity=round(best.clarity, 4))
+                key_text=subject_key(summary), clarity=round(best.clarity, 4),
+                restates=restates)
 
 
 def _learning(item: str, used: Model) -> Note:
