@@ -16,6 +16,7 @@ from memspool.distill.keys import (
     summary_line,
     text_hash,
     title,
+    whole_summary,
 )
 
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -96,3 +97,16 @@ def test_title_is_the_first_characters_on_one_line() -> None:
 ])
 def test_a_heading_that_only_labels_a_type_is_not_the_summary(text: str, summary: str) -> None:
     assert summary_line(text) == summary
+
+
+def test_code_a_sentence_introduces_shows_its_first_lines_and_says_it_is_cut() -> None:
+    long_yaml = ("new prod values:\n```yaml\nconsumer:\n  replicaCount: 12\n  goMemLimit: 690MiB\n"
+                 "  resources:\n    limits:\n      cpu: \"1\"\n      memory: 768Mi\n"
+                 "  annotations:\n    owner: platform-team-on-call-rotation\n```")
+    summary = whole_summary(long_yaml)
+    assert summary.startswith("new prod values: `consumer: replicaCount: 12; goMemLimit: 690MiB")
+    assert summary.endswith(" ...`") and "platform-team" not in summary
+    # Code after a whole sentence adds nothing the sentence did not say: left out.
+    said = whole_summary("The worker flushes once per batch.\n```python\n"
+                         + "\n".join(f"out.write(line_{n})" for n in range(20)) + "\n```")
+    assert said == "The worker flushes once per batch."

@@ -105,9 +105,22 @@ def _flatten(text: str) -> str:
     """One line: fenced code inline (short) or left out (long), list markers and
     emphasis gone, whitespace collapsed."""
     def inline(match: re.Match[str]) -> str:
-        code = "; ".join(line.strip().rstrip(";") for line in match.group("code").splitlines()
-                         if line.strip())
-        return f" `{code}` " if len(code) <= _INLINE_CODE_CHARS else " "
+        lines = [line.strip().rstrip(";") for line in match.group("code").splitlines()
+                 if line.strip()]
+        code = "; ".join(lines)
+        if len(code) <= _INLINE_CODE_CHARS:
+            return f" `{code}` "
+        if not match.string[:match.start()].rstrip().endswith(":"):
+            return " "
+        # The sentence introduces the code ("New prod values:"): its first lines say
+        # what the sentence alone does not, marked as cut.
+        shown = lines[0][:_INLINE_CODE_CHARS]
+        for line in lines[1:]:
+            joined = f"{shown}{' ' if shown.endswith((':', '{', '(', '[')) else '; '}{line}"
+            if len(joined) > _INLINE_CODE_CHARS:
+                break
+            shown = joined
+        return f" `{shown} ...` "
 
     text = _FENCED.sub(inline, text)
     lines = [_MARKUP_PREFIX.sub("", line) for line in text.splitlines()]
