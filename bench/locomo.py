@@ -122,14 +122,16 @@ def corpus(data: list[dict[str, Any]], unit: str) -> Corpus:
                 continue
             for turn in turns:
                 text = _turn_text(turn)
-                out.memories.append({"project": name, "key": turn["dia_id"].replace(":", "-"),
+                # Keys are slugs (lower case) in the store: "D1:3" is "d1-3".
+                out.memories.append({"project": name,
+                                     "key": turn["dia_id"].replace(":", "-").lower(),
                                      "summary": text, "body": text})
         for qa in sample.get("qa", []):
             evidence = set()
             for ref in qa.get("evidence") or []:
                 for session, turn in _DIA.findall(str(ref)):
                     evidence.add(f"s{int(session)}" if unit == "session"
-                                 else f"D{int(session)}-{int(turn)}")
+                                 else f"d{int(session)}-{int(turn)}")
             if not evidence:
                 continue
             out.questions.append(Question(name, str(qa["question"]), int(qa["category"]),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -364,3 +365,29 @@ def test_a_text_that_says_it_restates_is_the_fact_in_fewer_shared_words(
 def test_pointing_back_does_not_fold_in_another_fact(old: str, new: str,
                                                     reminder: bool) -> None:
     assert restates(old, new, reminder=reminder) is None
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    # A short sentence of one text inside a longer, other one: nothing restated.
+    ("Priyanka: Thanks, Tomasz! The workshop was really useful. I'm signing up for the "
+     "next one.", "Priyanka: Thanks, Tomasz! Any tips for getting started on the wheel?"),
+    ("Ines: Wow, love that garden! So great you found a community plot. How big is it?",
+     "Ines: Wow, Marek! This garden is lovely. Love the greens and golds. What inspired it?"),
+])
+def test_a_short_shared_sentence_is_not_the_same_message(old: str, new: str) -> None:
+    """Measured on LoCoMo's dialogue turns: a one-clause sentence of a message (a
+    greeting with names) held by a longer message is no restatement of it."""
+    assert not relate(old, new).agrees and not relate(new, old).agrees
+
+
+def test_long_texts_sharing_a_number_are_not_pinned_to_one_subject() -> None:
+    """Two long texts (whole sessions: past the word-order comparison) with a
+    quarter of their words and one number in common: the number pins no subject,
+    so they are two texts; a shared identifier would pin one."""
+    syllables = ("ka", "lo", "mi", "ret", "sun", "dar", "vel", "pon", "tri", "gus")
+    words = ["".join(p) for p in itertools.product(syllables, repeat=3)]
+    common = words[:80]
+    first = " ".join(common + words[100:300])
+    second = " ".join(common + words[300:500])
+    assert relate(f"{first} and 5.", f"{second} and 5.").relation == "different"
+    assert relate(f"{first} and `pool_size`.", f"{second} and `pool_size`.").relation == "same"

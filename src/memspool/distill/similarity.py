@@ -910,10 +910,11 @@ def _restates_a_part(old: str, new: str, profiles: Profiles | None) -> bool:
     parts = [part for part in _SENTENCE_END.split(old) if len(part) >= _PART_MIN_CHARS]
     if len(parts) < 2:  # one sentence is the whole, compared already
         return False
-    for part in parts:
-        if _relation(part, new, compare(part, new, profiles), profiles) in ("same", "more"):
-            return True
-    return False
+    # The later text is that sentence, reworded ("same"): one that holds a short
+    # sentence and says much more besides ("more") restates nothing of the memory
+    # ("Melanie: Wow, love that painting!" is in many a longer message).
+    return any(_relation(part, new, compare(part, new, profiles), profiles) == "same"
+               for part in parts)
 
 
 def _relation(old: str, new: str, comparison: Comparison,  # noqa: PLR0911 - one per case
@@ -946,7 +947,9 @@ def _relation(old: str, new: str, comparison: Comparison,  # noqa: PLR0911 - one
         # not, far apart, a contradiction.
         a, b = _profile(old, profiles), _profile(new, profiles)
         floor = RESTATED_MIN_DICE if veto is None else CONTRADICTION_MIN_DICE
-        if a.keys & b.keys - {"1"} and comparison.dice >= floor - _IDENTIFIER_EASING:
+        # A number pins no subject: two long texts share a "5" by chance.
+        pinned = {key for key in a.keys & b.keys if not _VALUE.match(key)}
+        if pinned and comparison.dice >= floor - _IDENTIFIER_EASING:
             return "same"
     return "different"
 
