@@ -124,3 +124,14 @@ def test_a_note_says_when_it_points_back_at_something_said_before() -> None:
     assert [n.restates for n in applied] == ["rule"]
     assert [n.restates for n in reminded] == ["reminder"]
     assert [n.restates for n in plain] == [None]
+
+
+def test_the_fix_just_under_the_bar_stays_with_its_cause_and_chatter_does_not() -> None:
+    notes = transcript_notes(
+        "[assistant] Found it. The checkout timeouts come from stale pooled connections: "
+        "PgBouncer drops idle server connections after a deploy, and SQLAlchemy hands the "
+        "dead ones out. Set `pool_pre_ping=True` on the engine so each checkout tests its "
+        "connection first.\n\nI changed `webshop/db.py` and all 48 tests pass now.")
+    (note,) = notes
+    assert "pool_pre_ping=True" in note.summary  # the fix, not only the symptom
+    assert "Found it" not in note.body and "tests pass" not in note.body

@@ -9,7 +9,8 @@ message judged as a whole and each claim in it by the claim model
 - a claim that opens by pointing back ("It", "This", "So") takes the
   sentence before it along, when that sentence is not chatter; the next
   kept sentence joins it when it points back in turn or shares two terms of
-  its subject (a problem and its fix are one note);
+  its subject (a problem and its fix are one note), and so does the next
+  sentence just under the keep bar (CONTINUES_SHARE of it);
 - a list item takes its list's introduction ("The endpoint conventions:")
   when the introduction is not chatter;
 - its key names the subject (:func:`~memspool.distill.keys.subject_key`).
@@ -56,6 +57,9 @@ CONTEXT_SHARE: Final = 1.0
 #: Terms two neighbouring kept sentences share when they are about the same
 #: things, and how many of each sentence's terms are compared.
 _SHARED_SUBJECT_TERMS: Final = 2
+#: A sentence under the keep bar that goes on with the kept fact before it (see
+#: _goes_on) joins it when its probability reaches this share of the bar.
+CONTINUES_SHARE: Final = 0.9
 _SUBJECT_TERMS: Final = 12
 _SUBJECT_CACHE: Final = 256
 #: The words a sentence opens with when its subject is in the sentence before
@@ -143,9 +147,17 @@ def _goes_on(group: _Group, claim: Claim) -> bool:
 def _groups(found: list[Claim], verdicts: list[Verdict], role: str,
             used: Model) -> Iterator[_Group]:
     floor = used.claim_keep[role] * CONTEXT_SHARE
+    goes_on = used.claim_keep[role] * CONTINUES_SHARE
     intros = {c.text: v for c, v in zip(found, verdicts, strict=True) if c.introduces}
     group: _Group | None = None
     for index, (claim, verdict) in enumerate(zip(found, verdicts, strict=True)):
+        if group is not None and not verdict.keep and not claim.introduces \
+                and verdict.probability >= goes_on and _goes_on(group, claim):
+            # Just under the bar, and about the fact before it: its fix or its
+            # reason ("Set `pool_pre_ping=True` on the engine so ..."), not chatter.
+            group.claims.append(claim)
+            group.verdicts.append(verdict)
+            continue
         if not verdict.keep or claim.introduces:
             if group is not None:
                 yield group
