@@ -99,6 +99,9 @@ _SENTENCE_END: Final = re.compile(r"[.!?][\"')\]*_`]*(?=\s)")
 _CLAUSE_END: Final = re.compile(r"[;,:](?=\s)|\s[\u2014\u2013-]\s")
 #: Code and inline code of at most this many characters stays in a summary.
 _INLINE_CODE_CHARS: Final = 120
+#: How far before a code block its introduction (a line ending in ":") is looked for:
+#: a bounded read, whatever the text's length and number of blocks.
+_LOOK_BACK: Final = 200
 
 
 def _flatten(text: str) -> str:
@@ -110,7 +113,8 @@ def _flatten(text: str) -> str:
         code = "; ".join(lines)
         if len(code) <= _INLINE_CODE_CHARS:
             return f" `{code}` "
-        if not match.string[:match.start()].rstrip().endswith(":"):
+        before = match.string[max(0, match.start() - _LOOK_BACK):match.start()]
+        if not before.rstrip().endswith(":"):
             return " "
         # The sentence introduces the code ("New prod values:"): its first lines say
         # what the sentence alone does not, marked as cut.
