@@ -309,6 +309,9 @@ def test_a_new_value_supersedes_and_another_subjects_value_does_not(split: str) 
     # Moved from one name to another.
     ("Date handling uses moment.js everywhere in the web app.",
      "We switched the web app from moment.js to dayjs."),
+    # A person asks for the change: the verb that announces it in the imperative.
+    ("Every carrier-rates call gets a 3s deadline via `context.WithTimeout`.",
+     "bump our deadline on carrier-rates calls to 5s, keep the rest as is"),
 ])
 def test_a_value_given_anew_is_the_older_memorys_new_value(old: str, new: str) -> None:
     assert relate(old, new).relation == "new-value"

@@ -584,8 +584,8 @@ _TRANSITION: Final = re.compile(
 #: "raised gunicorn to `--workers 5`", "300 a minute (was 100)", "is 15 now".
 _ANNOUNCES: Final = re.compile(
     r"(?:\b(?:now|no longer|anymore|from now on|instead)\b|\(was\b|"
-    r"\b(?:raised|lowered|upped|bumped|moved|changed|switched|upgraded|downgraded|"
-    r"increased|reduced|went|dropped|doubled|halved)\b)", re.IGNORECASE)
+    r"\b(?:rais|lower|upp|bump|mov|chang|switch|upgrad|downgrad|increas|reduc|doubl|halv)"
+    r"(?:e|es|ed|s|ing)?\b|\b(?:went|dropped)\b)", re.IGNORECASE)
 #: Words that retire what they are said of: "we dropped Mailgun", "webpack is
 #: removed", "`/healthz` is deprecated", "`orders-v1` is retired".
 _RETIRES: Final = re.compile(
