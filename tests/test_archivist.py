@@ -283,3 +283,21 @@ def test_status_shows_memories_by_layer_and_the_last_pass(config: Config, conn: 
     assert status["memories_by_layer"] == {"buffer": 1}
     assert status["last_maintain"]["examined"] == 1
     assert "last maintenance:" in run_cli("status").stdout.decode()
+
+
+def test_a_new_value_supersedes_every_memory_that_states_the_old_one(
+        config: Config, conn: Any) -> None:
+    t0 = 1_000_000.0
+    first = _memory(conn, config, "Gunicorn runs with `--workers 2` on the production hosts.",
+                    session="a", at=t0)
+    again = _memory(conn, config, "The Procfile still says gunicorn `--workers 2`, set for "
+                    "the small box.", session="b", at=t0 + 60)
+    report = capture_with("Raised gunicorn to `--workers 4` on the production hosts.",
+                          config=config, conn=conn, project="api", session="c", now=t0 + 120)
+    (note,) = report.notes
+    assert note.supersedes == first and report.superseded == 2
+    current = [m for m in rows.list_memories(conn, "api") if m.live]
+    assert [m.summary for m in current] == [
+        "Raised gunicorn to `--workers 4` on the production hosts."]
+    old = rows.get(conn, again)
+    assert old is not None and old.layer == "superseded" and old.superseded_by == note.id

@@ -19,8 +19,9 @@ order, up to the cap:
      ``created``, and the old one is ``superseded`` and points at it (found
      by its key, always; found by its terms, only from another session: in
      one session, texts alike but for a number are siblings, "pool 1" and
-     "pool 2"). A merge never keeps an older value: a text whose values
-     differ is never merged;
+     "pool 2"); every other memory of another session that states the old
+     value is superseded by it too. A merge never keeps an older value: a
+     text whose values differ is never merged;
    - another fact under the same key: the note takes a key of its own;
    - none of these, but the note says it restates something said before
      (the assistant's "per your rule", "since you don't want ...", a person's
@@ -128,13 +129,17 @@ class CaptureReport:
     dropped: int = 0
     candidates: int = 0
     notes: list[NoteOutcome] = dataclasses.field(default_factory=list)
+    #: Memories a new value also took the place of, past the one its note names
+    #: (the old value restated in another memory of an earlier session).
+    also_superseded: int = 0
 
     def count(self, action: Action) -> int:
         return sum(1 for note in self.notes if note.action == action)
 
     @property
     def superseded(self) -> int:
-        return sum(1 for note in self.notes if note.supersedes is not None)
+        return sum(1 for note in self.notes if note.supersedes is not None) + \
+            self.also_superseded
 
     def as_dict(self) -> dict[str, object]:
         report: dict[str, object] = {
@@ -245,10 +250,26 @@ def _create(ctx: _Context, key: str, note: Note, supersedes: memory_rows.Memory 
     _provenance(ctx, memory_id, CREATED, note)
     if supersedes is not None:
         memory_rows.supersede(ctx.conn, supersedes, by=memory_id, at=ctx.now)
+        _supersede_the_rest(ctx, note, memory_id, supersedes.id)
     ctx.seen_keys[key] = (memory_id, note.body)
     return NoteOutcome(id=ctx.shown_id(memory_id), key=key, type=note.type,
                        summary=note.summary, action=CREATED,
                        supersedes=None if supersedes is None else supersedes.id)
+
+
+def _supersede_the_rest(ctx: _Context, note: Note, memory_id: int, first: int) -> None:
+    """A new value takes the place of every current memory that states the old one: the
+    old value said again in another memory (a restatement no merge caught) would
+    stay current beside the new. Only memories of other sessions, as for the first."""
+    found = memory_rows.candidates(ctx.conn, ctx.project, lookup_terms(note.body, ctx.profiles),
+                                   min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_NOTE)
+    for other in found:
+        if other.id in (memory_id, first) or other.id in ctx.created_ids:
+            continue
+        if ctx.relate(other.body, note.body).replaces and ctx.origin.session not in \
+                memory_rows.sessions_of(ctx.conn, other.id):
+            memory_rows.supersede(ctx.conn, other, by=memory_id, at=ctx.now)
+            ctx.report.also_superseded += 1
 
 
 def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
