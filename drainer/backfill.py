@@ -47,7 +47,7 @@ from memspool.drainer.upkeep import Upkeep
 from memspool.recall import render_dirty
 from memspool.redact import redact
 from memspool.spool import Spool, append
-from memspool.store import connect, transaction
+from memspool.store import connect, set_state, transaction
 from memspool.store.projects import remember
 from memspool.untrusted import parse_json
 
@@ -145,6 +145,11 @@ def backfill(  # noqa: PLR0913 - the CLI's flags, keyword-only
             _drain_file(drainer, path, now, report)
             if advance:
                 advance(1)
+        if report.files:
+            # Transcripts were read into slices here, as a drain pass reads them:
+            # `memspool status` says when, not "never".
+            with transaction(drainer.conn):
+                set_state(drainer.conn, "last_drain", f"{time.time():.3f}")
         _digest_all(drainer.conn, config, report, progress)
         render_dirty(drainer.conn, config.context_max_chars)
         log.info("backfill: %d file(s), %d slice(s), %d new memories, %d skipped",

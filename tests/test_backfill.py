@@ -423,8 +423,11 @@ def test_the_command_prints_a_report(
 @pytest.mark.slow  # real processes, several seconds (--durations)
 def test_memspool_backfill_end_to_end(projects: Path, tmp_path: Path) -> None:
     place(projects)
+    assert json.loads(run_cli("status", "--json").stdout)["last_drain"] is None
     report = json.loads(run_cli("backfill", "--json", "--since", "30").stdout)
     assert report["files"] == 3 and report["slices"] >= 3
+    # The transcripts were drained by the backfill: status says when.
+    assert json.loads(run_cli("status", "--json").stdout)["last_drain"] is not None
     assert json.loads(run_cli("backfill", "--json").stdout)["slices"] == 0
     outside = tmp_path / "x.jsonl"
     outside.write_bytes(SPOTTER.read_bytes())
