@@ -155,6 +155,20 @@ def test_the_current_repositorys_name_is_that_repository_before_it_has_memory(
     assert projects == {"github.com/acme/api", "notes"}
 
 
+def test_a_project_name_the_store_never_saw_is_said_so_on_reads(
+        tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    run_cli("capture", "--project", "webshop", input=FACT)
+    for argv in (("search", "refunds counted twice"), ("context",), ("memories", "list")):
+        typo = run_cli(*argv, "--project", "webshoop")
+        assert typo.returncode == 0  # an empty answer, as before, and a hint beside it
+        assert ("memspool: no project is known as 'webshoop'; projects with memory here: "
+                "webshop") in typo.stderr.decode()
+    quiet = run_cli("search", "zebra knitting patterns", "--project", "webshop")
+    assert quiet.stdout.decode().strip() == "no memory matches"
+    assert quiet.stderr.decode() == ""  # a project it knows: nothing matched, nothing more
+
+
 @pytest.mark.slow  # real processes, several seconds (--durations)
 def test_project_accepts_an_unambiguous_name_and_names_the_ambiguous(
         tmp_path: Path, home: Path) -> None:

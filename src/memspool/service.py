@@ -199,6 +199,20 @@ class Service:
                         project_rows.remember(conn, identity)
         return identity
 
+    def other_projects(self, given: str | None) -> list[str] | None:
+        """When ``given`` (a ``--project``) names a project this store has never seen
+        (no memory, no slice, never recorded), the readable names of the projects it
+        has, for a hint; else ``None``."""
+        if given is None or not given.strip():
+            return None
+        identity = self.project(given)
+        with self._reading() as conn:
+            seen = browse.project_names(conn)
+            if identity in seen or conn.execute("SELECT 1 FROM projects WHERE id = ?",
+                                                (identity,)).fetchone() is not None:
+                return None
+            return sorted(set(project_rows.names(conn, set(seen)).values()))
+
     def project_names(self, identities: Iterable[str]) -> dict[str, str]:
         """``{identity: readable name}``."""
         with self._reading() as conn:

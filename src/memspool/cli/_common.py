@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Handler", "Subparsers", "add_home", "add_json", "command", "for_terminal", "non_negative_int",
-    "open_service", "positive_int", "print_json",
+    "open_service", "positive_int", "print_json", "unknown_project_hint",
 ]
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -29,6 +29,18 @@ def open_service(home: Path | None, *, readonly: bool = False) -> Service:
     from memspool.service import Service
 
     return Service(home, readonly=readonly)
+
+
+def unknown_project_hint(service: Service, given: str | None) -> None:
+    """On stderr, when ``--project`` names a project the store has never seen (a typo,
+    most often): which projects it has. An empty answer alone would read as "nothing
+    matched" in a project that exists."""
+    others = service.other_projects(given)
+    if others is None:
+        return
+    listed = ", ".join(for_terminal(name, one_line=True) for name in others) or "none yet"
+    print(f"memspool: no project is known as {for_terminal(str(given), one_line=True)!r}; "
+          f"projects with memory here: {listed}", file=sys.stderr)
 
 
 def add_home(parser: argparse.ArgumentParser) -> None:

@@ -18,6 +18,7 @@ from memspool.cli._common import (
     open_service,
     positive_int,
     print_json,
+    unknown_project_hint,
 )
 from memspool.distill import LlmOptions
 from memspool.distill.keys import whole_summary
@@ -55,6 +56,8 @@ def _list(args: argparse.Namespace) -> int:
     with open_service(args.home, readonly=True) as service:
         found = service.memories(project=args.project, type=args.type, layer=args.layer,
                                  limit=args.limit, origin=args.origin)
+        if not found:
+            unknown_project_hint(service, args.project)
     if args.json:
         print_json([row.as_dict() for row in found])
         return 0

@@ -16,6 +16,7 @@ from memspool.cli._common import (
     open_service,
     positive_int,
     print_json,
+    unknown_project_hint,
 )
 from memspool.results import SEARCH_LIMIT
 
@@ -53,6 +54,8 @@ def _search(args: argparse.Namespace) -> int:
     with open_service(args.home, readonly=True) as service:
         page = service.search(args.query, project=args.project, type=args.type,
                               limit=args.limit, offset=args.offset, include_all=args.all)
+        if not page.results:
+            unknown_project_hint(service, args.project)
     if args.json:
         print_json(page.as_dict())
         return 0
@@ -73,6 +76,8 @@ def _context(args: argparse.Namespace) -> int:
     with open_service(args.home, readonly=True) as service:
         project = service.project(args.project)
         text = service.context(project, max_chars=args.max_chars).text
+        if not text:
+            unknown_project_hint(service, args.project)
     if args.json:
         print_json({"project": project, "text": text})
     elif text:
