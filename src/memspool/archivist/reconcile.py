@@ -216,13 +216,15 @@ def _landed(ctx: _Context, found: memory_rows.Memory, action: Action) -> NoteOut
                        summary=found.summary, action=action)
 
 
-def _merge(ctx: _Context, found: memory_rows.Memory, note: Note, verdict: Verdict) -> NoteOutcome:
-    """The note restates ``found``: one more corroboration, and its text when it says more."""
-    richer = verdict.relation == "more"
-    memory_rows.corroborate(ctx.conn, found, at=ctx.now,
-                            body=note.body if richer else None,
+def _merge(ctx: _Context, found: memory_rows.Memory, note: Note, verdict: Verdict,
+           body: str | None = None) -> NoteOutcome:
+    """The note restates ``found``: one more corroboration, and its text when it says
+    more; ``body``, when given, is the memory's new text (its summary stays)."""
+    richer = verdict.relation == "more" and body is None
+    body = note.body if richer else body
+    memory_rows.corroborate(ctx.conn, found, at=ctx.now, body=body,
                             summary=note.summary if richer else None,
-                            terms=ctx.terms(note.body) if richer else (),
+                            terms=ctx.terms(body) if body is not None else (),
                             clarity=note.clarity)
     _provenance(ctx, found.id, MERGED, note)
     ctx.seen_keys.setdefault(found.key, (found.id, note.body))
@@ -347,8 +349,10 @@ def _among_candidates(ctx: _Context, note: Note, key: str) -> NoteOutcome:
     found = memory_rows.candidates(ctx.conn, ctx.project, lookup_terms(note.body, ctx.profiles),
                                    min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_NOTE)
     ctx.report.candidates += len(found)
+    judged: list[tuple[memory_rows.Memory, Verdict]] = []
     for candidate in found:
         verdict = ctx.relate(candidate.body, note.body)
+        judged.append((candidate, verdict))
         if verdict.agrees:
             return _merge(ctx, candidate, note, verdict)
         if verdict.replaces and ctx.origin.session not in memory_rows.sessions_of(ctx.conn,
@@ -356,40 +360,36 @@ def _among_candidates(ctx: _Context, note: Note, key: str) -> NoteOutcome:
             # Another subject's memory is replaced only from another session: within
             # one, texts alike but for a number ("pool 1", "pool 2") are siblings.
             return _create(ctx, key, note, supersedes=candidate)
-    restated = _restated(ctx, note, found)
+    restated = _restated(ctx, note, judged)
     if restated is not None:
         return restated
     return _create(ctx, key, note, supersedes=None)
 
 
-def _restated(ctx: _Context, note: Note, found: list[memory_rows.Memory],
-              ) -> NoteOutcome | None:
+def _restated(ctx: _Context, note: Note,
+              judged: list[tuple[memory_rows.Memory, Verdict]]) -> NoteOutcome | None:
     """A transcript's note that says it restates something said before ("per your
     rule, ...", a person's "remember ...") merges into the candidate it restates
-    most closely, with a lower bar than other words
-    (:func:`~memspool.distill.similarity.restates`): the memory keeps its words
-    and gains the restatement's, up to RESTATED_BODY_CHARS."""
+    most closely (``judged``: each candidate with how the note relates to it), with
+    a lower bar than other words (:func:`~memspool.distill.similarity.restates`):
+    the memory keeps its words and gains the restatement's, up to
+    RESTATED_BODY_CHARS."""
     if note.restates is None or ctx.origin.slice_id is None:
         return None
     best: tuple[float, memory_rows.Memory, Verdict] | None = None
-    for candidate in found:
-        verdict = restates(candidate.body, note.body, ctx.profiles,
-                           reminder=note.restates == "reminder")
+    for candidate, related in judged:
+        verdict = restates(related, reminder=note.restates == "reminder")
         if verdict is not None and (best is None or verdict.comparison.dice > best[0]):
             best = (verdict.comparison.dice, candidate, verdict)
     if best is None:
         return None
-    found_memory = best[1]
-    body = f"{found_memory.body}\n{note.body}"
-    if note.body in found_memory.body or len(body) > RESTATED_BODY_CHARS:
-        return _merge(ctx, found_memory, note, best[2])
+    _, memory, verdict = best
+    body = f"{memory.body}\n{note.body}"
+    if note.body in memory.body or len(body) > RESTATED_BODY_CHARS:
+        return _merge(ctx, memory, note, verdict)
     # The rule keeps its words and gains how it was applied or recalled ("`parallel.rs`
     # uses `.with_context(...)`"): searching for those words finds the rule.
-    memory_rows.corroborate(ctx.conn, found_memory, at=ctx.now, body=body,
-                            terms=ctx.terms(body), clarity=note.clarity)
-    _provenance(ctx, found_memory.id, MERGED, note)
-    ctx.seen_keys.setdefault(found_memory.key, (found_memory.id, note.body))
-    return _landed(ctx, found_memory, MERGED)
+    return _merge(ctx, memory, note, verdict, body=body)
 
 
 def save_notes(  # noqa: PLR0913 - store, origin and report, keyword-only

@@ -885,13 +885,12 @@ REMINDER_SHARED: Final = 3
 REMINDER_CONTAINMENT: Final = 0.6
 
 
-def restates(old: str, new: str, profiles: Profiles | None = None, *,
-             reminder: bool = False) -> Verdict | None:
-    """``new``, a text that says it restates what was said before (the assistant
-    applying a rule, a person reminding), restates ``old``: the verdict to merge
-    it with (``same``: the memory keeps its text), or ``None``. A new value or a
-    contradiction is never a restatement."""
-    verdict = relate(old, new, profiles)
+def restates(verdict: Verdict, *, reminder: bool = False) -> Verdict | None:
+    """A text that says it restates what was said before (the assistant applying a
+    rule, a person reminding), related to an older one by ``verdict``
+    (:func:`relate`): the verdict to merge it with (``same``: the memory keeps
+    its text), or ``None``. A new value or a contradiction is never a
+    restatement."""
     if verdict.agrees:
         return verdict
     comparison = verdict.comparison
