@@ -96,6 +96,12 @@ RATE = 0.05
 MESSAGE_L2 = 1e-3
 CLAIM_L2 = 1e-3
 TYPE_L2 = 1e-2
+#: Each fact of the type model weighs (facts / (types x facts of its type)) to
+#: this power: a rare type (preference, 6% of the facts) is not outvoted by the
+#: common ones. Cross-validated on the tuning data: 0 (every fact alike) 66.6%
+#: right, 0.5 69.8%, 0.75 68.8%, 1 69.0%; the mean of the per-type recalls
+#: 65.8%, 70.5%, 70.0%, 70.0%.
+TYPE_BALANCE = 0.5
 SEED = 17
 #: A feature seen in fewer examples than this is left out of the model.
 MIN_COUNT = 2
@@ -316,7 +322,9 @@ def train_types(rows: list[tuple[tuple[str, ...], str]]) -> dict[str, list[float
     targets = np.zeros((len(rows), len(TYPES)))
     for r, (_, kind) in enumerate(rows):
         targets[r, TYPES.index(kind)] = 1.0
-    vocab, weights = _fit(rows, targets, TYPE_L2)  # type: ignore[arg-type]
+    share = len(rows) / (len(TYPES) * np.maximum(targets.sum(axis=0), 1.0))
+    row_weights = (targets * share).sum(axis=1) ** TYPE_BALANCE
+    vocab, weights = _fit(rows, targets, TYPE_L2, row_weights)  # type: ignore[arg-type]
     return {name: [round(float(w), 3) for w in row] for name, row in
             zip(vocab, weights, strict=True) if np.abs(row).max() >= KEPT_TYPE_WEIGHT}
 
