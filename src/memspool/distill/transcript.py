@@ -10,10 +10,7 @@ message judged as a whole and each claim in it by the claim model
   sentence before it along, when that sentence is not chatter; the next
   kept sentence joins it when it points back in turn or shares two terms of
   its subject (a problem and its fix are one note), and so does the next
-  sentence just under the keep bar (CONTINUES_SHARE of it); a sentence under
-  the bar between two kept ones, pointing back at the first and naming
-  what the next names, is the mechanism between a cause and its fix, and
-  joins them;
+  sentence just under the keep bar (CONTINUES_SHARE of it);
 - a list item takes its list's introduction ("The endpoint conventions:")
   when the introduction is not chatter;
 - its key names the subject (:func:`~memspool.distill.keys.subject_key`).
@@ -147,29 +144,12 @@ def _goes_on(group: _Group, claim: Claim) -> bool:
     return len(shared) >= _SHARED_SUBJECT_TERMS
 
 
-def _bridges(group: _Group, claim: Claim, after: list[Claim],
-             after_verdicts: list[Verdict]) -> bool:
-    """A sentence under the bar between two kept ones of one fact: it points back at
-    the group ("That takes the stdout lock for each call ...") and the kept sentence
-    after it points back too or names something the two before it name ("The fix is
-    to take `stdout.lock()` once ..."). A cause, its mechanism and its fix stay one
-    memory."""
-    if not after or claim.introduces or not _points_back(claim):
-        return False
-    following, judged = after[0], after_verdicts[0]
-    if not judged.keep or following.introduces or following.kind != "sentence":
-        return False
-    said = _subject_terms(group.claims[-1].text) | _subject_terms(claim.text)
-    return _points_back(following) or bool(said & _subject_terms(following.text))
-
-
 def _groups(found: list[Claim], verdicts: list[Verdict], role: str,
             used: Model) -> Iterator[_Group]:
     floor = used.claim_keep[role] * CONTEXT_SHARE
     goes_on = used.claim_keep[role] * CONTINUES_SHARE
     intros = {c.text: v for c, v in zip(found, verdicts, strict=True) if c.introduces}
     group: _Group | None = None
-    bridged = False  # the claim before was a bridge: this kept one joins its group
     for index, (claim, verdict) in enumerate(zip(found, verdicts, strict=True)):
         if group is not None and not verdict.keep and not claim.introduces \
                 and verdict.probability >= goes_on and _goes_on(group, claim):
@@ -178,21 +158,14 @@ def _groups(found: list[Claim], verdicts: list[Verdict], role: str,
             group.claims.append(claim)
             group.verdicts.append(verdict)
             continue
-        if group is not None and not verdict.keep and _bridges(
-                group, claim, found[index + 1:index + 2], verdicts[index + 1:index + 2]):
-            group.claims.append(claim)
-            group.verdicts.append(verdict)
-            bridged = True
-            continue
         if not verdict.keep or claim.introduces:
             if group is not None:
                 yield group
                 group = None
             continue
-        if group is not None and (bridged or _goes_on(group, claim)):
+        if group is not None and _goes_on(group, claim):
             group.claims.append(claim)
             group.verdicts.append(verdict)
-            bridged = False
             continue
         if group is not None:
             yield group
