@@ -167,6 +167,13 @@ def test_a_project_name_the_store_never_saw_is_said_so_on_reads(
     quiet = run_cli("search", "zebra knitting patterns", "--project", "webshop")
     assert quiet.stdout.decode().strip() == "no memory matches"
     assert quiet.stderr.decode() == ""  # a project it knows: nothing matched, nothing more
+    # An export of it is an error, not an empty backup: the next step of a backup
+    # is often removing the home.
+    export = run_cli("memories", "export", "--project", "webshoop", check=False)
+    assert export.returncode == 1 and export.stdout == b""
+    assert ("No project is known as 'webshoop'; projects with memory here: webshop. Nothing "
+            "was exported.") in export.stderr.decode()
+    assert len(run_cli("memories", "export", "--project", "webshop").stdout.splitlines()) == 1
 
 
 @pytest.mark.slow  # real processes, several seconds (--durations)

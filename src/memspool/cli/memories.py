@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from memspool.base.errors import PayloadError
+from memspool.base.errors import NotFound, PayloadError
 from memspool.base.kinds import LAYERS, NOTE_TYPES
 from memspool.cli._common import (
     Subparsers,
@@ -129,6 +129,14 @@ def _forget(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     with open_service(args.home, readonly=True) as service:
+        others = service.other_projects(args.project)
+        if others is not None:
+            # An empty file from a typo would read as a backup of nothing, and the
+            # next step of a backup is often removing the home.
+            listed = ", ".join(for_terminal(name, one_line=True) for name in others)
+            raise NotFound(f"No project is known as "
+                           f"{for_terminal(str(args.project), one_line=True)!r}; projects "
+                           f"with memory here: {listed or 'none yet'}. Nothing was exported.")
         out = sys.stdout.buffer
         for line in service.export(args.project):
             out.write(line)
