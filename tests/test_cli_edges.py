@@ -21,6 +21,25 @@ def test_a_limit_below_one_is_refused_in_one_sentence(limit: str) -> None:
     assert len(lines) == 1 and "at least 1" in lines[0] and "--help" in lines[0]
 
 
+@pytest.mark.parametrize("chars", ["10", "199", "20001", "lots"])
+def test_a_context_limit_outside_the_apis_range_is_refused_as_the_http_api_does(
+        chars: str) -> None:
+    proc = run_cli("context", "--project", "p", "--max-chars", chars, check=False)
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert "from 200 to 20000" in proc.stderr.decode()  # GET /context's range
+
+
+@pytest.mark.parametrize("query", ["", "   "])
+def test_an_empty_search_is_an_error_not_an_empty_answer(query: str) -> None:
+    run_cli("drainer", "--once")  # makes the home and its store
+    proc = run_cli("search", query, check=False)
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert "The query is empty" in proc.stderr.decode()
+    as_json = run_cli("search", query, "--json", check=False)
+    assert as_json.returncode == 1
+    assert json.loads(as_json.stdout)["ok"] is False
+
+
 @pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_home_is_accepted_before_and_after_the_command(tmp_path: Path) -> None:
     other = tmp_path / "other-home"

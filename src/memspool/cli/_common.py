@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 import orjson
 
 if TYPE_CHECKING:
+    from memspool.results import Bound
     from memspool.service import Service
 
 __all__ = [
-    "Handler", "Subparsers", "add_home", "add_json", "command", "for_terminal", "non_negative_int",
+    "Handler", "Subparsers", "add_home", "add_json", "bounded_int", "command", "for_terminal",
+    "non_negative_int",
     "open_service", "positive_int", "print_json", "unknown_project_hint",
 ]
 
@@ -94,6 +96,21 @@ def non_negative_int(value: str) -> int:
     if number < 0:
         raise argparse.ArgumentTypeError(f"must be a whole number of at least 0, got {value!r}")
     return number
+
+
+def bounded_int(bound: Bound) -> Callable[[str], int]:
+    """An argparse ``type`` for a whole number in ``bound``'s range, the range the HTTP
+    API and the MCP server hold the same argument to."""
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            number = bound.least - 1
+        if not bound.least <= number <= bound.most:
+            raise argparse.ArgumentTypeError(
+                f"must be a whole number from {bound.least} to {bound.most}, got {value!r}")
+        return number
+    return parse
 
 
 def print_json(data: Any) -> None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from memspool.base.errors import PayloadError
 from memspool.base.kinds import NOTE_TYPES
 from memspool.cli._common import (
     Subparsers,
     add_home,
     add_json,
+    bounded_int,
     command,
     for_terminal,
     non_negative_int,
@@ -18,7 +20,7 @@ from memspool.cli._common import (
     print_json,
     unknown_project_hint,
 )
-from memspool.results import SEARCH_LIMIT
+from memspool.results import CONTEXT_CHARS, SEARCH_LIMIT
 
 SEARCH_DOC = """Search memories (never slices); every project unless --project is given.
 
@@ -51,6 +53,9 @@ Example:
 
 
 def _search(args: argparse.Namespace) -> int:
+    if not args.query.strip():
+        raise PayloadError("The query is empty: give the words to look for "
+                           "(`memspool search 'stale connections'`).")
     with open_service(args.home, readonly=True) as service:
         page = service.search(args.query, project=args.project, type=args.type,
                               limit=args.limit, offset=args.offset, include_all=args.all)
@@ -107,6 +112,8 @@ def register(sub: Subparsers) -> None:
     context.add_argument("--project",
                          help="the project: its name, identity or folder "
                               "(default: the current folder's repository)")
-    context.add_argument("--max-chars", type=positive_int, default=None,
-                         help="the block's limit (default: context_max_chars, 8000)")
+    context.add_argument("--max-chars", type=bounded_int(CONTEXT_CHARS), default=None,
+                         help=f"the block's limit, {CONTEXT_CHARS.least} to "
+                              f"{CONTEXT_CHARS.most} characters (default: context_max_chars, "
+                              f"{CONTEXT_CHARS.default})")
     add_json(context, "the block")
