@@ -144,3 +144,19 @@ def test_the_block_is_rendered_when_memory_changes(home: Any) -> None:
     with Service(readonly=True) as service:
         assert stored(service.conn, "shop") is None  # gone from context at once
     assert "no memories" in run_cli("context", "--project", "shop").stderr.decode()
+
+
+def test_a_memory_saved_under_a_short_title_shows_its_fact_in_the_block(home: Any) -> None:
+    with Service() as service:
+        titled = service.save("staging db", "Pitfall: the staging DB refuses connections "
+                              "without sslmode=require.", type="pitfall", project="shop")
+        whole = service.save("Deploys are frozen on Fridays.", "Deploys are frozen on Fridays "
+                             "after 14:00 UTC.", type="decision", project="shop")
+        block = service.context("shop").text
+    lines = {int(line.split()[1][1:]): line for line in block.splitlines()
+             if line.startswith("- #")}
+    # A title alone says nothing: it leads the fact it names.
+    assert "staging db: Pitfall: the staging DB refuses connections without sslmode=require." \
+        in lines[titled.id]
+    # A summary that is a sentence is the line, as before.
+    assert f"- #{whole.id} Deploys are frozen on Fridays. (" in lines[whole.id]

@@ -25,9 +25,11 @@ from memspool.distill.classify import is_type_label
 __all__ = [
     "KEY_CHARS",
     "SUMMARY_CHARS",
+    "TITLE_WORDS",
     "distinct_key",
     "normalized_text",
     "note_key",
+    "stated",
     "subject_key",
     "summary_line",
     "text_hash",
@@ -145,6 +147,26 @@ def whole_summary(text: str, limit: int = SUMMARY_CHARS) -> str:
             return flat[: ends[-1]].rstrip(" ,;:\u2014\u2013-") + " ..."
     cut = room.rfind(" ")
     return flat[: cut if cut > 0 else limit - 4].rstrip(" ,;:") + " ..."
+
+
+#: A summary of at most this many words, with no sentence end, that the body does
+#: not hold as written is a title someone gave ("staging db", "Envs"), not the fact.
+TITLE_WORDS: Final = 8
+
+
+def stated(summary: str, body: str, limit: int = SUMMARY_CHARS) -> str:
+    """The memory as one line that states it: its summary, whole; a title a person or
+    an agent gave it ("staging db") leads its body instead of standing alone, which
+    would say nothing ("staging db: the staging DB password is reused ...")."""
+    title = " ".join(summary.split())
+    flat = " ".join(body.split())
+    # A summary taken from its body is there as written (its first letter perhaps
+    # raised): "staging db" in "the staging DB refuses ..." is not.
+    held = title in flat or f"{title[:1].lower()}{title[1:]}" in flat
+    if len(title.split()) <= TITLE_WORDS and not title.endswith((".", "!", "?")) \
+            and flat and not held:
+        return whole_summary(f"{title.rstrip(':')}: {body}", limit)
+    return whole_summary(title, limit)
 
 
 #: A leading label the writer gave ("Root cause:", "Gotcha:"): it says what kind

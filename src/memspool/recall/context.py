@@ -25,7 +25,7 @@ from typing import Final
 
 from memspool.base.project import readable_name
 from memspool.distill.claim_model import model
-from memspool.distill.keys import SUMMARY_CHARS, whole_summary
+from memspool.distill.keys import SUMMARY_CHARS, stated
 from memspool.store import transaction
 
 __all__ = ["SECTIONS", "render", "render_dirty", "stored"]
@@ -44,7 +44,7 @@ _TRAILER_CHARS: Final = 120
 
 
 def _line(row: sqlite3.Row) -> str:
-    summary = whole_summary(" ".join(str(row["summary"]).split()), SUMMARY_CHARS)
+    summary = stated(str(row["summary"]), str(row["body"]), SUMMARY_CHARS)
     standing = "established" if row["layer"] == "canonical" else "provisional"
     sessions = int(row["sessions"])
     said = f"{sessions} sessions" if sessions > 1 else "1 session"
@@ -54,7 +54,7 @@ def _line(row: sqlite3.Row) -> str:
 def render(conn: sqlite3.Connection, project: str, max_chars: int) -> tuple[str, int]:
     """The block for ``project`` and how many memories it lists ("" and 0 for none)."""
     rows = conn.execute(
-        "SELECT id, type, layer, summary, sessions FROM memories"
+        "SELECT id, type, layer, summary, body, sessions FROM memories"
         " WHERE project = ? AND layer IN ('buffer', 'canonical')"
         " AND (layer = 'canonical' OR sessions >= 2 OR clarity >= ?)"
         " ORDER BY layer = 'canonical' DESC, sessions DESC, confidence DESC,"
