@@ -165,12 +165,10 @@ def test_max_entities_lowers_never_raises(home: Path) -> None:
 def test_a_bad_max_entities_is_a_json_error(home: Path, value: str) -> None:
     code, report, err = cli(home, "--project", "api", f"--max-entities={value}",
                             stdin=b"A note that is never captured.")
-    assert code == 1 and err == ""
-    assert report == {
-        "ok": False,
-        "error": f"--max-entities must be a whole number from 1 to 20 (larger values mean 20), "
-                 f"got {value!r}.",
-    }
+    said = (f"--max-entities must be a whole number from 1 to 20 (larger values mean 20), "
+            f"got {value!r}.")
+    assert code == 1 and report == {"ok": False, "error": said}
+    assert err == f"memspool: error: {said}\n"  # and for the person at the terminal
     assert not (home / "memspool.db").exists()  # refused before the store is opened
 
 

@@ -3,8 +3,9 @@
 Each module here registers one command (or one group) through
 ``register(subparsers)``; its handler returns the process exit code. Every
 failure is reported here, at the edge, the same way: one sentence on stderr
-that says what to do, exit 1; with ``--json``, ``{"ok": false, "error": ...}``
-on stdout instead.
+that says what to do, exit 1; with ``--json`` (and for ``capture``, whose
+answer is JSON), ``{"ok": false, "error": ...}`` on stdout as well, for the
+program that reads it.
 """
 
 from __future__ import annotations
@@ -90,8 +91,8 @@ def report_failure(message: str, *, as_json: bool) -> int:
     """Say what went wrong the one way every command does; returns the exit code 1."""
     if as_json:
         sys.stdout.write(orjson.dumps({"ok": False, "error": message}).decode() + "\n")
-    else:
-        print(f"memspool: error: {message}", file=sys.stderr)
+    # The sentence is for the person at the terminal, whatever a program reads.
+    print(f"memspool: error: {message}", file=sys.stderr)
     return 1
 
 
