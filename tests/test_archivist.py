@@ -13,6 +13,7 @@ from web_support import Claude
 
 from memspool.archivist import digest, maintain
 from memspool.archivist.lifecycle import confidence
+from memspool.base.errors import PayloadError
 from memspool.config import Config
 from memspool.service import Service
 from memspool.store import memories as rows
@@ -270,8 +271,24 @@ def test_a_bad_import_line_is_a_clear_error_and_imports_nothing_of_its_batch(
     dump.write_bytes(good + b"\n" + line + b"\n")
     proc = run_cli("memories", "import", str(dump), check=False)
     assert proc.returncode == 1 and b"Line 2" in proc.stderr and b"Traceback" not in proc.stderr
+    assert b"nothing of the file was imported" in proc.stderr
     with Service() as service:
         assert service.memories() == []
+
+
+def test_a_bad_line_past_a_saved_batch_says_which_lines_were_imported(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memspool.archivist import transfer
+
+    monkeypatch.setattr(transfer, "IMPORT_BATCH", 2)
+    lines = [json.dumps({"project": "p", "key": f"k{n}", "summary": f"Summary number {n}",
+                         "body": f"Body number {n} that is long enough."}).encode()
+             for n in range(3)]
+    with Service() as service, pytest.raises(PayloadError) as raised:
+        service.import_lines([*lines, b"{not json"])
+    assert str(raised.value).startswith("Line 4 is not JSON; lines 1 to 2 were imported")
+    with Service() as service:
+        assert sorted(m.memory.key for m in service.memories()) == ["k0", "k1"]
 
 
 @pytest.mark.slow  # over 0.75 s in the inner loop (--durations)

@@ -46,6 +46,8 @@ EXPORT_FIELDS: Final = (
 )
 #: Lines per import transaction.
 IMPORT_BATCH: Final = 2000
+#: Where an error says what of the file was imported (filled in by import_lines).
+_UNSAID: Final = "nothing of that batch was imported"
 #: A line longer than this is refused: no memory is that long.
 MAX_LINE_BYTES: Final = 8 * 1024 * 1024
 #: The session an untrusted import's saves are recorded under: one session, however
@@ -91,8 +93,8 @@ def _text(record: dict[str, Any], field: str, line: int, *, one_line: bool = Fal
     value = record.get(field)
     if isinstance(value, str) and (cleaned := _clean(value, one_line=one_line)).strip():
         return cleaned
-    raise PayloadError(f"Line {line}: {field!r} must be a non-empty string; nothing of that "
-                       f"batch was imported. Fix the line and import again.")
+    raise PayloadError(f"Line {line}: {field!r} must be a non-empty string; {_UNSAID}. Fix "
+                       f"the line and import again.")
 
 
 def _number(record: dict[str, Any], field: str, default: float, low: float = 0.0,
@@ -105,15 +107,16 @@ def _number(record: dict[str, Any], field: str, default: float, low: float = 0.0
 
 def _parse(raw: bytes, line: int) -> dict[str, Any]:
     if len(raw) > MAX_LINE_BYTES:
-        raise PayloadError(f"Line {line} is longer than {MAX_LINE_BYTES} bytes; not a memory.")
+        raise PayloadError(f"Line {line} is longer than {MAX_LINE_BYTES} bytes, not a memory; "
+                           f"{_UNSAID}.")
     try:
         record = parse_json(raw)
     except ValueError:
-        raise PayloadError(f"Line {line} is not JSON; nothing of that batch was imported. "
+        raise PayloadError(f"Line {line} is not JSON; {_UNSAID}. "
                            f"Each line must be one memory as `memspool memories export` "
                            f"writes it.") from None
     if not isinstance(record, dict):
-        raise PayloadError(f"Line {line} is not a JSON object.")
+        raise PayloadError(f"Line {line} is not a JSON object; {_UNSAID}.")
     return record
 
 
@@ -144,15 +147,25 @@ def import_lines(conn: sqlite3.Connection, lines: Iterable[bytes], *,  # noqa: P
             progress(len(batch))
         batch.clear()
 
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        batch.append((number, _parse(raw, number)))
-        report.lines += 1
-        if len(batch) >= IMPORT_BATCH:
+    done = 0  # the last line of the batches committed
+    try:
+        for number, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                continue
+            batch.append((number, _parse(raw, number)))
+            report.lines += 1
+            if len(batch) >= IMPORT_BATCH:
+                last = batch[-1][0]
+                flush()
+                done = last
+        if batch:
             flush()
-    if batch:
-        flush()
+    except PayloadError as exc:
+        # Each batch is one transaction: say what the store now holds of the file.
+        kept = "nothing of the file was imported" if not done else (
+            f"lines 1 to {done} were imported (each {IMPORT_BATCH} lines are saved "
+            f"together), nothing after them")
+        raise PayloadError(str(exc).replace(_UNSAID, kept)) from None
     with transaction(conn):
         for memory_id, old_target in links:
             target = ids.get(old_target)
