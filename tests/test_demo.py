@@ -33,3 +33,20 @@ def test_the_demo_leaves_no_temporary_folder_and_its_hint_runs(tmp_path: Path) -
                             check=False)
     assert listed.returncode == 0 and listed.stdout, listed.stderr.decode()
     assert (tmp_path / "kept").is_dir()
+    # The same folder again is refused, untouched: a second run would append to
+    # the first one's transcripts and count their bytes twice.
+    before = sorted(p.relative_to(tmp_path) for p in (tmp_path / "kept").rglob("*"))
+    again = subprocess.run(command, shell=True, capture_output=True, timeout=120,  # noqa: S602 - as pasted
+                           env={**os.environ, **env}, check=False)
+    assert again.returncode == 1 and "is not empty" in again.stderr.decode()
+    assert sorted(p.relative_to(tmp_path) for p in (tmp_path / "kept").rglob("*")) == before
+
+
+def test_the_slice_excerpt_ends_at_a_line_and_says_when_there_is_more() -> None:
+    from memspool.demo import _excerpt
+
+    text = "first line of the slice\n[tool WebSearch] a long result line\nthird"
+    assert _excerpt(text, 40) == ["first line of the slice", "..."]
+    assert _excerpt(text, 500) == text.splitlines()
+    assert _excerpt("one very long line of words " * 10, 30) == [
+        "one very long line of words ...", "..."]

@@ -32,6 +32,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, Final
 
+from memspool.base.errors import HomeError
 from memspool.config import Config, load_config
 from memspool.install import install_hooks, record_transcript_roots
 from memspool.spool import Spool
@@ -47,6 +48,8 @@ SUBAGENT_SAMPLE: Final = (
 SESSION_ID: Final = "491e126e-1e71-469c-ade2-fcc8af567c74"
 #: How long the demo waits for the detached drainer before it gives up.
 DRAIN_DEADLINE_SECS: Final = 60.0
+#: The excerpt of the first slice: whole lines, about this many characters.
+EXCERPT_CHARS: Final = 700
 
 
 def _sample(name: str) -> bytes:
@@ -144,6 +147,23 @@ def memspool_command() -> str:
     return f"{shlex.quote(sys.executable)} -m memspool"
 
 
+def _excerpt(text: str, chars: int) -> list[str]:
+    """The first whole lines of ``text`` within ``chars`` (a longer first line cut at a
+    word), and "..." when there is more."""
+    lines: list[str] = []
+    used = 0
+    for line in text.splitlines():
+        if used + len(line) > chars:
+            if not lines:
+                cut = line[:chars].rsplit(" ", 1)[0]
+                lines.append(f"{cut} ...")
+            lines.append("...")
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return lines
+
+
 def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> dict[str, Any]:
     """Run the simulated session; returns the numbers it printed.
 
@@ -151,6 +171,11 @@ def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> di
     the detached drainer has exited); a ``home`` given is kept to look around in.
     """
     if home is not None:
+        if home.is_dir() and any(home.iterdir()):
+            # A second run would append to the first one's transcripts and count
+            # their bytes twice; another folder's files are not the demo's to mix with.
+            raise HomeError(f"{home} is not empty: the demo needs a new or empty folder "
+                            f"(remove it, or give another --home).", str(home))
         result = _simulate(home.absolute(), out)
         out(f"  look around: MEMSPOOL_HOME={shlex.quote(result['home'])} "
             f"{memspool_command()} memories list")
@@ -254,7 +279,7 @@ def _simulate(home: Path, out: Callable[[str], None]) -> dict[str, Any]:  # noqa
         f"stored zstd: {stored} bytes ({ratio:.0f}x smaller than raw)")
     out("")
     out("  start of the first slice:")
-    for line in sample_text[:700].splitlines():
+    for line in _excerpt(sample_text, EXCERPT_CHARS):
         out(f"    | {line}")
     out("")
     session = _play_coding_session(home, claude, commands, env, out)
