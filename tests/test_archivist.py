@@ -13,8 +13,10 @@ from web_support import Claude
 
 from memspool.archivist import digest, maintain
 from memspool.archivist.lifecycle import confidence
+from memspool.archivist.reconcile import CaptureReport, Origin, save_notes
 from memspool.base.errors import PayloadError
 from memspool.config import Config
+from memspool.distill.transcript import transcript_notes
 from memspool.service import Service
 from memspool.store import memories as rows
 
@@ -318,3 +320,27 @@ def test_a_new_value_supersedes_every_memory_that_states_the_old_one(
         "Raised gunicorn to `--workers 4` on the production hosts."]
     old = rows.get(conn, again)
     assert old is not None and old.layer == "superseded" and old.superseded_by == note.id
+
+
+def test_a_changed_value_read_as_a_report_of_work_still_supersedes_the_old(
+        config: Config, conn: Any) -> None:
+    t0 = 1_000_000.0
+    old = _memory(conn, config, "Every connection gets `statement_timeout: 5000` from "
+                  "`config/database.yml`, so a long migration is cancelled after 5 seconds.",
+                  session="a", at=t0)
+    said = ("[assistant] Pushed. `statement_timeout` in `config/database.yml` went from 5000 to "
+            "10000 ms.\n[assistant] The build now takes 4 minutes on CI.")
+    assert transcript_notes(said) == []  # the model reads both as reports of work done
+    notes = transcript_notes(said, changes=True)
+    assert [n.changes for n in notes] == [True, True]  # each says a value moved
+    report = CaptureReport(dry_run=False)
+    save_notes(notes, config=config, conn=conn, origin=Origin("api", "b", "minor"),
+               report=report, now=t0 + 60)
+    # The one that gives a memory its new value takes its place; the other
+    # replaces nothing and is not saved.
+    assert [n.action for n in report.notes] == ["created", "skipped"]
+    assert report.notes[0].supersedes == old and report.notes[1].id is None
+    current = [m for m in rows.list_memories(conn, "api") if m.live]
+    assert [m.summary for m in current] == [
+        "`statement_timeout` in `config/database.yml` went from 5000 to 10000 ms."]
+    assert current[0].clarity == rows.get(conn, old).clarity  # in the block where the old was

@@ -23,6 +23,9 @@ order, up to the cap:
      value is superseded by it too. A merge never keeps an older value: a
      text whose values differ is never merged;
    - another fact under the same key: the note takes a key of its own;
+   - a claim under the keep bar that says a value changed ("went from 5000 to
+     10000 ms") is saved only as the new value of a memory of an earlier
+     session it replaces, which it supersedes; else ``skipped``;
    - none of these, but the note says it restates something said before
      (the assistant's "per your rule", "since you don't want ...", a person's
      "remember ..."): merged into the candidate it restates most closely, at
@@ -50,6 +53,7 @@ from memspool.distill.keys import distinct_key, text_hash
 from memspool.distill.note import Note
 from memspool.distill.similarity import (
     MIN_SHARED_TERMS,
+    PINNED_MIN_DICE,
     Profiles,
     Verdict,
     index_terms,
@@ -245,9 +249,12 @@ def _create(ctx: _Context, key: str, note: Note, supersedes: memory_rows.Memory 
     if supersedes is not None and supersedes.key == key:
         # The new value takes the subject's key; the old memory keeps its own text's.
         memory_rows.rekey(ctx.conn, supersedes, distinct_key(key, supersedes.body))
+    # A new value takes the old one's place, in the context block too: it is as
+    # clear a statement of the subject as the one it replaces.
+    clarity = note.clarity if supersedes is None else max(note.clarity, supersedes.clarity)
     memory_id = memory_rows.insert(ctx.conn, project=ctx.project, key=key, type=note.type,
                                    summary=note.summary, body=note.body,
-                                   terms=ctx.terms(note.body), at=ctx.now, clarity=note.clarity)
+                                   terms=ctx.terms(note.body), at=ctx.now, clarity=clarity)
     ctx.created_ids.add(memory_id)
     _provenance(ctx, memory_id, CREATED, note)
     if supersedes is not None:
@@ -284,10 +291,39 @@ def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
     known = _known(ctx, note, key)
     if known is not None:
         return known
+    if note.changes:
+        return _changed_value(ctx, note, key)
     landed, key = _at_key(ctx, note, key)
     if landed is not None:
         return landed
     return _among_candidates(ctx, note, key)
+
+
+def _changed_value(ctx: _Context, note: Note, key: str) -> NoteOutcome:
+    """A claim under the keep bar that says a value changed: the new value of the
+    current memory of an earlier session it replaces (found by its key or its
+    words) and shares PINNED_MIN_DICE of its words with (a report of work done
+    gives numbers of its own, "went from 48s to 3s", that relate() alone can
+    read as another value of anything holding a number), which it supersedes;
+    else nothing is saved (``skipped``)."""
+    found = [memory for memory in (memory_rows.get_by_key(ctx.conn, ctx.project, key),)
+             if memory is not None]
+    found += memory_rows.candidates(ctx.conn, ctx.project, lookup_terms(note.body, ctx.profiles),
+                                    min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_NOTE)
+    ctx.report.candidates += len(found)
+    for candidate in found:
+        if not candidate.live or candidate.id in ctx.created_ids:
+            continue
+        verdict = ctx.relate(candidate.body, note.body)
+        if verdict.replaces and verdict.comparison.dice >= PINNED_MIN_DICE \
+                and ctx.origin.session not in memory_rows.sessions_of(ctx.conn, candidate.id):
+            holder = memory_rows.get_by_key(ctx.conn, ctx.project, key)
+            if holder is not None and holder.id != candidate.id:
+                key = distinct_key(key, note.body)
+                if memory_rows.get_by_key(ctx.conn, ctx.project, key) is not None:
+                    break
+            return _create(ctx, key, note, supersedes=candidate)
+    return NoteOutcome(id=None, key=key, type=note.type, summary=note.summary, action=SKIPPED)
 
 
 def _known(ctx: _Context, note: Note, key: str) -> NoteOutcome | None:

@@ -26,7 +26,8 @@ class Note:
     ``clarity`` is how clearly the text states a durable fact (the claim
     model's probability for a transcript's fact; 1.0 for what a person or
     an agent chose to save). ``restates`` says the text points back at
-    something said before (reconciliation looks for it with a lower bar).
+    something said before (reconciliation looks for it with a lower bar);
+    ``changes``, that it is kept only if it gives a memory a new value.
     """
 
     type: NoteType
@@ -35,6 +36,9 @@ class Note:
     key_text: str = ""
     clarity: float = 1.0
     restates: Restates = None
+    #: A claim under the keep bar that says a value changed: kept only where it
+    #: takes the place of a memory that states the old value.
+    changes: bool = False
 
     @property
     def key(self) -> str:

@@ -50,6 +50,7 @@ from typing import Final, Literal, NamedTuple
 from memspool.distill import words as vocab
 
 __all__ = [
+    "PINNED_MIN_DICE",
     "TRIGRAM_BASELINE",
     "Comparison",
     "Profiles",
@@ -61,6 +62,7 @@ __all__ = [
     "is_near_duplicate",
     "lookup_terms",
     "relate",
+    "says_a_change",
     "trigram_jaccard",
 ]
 
@@ -558,6 +560,8 @@ VALUE_CHANGE_MIN_DICE: Final = 0.7
 RESTATED_MIN_DICE: Final = 0.5
 #: How much lower the overlap may be when the two texts share an identifier.
 _IDENTIFIER_EASING: Final = 0.25
+#: The overlap two texts pinned to one subject by an identifier reach at least.
+PINNED_MIN_DICE: Final = RESTATED_MIN_DICE - _IDENTIFIER_EASING
 #: A value stands for the nearest content word before it, at most this many
 #: words away ("--workers 4", "port 8080", "a limit of 512Mi").
 _SLOT_REACH: Final = 3
@@ -681,6 +685,13 @@ def _same_subject_new_value(old: str, new: str) -> bool:
         if len(left & right) >= _SLOT_SHARED and not (left - right and right - left):
             return True
     return False
+
+
+def says_a_change(text: str) -> bool:
+    """``text`` says a value moved ("went from 5000 to 10000 ms", "is on 20 threads per
+    process now", "Bumped to 8"): a word of change and a number it gives."""
+    return bool(_ANNOUNCES.search(text) or _TRANSITION.search(text)) \
+        and any(ch.isdigit() for ch in text)
 
 
 def _code_words(text: str) -> set[str]:

@@ -45,7 +45,7 @@ from memspool.distill.claims import Claim, claims
 from memspool.distill.keys import subject_key, whole_summary
 from memspool.distill.messages import messages
 from memspool.distill.note import Note, Restates
-from memspool.distill.similarity import index_terms
+from memspool.distill.similarity import index_terms, says_a_change
 from memspool.distill.split import learnings_items
 
 __all__ = ["CONTEXT_SHARE", "notes_of", "transcript_notes"]
@@ -243,8 +243,10 @@ def _findings_of_summary(text: str) -> str | None:
 
 
 def transcript_notes(text: str, used: Model | None = None, *,
-                     subagent: bool = False) -> list[Note]:
-    """The notes the claim model keeps from one conversation's text (a slice's).
+                     subagent: bool = False, changes: bool = False) -> list[Note]:
+    """The notes the claim model keeps from one conversation's text (a slice's); with
+    ``changes``, also the claims under the bar that say a value changed, as notes
+    reconciliation keeps only where they give a memory its new value.
 
     In a subagent's transcript the prompts are the parent agent's task, not a
     person's words: they are never a user's rule, so only the answers count."""
@@ -266,15 +268,35 @@ def transcript_notes(text: str, used: Model | None = None, *,
         found = claims(said)
         verdict = judge_message(said, found, role, chosen)
         verdicts = [judge(claim, role, verdict, chosen) for claim in found]
-        notes.extend(_note(group) for group in _groups(found, verdicts, role, chosen))
+        groups = list(_groups(found, verdicts, role, chosen))
+        notes.extend(_note(group) for group in groups)
+        if changes:
+            notes.extend(_changes(found, verdicts, groups, role))
     return [note for note in notes if note.summary]
 
 
+def _changes(found: list[Claim], verdicts: list[Verdict], groups: list[_Group],
+             role: str) -> Iterator[Note]:
+    """The claims under the bar that say a value changed ("`statement_timeout` went
+    from 5000 to 10000 ms"): the model reads them as reports of work done, and they
+    are, of work that changed what memory holds. Each is a note kept only where it
+    gives a memory of an earlier session its new value (reconciliation decides)."""
+    taken = {id(claim) for group in groups for claim in group.claims}
+    for claim, verdict in zip(found, verdicts, strict=True):
+        if id(claim) in taken or verdict.keep or claim.introduces \
+                or not says_a_change(claim.text):
+            continue
+        yield dataclasses.replace(_note(_Group(role, [claim], [verdict])), changes=True)
+
+
 def notes_of(text: str, *, subagent: bool = False) -> tuple[list[Note], str]:
-    """The notes of one slice's text, and, when there are none, why (for the report)."""
-    notes = transcript_notes(text, subagent=subagent)
-    if notes:
+    """The notes of one slice's text (with the value changes under the bar), and,
+    when none is kept outright, why (for the report)."""
+    notes = transcript_notes(text, subagent=subagent, changes=True)
+    if any(not note.changes for note in notes):
         return notes, ""
+    if notes:
+        return notes, "no claim durable; only values that changed, kept if they replace one"
     said = [m for m in messages(text) if m.role in _ROLES]
     if not any(m.role != "user" for m in said):
         return [], "no assistant text (prompts, tool calls or thinking only)"
