@@ -331,8 +331,8 @@ def test_a_changed_value_read_as_a_report_of_work_still_supersedes_the_old(
     said = ("[assistant] Pushed. `statement_timeout` in `config/database.yml` went from 5000 to "
             "10000 ms.\n[assistant] The build now takes 4 minutes on CI.")
     assert transcript_notes(said) == []  # the model reads both as reports of work done
-    notes = transcript_notes(said, changes=True)
-    assert [n.changes for n in notes] == [True, True]  # each says a value moved
+    notes = transcript_notes(said, conditional=True)
+    assert [n.only_if for n in notes] == ["replaces", "replaces"]  # each says a value moved
     report = CaptureReport(dry_run=False)
     save_notes(notes, config=config, conn=conn, origin=Origin("api", "b", "minor"),
                report=report, now=t0 + 60)
@@ -344,3 +344,31 @@ def test_a_changed_value_read_as_a_report_of_work_still_supersedes_the_old(
     assert [m.summary for m in current] == [
         "`statement_timeout` in `config/database.yml` went from 5000 to 10000 ms."]
     assert current[0].clarity == rows.get(conn, old).clarity  # in the block where the old was
+    # The agent's question names a new value; it is none.
+    asked = transcript_notes("[assistant] Should I raise `statement_timeout` in "
+                             "`config/database.yml` from 10000 to 20000 ms now?",
+                             conditional=True)
+    assert asked == []
+    assert [m.summary for m in rows.list_memories(conn, "api") if m.live] == [
+        "`statement_timeout` in `config/database.yml` went from 5000 to 10000 ms."]
+
+
+def test_a_rule_said_again_as_always_corroborates_it_and_nothing_else_is_saved(
+        config: Config, conn: Any) -> None:
+    t0 = 1_000_000.0
+    rule = _memory(conn, config, "Preference: specs for new endpoints are request specs only; "
+                   "we are phasing out controller specs and want no new ones.",
+                   session="a", at=t0)
+    said = ("[user] ok ship the export. tests: a request spec pls, not a controller spec, "
+            "same as always\n[user] the usual applies for the deploy window, thanks")
+    assert all(n.only_if is None for n in transcript_notes(said))  # the model keeps neither
+    notes = [n for n in transcript_notes(said, conditional=True) if n.only_if == "restates"]
+    assert len(notes) == 2
+    report = CaptureReport(dry_run=False)
+    save_notes(notes, config=config, conn=conn, origin=Origin("api", "b", "minor"),
+               report=report, now=t0 + 60)
+    # The one that restates the rule corroborates it; the other restates nothing here.
+    assert [(n.action, n.id) for n in report.notes] == [("merged", rule), ("skipped", None)]
+    (memory,) = [m for m in rows.list_memories(conn, "api") if m.live]
+    assert memory.sessions == 2 and memory.body.startswith("Preference: specs for new")
+    assert "same as always" not in memory.body  # an unsure claim adds no words

@@ -69,7 +69,7 @@ def test_rules_kept_and_requests_dropped_on_held_out_prompts(split: str) -> None
     rows = [r for r in PROMPTS if r["split"] == split]
     # A value change under the bar is no rule kept: it is saved only where it
     # replaces a memory (tests/test_archivist.py).
-    kept = {r["id"]: any(not n.changes for n in notes_of(f"[user] {r['text']}")[0])
+    kept = {r["id"]: any(n.only_if is None for n in notes_of(f"[user] {r['text']}")[0])
             for r in rows}
     rules = [kept[r["id"]] for r in rows if r["label"] == "durable"]
     requests = [kept[r["id"]] for r in rows if r["label"] == "ephemeral"]

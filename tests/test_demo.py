@@ -49,4 +49,4 @@ def test_the_slice_excerpt_ends_at_a_line_and_says_when_there_is_more() -> None:
     assert _excerpt(text, 40) == ["first line of the slice", "..."]
     assert _excerpt(text, 500) == text.splitlines()
     assert _excerpt("one very long line of words " * 10, 30) == [
-        "one very long line of words ...", "..."]
+        "one very long line of words ..."]

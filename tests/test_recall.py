@@ -152,11 +152,15 @@ def test_a_memory_saved_under_a_short_title_shows_its_fact_in_the_block(home: An
                               "without sslmode=require.", type="pitfall", project="shop")
         whole = service.save("Deploys are frozen on Fridays.", "Deploys are frozen on Fridays "
                              "after 14:00 UTC.", type="decision", project="shop")
+        headed = service.save("Release train", "# Release train\nReleases leave main every "
+                              "Tuesday at 10:00 UTC.", type="pattern", project="shop")
         block = service.context("shop").text
     lines = {int(line.split()[1][1:]): line for line in block.splitlines()
              if line.startswith("- #")}
     # A title alone says nothing: it leads the fact it names.
     assert "staging db: Pitfall: the staging DB refuses connections without sslmode=require." \
         in lines[titled.id]
+    # So does the heading a text is under.
+    assert "Release train: Releases leave main every Tuesday at 10:00 UTC." in lines[headed.id]
     # A summary that is a sentence is the line, as before.
     assert f"- #{whole.id} Deploys are frozen on Fridays. (" in lines[whole.id]

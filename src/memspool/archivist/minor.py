@@ -74,8 +74,9 @@ class DigestReport:
 
 
 def notes_of(text: str, *, subagent: bool = False) -> tuple[list[Note], str]:
-    """The durable notes of one slice's text by the claim model, redacted again (a
-    summary joins sentences), and, when there are none, why (for the report).
+    """The notes of one slice's text by the claim model (the durable ones, and those
+    kept only where they replace or restate a memory), redacted again (a summary
+    joins sentences), and, when none is durable, why (for the report).
     ``subagent``: the slice is a subagent's, whose prompts are its parent's task."""
     notes, reason = transcript_notes_of(text, subagent=subagent)
     return [_redacted(note) for note in notes], reason

@@ -272,11 +272,14 @@ def _supersede_the_rest(ctx: _Context, note: Note, memory_id: int, first: int) -
     stay current beside the new. Only memories of other sessions, as for the first."""
     found = memory_rows.candidates(ctx.conn, ctx.project, lookup_terms(note.body, ctx.profiles),
                                    min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_NOTE)
+    # A value change under the keep bar is held to the overlap its first one met.
+    floor = PINNED_MIN_DICE if note.only_if == "replaces" else 0.0
     for other in found:
         if other.id in (memory_id, first) or other.id in ctx.created_ids:
             continue
-        if ctx.relate(other.body, note.body).replaces and ctx.origin.session not in \
-                memory_rows.sessions_of(ctx.conn, other.id):
+        verdict = ctx.relate(other.body, note.body)
+        if verdict.replaces and verdict.comparison.dice >= floor and ctx.origin.session \
+                not in memory_rows.sessions_of(ctx.conn, other.id):
             memory_rows.supersede(ctx.conn, other, by=memory_id, at=ctx.now)
             ctx.report.also_superseded += 1
 
@@ -291,8 +294,10 @@ def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
     known = _known(ctx, note, key)
     if known is not None:
         return known
-    if note.changes:
+    if note.only_if == "replaces":
         return _changed_value(ctx, note, key)
+    if note.only_if == "restates":
+        return _restating(ctx, note, key)
     landed, key = _at_key(ctx, note, key)
     if landed is not None:
         return landed
@@ -306,10 +311,12 @@ def _changed_value(ctx: _Context, note: Note, key: str) -> NoteOutcome:
     gives numbers of its own, "went from 48s to 3s", that relate() alone can
     read as another value of anything holding a number), which it supersedes;
     else nothing is saved (``skipped``)."""
-    found = [memory for memory in (memory_rows.get_by_key(ctx.conn, ctx.project, key),)
-             if memory is not None]
-    found += memory_rows.candidates(ctx.conn, ctx.project, lookup_terms(note.body, ctx.profiles),
-                                    min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_NOTE)
+    holder = memory_rows.get_by_key(ctx.conn, ctx.project, key)
+    found = [] if holder is None else [holder]
+    found += [memory for memory in memory_rows.candidates(
+        ctx.conn, ctx.project, lookup_terms(note.body, ctx.profiles),
+        min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_NOTE)
+        if holder is None or memory.id != holder.id]
     ctx.report.candidates += len(found)
     for candidate in found:
         if not candidate.live or candidate.id in ctx.created_ids:
@@ -317,12 +324,28 @@ def _changed_value(ctx: _Context, note: Note, key: str) -> NoteOutcome:
         verdict = ctx.relate(candidate.body, note.body)
         if verdict.replaces and verdict.comparison.dice >= PINNED_MIN_DICE \
                 and ctx.origin.session not in memory_rows.sessions_of(ctx.conn, candidate.id):
-            holder = memory_rows.get_by_key(ctx.conn, ctx.project, key)
             if holder is not None and holder.id != candidate.id:
+                # Another fact holds the subject's key: the new value takes its own.
                 key = distinct_key(key, note.body)
                 if memory_rows.get_by_key(ctx.conn, ctx.project, key) is not None:
                     break
             return _create(ctx, key, note, supersedes=candidate)
+    return NoteOutcome(id=None, key=key, type=note.type, summary=note.summary, action=SKIPPED)
+
+
+def _restating(ctx: _Context, note: Note, key: str) -> NoteOutcome:
+    """A claim under the keep bar that says it says again what was said before ("a
+    request spec pls, same as always"): merged into the memory of an earlier session
+    it restates (:func:`_restated`'s bar), else nothing is saved (``skipped``)."""
+    found = memory_rows.candidates(ctx.conn, ctx.project, lookup_terms(note.body, ctx.profiles),
+                                   min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_NOTE)
+    ctx.report.candidates += len(found)
+    judged = [(candidate, ctx.relate(candidate.body, note.body)) for candidate in found
+              if candidate.id not in ctx.created_ids
+              and ctx.origin.session not in memory_rows.sessions_of(ctx.conn, candidate.id)]
+    restated = _restated(ctx, note, judged)
+    if restated is not None:
+        return restated
     return NoteOutcome(id=None, key=key, type=note.type, summary=note.summary, action=SKIPPED)
 
 
@@ -409,9 +432,9 @@ def _restated(ctx: _Context, note: Note,
     most closely (``judged``: each candidate with how the note relates to it), with
     a lower bar than other words (:func:`~memspool.distill.similarity.restates`):
     the memory keeps its words and gains the restatement's, up to
-    RESTATED_BODY_CHARS."""
-    if note.restates is None or ctx.origin.slice_id is None:
-        return None
+    RESTATED_BODY_CHARS (a claim under the keep bar adds none)."""
+    if note.restates is None or (ctx.origin.slice_id is None and note.only_if is None):
+        return None  # a person's capture says what it says
     best: tuple[float, memory_rows.Memory, Verdict] | None = None
     for candidate, related in judged:
         verdict = restates(related, reminder=note.restates == "reminder")
@@ -420,6 +443,10 @@ def _restated(ctx: _Context, note: Note,
     if best is None:
         return None
     _, memory, verdict = best
+    if note.only_if is not None:
+        # A claim under the bar counts as the restatement it says it is, and adds
+        # no words: what made the model unsure of it may be chatter.
+        return _merge(ctx, memory, note, Verdict("same", verdict.comparison))
     body = f"{memory.body}\n{note.body}"
     if note.body in memory.body or len(body) > RESTATED_BODY_CHARS:
         return _merge(ctx, memory, note, verdict)

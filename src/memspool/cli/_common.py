@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Handler", "Subparsers", "add_home", "add_json", "bounded_int", "command", "for_terminal",
-    "non_negative_int",
-    "open_service", "positive_int", "print_json", "unknown_project_hint",
+    "non_negative_int", "open_service", "positive_int", "print_json", "unknown_project",
+    "unknown_project_hint",
 ]
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -33,16 +33,23 @@ def open_service(home: Path | None, *, readonly: bool = False) -> Service:
     return Service(home, readonly=readonly)
 
 
-def unknown_project_hint(service: Service, given: str | None) -> None:
-    """On stderr, when ``--project`` names a project the store has never seen (a typo,
-    most often): which projects it has. An empty answer alone would read as "nothing
-    matched" in a project that exists."""
+def unknown_project(service: Service, given: str | None) -> str | None:
+    """When ``--project`` names a project the store has never seen (a typo, most
+    often), the sentence that says so and which projects it has; else ``None``."""
     others = service.other_projects(given)
     if others is None:
-        return
+        return None
     listed = ", ".join(for_terminal(name, one_line=True) for name in others) or "none yet"
-    print(f"memspool: no project is known as {for_terminal(str(given), one_line=True)!r}; "
-          f"projects with memory here: {listed}", file=sys.stderr)
+    return (f"no project is known as {for_terminal(str(given), one_line=True)!r}; "
+            f"projects with memory here: {listed}")
+
+
+def unknown_project_hint(service: Service, given: str | None) -> None:
+    """On stderr, :func:`unknown_project`'s sentence: an empty answer alone would read
+    as "nothing matched" in a project that exists."""
+    said = unknown_project(service, given)
+    if said is not None:
+        print(f"memspool: {said}", file=sys.stderr)
 
 
 def add_home(parser: argparse.ArgumentParser) -> None:

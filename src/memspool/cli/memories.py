@@ -18,6 +18,7 @@ from memspool.cli._common import (
     open_service,
     positive_int,
     print_json,
+    unknown_project,
     unknown_project_hint,
 )
 from memspool.distill import LlmOptions
@@ -129,14 +130,11 @@ def _forget(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     with open_service(args.home, readonly=True) as service:
-        others = service.other_projects(args.project)
-        if others is not None:
+        unknown = unknown_project(service, args.project)
+        if unknown is not None:
             # An empty file from a typo would read as a backup of nothing, and the
             # next step of a backup is often removing the home.
-            listed = ", ".join(for_terminal(name, one_line=True) for name in others)
-            raise NotFound(f"No project is known as "
-                           f"{for_terminal(str(args.project), one_line=True)!r}; projects "
-                           f"with memory here: {listed or 'none yet'}. Nothing was exported.")
+            raise NotFound(f"{unknown[0].upper()}{unknown[1:]}. Nothing was exported.")
         out = sys.stdout.buffer
         for line in service.export(args.project):
             out.write(line)

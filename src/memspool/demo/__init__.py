@@ -154,10 +154,10 @@ def _excerpt(text: str, chars: int) -> list[str]:
     used = 0
     for line in text.splitlines():
         if used + len(line) > chars:
-            if not lines:
-                cut = line[:chars].rsplit(" ", 1)[0]
-                lines.append(f"{cut} ...")
-            lines.append("...")
+            head = line[:chars]
+            # A first line too long is cut at a word; else the excerpt ends at a line.
+            lines.append(f"{head.rsplit(' ', 1)[0]} ..." if not lines and " " in head
+                         else "...")
             break
         lines.append(line)
         used += len(line) + 1
@@ -171,6 +171,9 @@ def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> di
     the detached drainer has exited); a ``home`` given is kept to look around in.
     """
     if home is not None:
+        if home.exists() and not home.is_dir():
+            raise HomeError(f"{home} is a file: the demo needs a new or empty folder.",
+                            str(home))
         if home.is_dir() and any(home.iterdir()):
             # A second run would append to the first one's transcripts and count
             # their bytes twice; another folder's files are not the demo's to mix with.

@@ -159,12 +159,18 @@ def stated(summary: str, body: str, limit: int = SUMMARY_CHARS) -> str:
     an agent gave it ("staging db") leads its body instead of standing alone, which
     would say nothing ("staging db: the staging DB password is reused ...")."""
     title = " ".join(summary.split())
+    if len(title.split()) > TITLE_WORDS or title.endswith((".", "!", "?")):
+        return whole_summary(title, limit)
+    lines = [line for line in body.splitlines() if line.strip()]
+    if len(lines) > 1 and " ".join(lines[0].strip(" #*_").split()) == title:
+        # A heading the text is under ("# Deploy freeze" / the rule): the title
+        # leads the rest.
+        return whole_summary(f"{title.rstrip(':')}: {' '.join(lines[1:])}", limit)
     flat = " ".join(body.split())
     # A summary taken from its body is there as written (its first letter perhaps
     # raised): "staging db" in "the staging DB refuses ..." is not.
     held = title in flat or f"{title[:1].lower()}{title[1:]}" in flat
-    if len(title.split()) <= TITLE_WORDS and not title.endswith((".", "!", "?")) \
-            and flat and not held:
+    if flat and not held:
         return whole_summary(f"{title.rstrip(':')}: {body}", limit)
     return whole_summary(title, limit)
 

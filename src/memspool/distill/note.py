@@ -9,13 +9,16 @@ from memspool.base.kinds import NoteType
 from memspool.distill.classify import PASSIVE, classify
 from memspool.distill.keys import note_key, summary_line, title
 
-__all__ = ["PASSIVE_TITLE_CHARS", "Note", "Restates"]
+__all__ = ["PASSIVE_TITLE_CHARS", "Note", "OnlyIf", "Restates"]
 
 #: The mem_capture_passive contract: a passive memory is titled by its first 50 characters.
 PASSIVE_TITLE_CHARS: Final = 50
 #: A note that says it restates what was said before: the assistant applying the
 #: person's rule ("per your rule, ..."), or a person reminding ("remember ...").
 Restates = Literal["rule", "reminder"] | None
+#: A claim under the keep bar that is kept on one condition: that it gives a memory
+#: its new value ("went from 5000 to 10000 ms"), or restates one ("same as always").
+OnlyIf = Literal["replaces", "restates"] | None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,7 +30,8 @@ class Note:
     model's probability for a transcript's fact; 1.0 for what a person or
     an agent chose to save). ``restates`` says the text points back at
     something said before (reconciliation looks for it with a lower bar);
-    ``changes``, that it is kept only if it gives a memory a new value.
+    ``only_if``, that it is kept only where it gives a memory of an earlier
+    session its new value (``replaces``) or restates one (``restates``).
     """
 
     type: NoteType
@@ -36,9 +40,7 @@ class Note:
     key_text: str = ""
     clarity: float = 1.0
     restates: Restates = None
-    #: A claim under the keep bar that says a value changed: kept only where it
-    #: takes the place of a memory that states the old value.
-    changes: bool = False
+    only_if: OnlyIf = None
 
     @property
     def key(self) -> str:

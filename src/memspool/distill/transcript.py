@@ -91,6 +91,12 @@ _REFERS_BACK: Final = re.compile(
     r"prefer(?:red)?)|per your\b|your (?:rules?|preferences?|conventions?|instructions?)\b"
     r"|(?:as|since) you (?:don't|do not|never) (?:want|like)"
     r"|(?:as|like) (?:we|you) (?:agreed|discussed|decided))", re.IGNORECASE)
+#: Words that say a thing is said again, as it always is ("same as always", "the usual
+#: applies", "as before"): said by a person or an agent, of a rule already known.
+_RECURS: Final = re.compile(
+    r"\b(?:(?:same|just) as (?:always|usual|before|last time)|as (?:always|usual|before)"
+    r"|like (?:always|before|last time)|the usual\b|as (?:we|you) (?:agreed|decided|said))",
+    re.IGNORECASE)
 #: A person's framing that reminds of something said before ("remember ...").
 _REMINDS: Final = re.compile(r"^\W{0,3}(?:please\s+)?(?:remember|keep in mind)\b",
                              re.IGNORECASE)
@@ -243,7 +249,7 @@ def _findings_of_summary(text: str) -> str | None:
 
 
 def transcript_notes(text: str, used: Model | None = None, *,
-                     subagent: bool = False, changes: bool = False) -> list[Note]:
+                     subagent: bool = False, conditional: bool = False) -> list[Note]:
     """The notes the claim model keeps from one conversation's text (a slice's); with
     ``changes``, also the claims under the bar that say a value changed, as notes
     reconciliation keeps only where they give a memory its new value.
@@ -252,6 +258,7 @@ def transcript_notes(text: str, used: Model | None = None, *,
     person's words: they are never a user's rule, so only the answers count."""
     chosen = used or model()
     notes: list[Note] = []
+    later: list[Note] = []
     for message in messages(text):
         role = _ROLES.get(message.role)
         if role is None or (subagent and role == "user"):
@@ -270,33 +277,43 @@ def transcript_notes(text: str, used: Model | None = None, *,
         verdicts = [judge(claim, role, verdict, chosen) for claim in found]
         groups = list(_groups(found, verdicts, role, chosen))
         notes.extend(_note(group) for group in groups)
-        if changes:
-            notes.extend(_changes(found, verdicts, groups, role))
-    return [note for note in notes if note.summary]
+        if conditional:
+            later.extend(_conditional(found, verdicts, groups, role))
+    # Kept notes first: the conditional ones never push one past the note cap.
+    return [note for note in [*notes, *later] if note.summary]
 
 
-def _changes(found: list[Claim], verdicts: list[Verdict], groups: list[_Group],
-             role: str) -> Iterator[Note]:
+def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Group],
+                 role: str) -> Iterator[Note]:
     """The claims under the bar that say a value changed ("`statement_timeout` went
-    from 5000 to 10000 ms"): the model reads them as reports of work done, and they
-    are, of work that changed what memory holds. Each is a note kept only where it
-    gives a memory of an earlier session its new value (reconciliation decides)."""
+    from 5000 to 10000 ms"), or that they say again what was said before ("a request
+    spec pls, same as always"): the model reads them as reports of work done or as
+    requests, and they are, of work that changed what memory holds or that keeps a
+    rule. Each is a note kept only where it gives a memory of an earlier session its
+    new value, or restates one (reconciliation decides)."""
     taken = {id(claim) for group in groups for claim in group.claims}
     for claim, verdict in zip(found, verdicts, strict=True):
-        if id(claim) in taken or verdict.keep or claim.introduces \
-                or not says_a_change(claim.text):
-            continue
-        yield dataclasses.replace(_note(_Group(role, [claim], [verdict])), changes=True)
+        if id(claim) in taken or verdict.keep or claim.introduces or "?" in claim.text:
+            continue  # a question states nothing, whatever values it names
+        if role == "assistant" and says_a_change(claim.text):
+            # The agent's account of a change made; a person's "bump it to 8" is a
+            # request, which the agent's account follows when it is carried out.
+            yield dataclasses.replace(_note(_Group(role, [claim], [verdict])),
+                                      only_if="replaces")
+        elif _REFERS_BACK.search(claim.text) or _RECURS.search(claim.text):
+            yield dataclasses.replace(_note(_Group(role, [claim], [verdict])),
+                                      only_if="restates", restates="rule")
 
 
 def notes_of(text: str, *, subagent: bool = False) -> tuple[list[Note], str]:
     """The notes of one slice's text (with the value changes under the bar), and,
     when none is kept outright, why (for the report)."""
-    notes = transcript_notes(text, subagent=subagent, changes=True)
-    if any(not note.changes for note in notes):
+    notes = transcript_notes(text, subagent=subagent, conditional=True)
+    if any(note.only_if is None for note in notes):
         return notes, ""
     if notes:
-        return notes, "no claim durable; only values that changed, kept if they replace one"
+        return notes, "no claim durable; only changed values and restatements, kept if they " \
+            "replace or restate a memory"
     said = [m for m in messages(text) if m.role in _ROLES]
     if not any(m.role != "user" for m in said):
         return [], "no assistant text (prompts, tool calls or thinking only)"
