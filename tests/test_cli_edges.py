@@ -29,6 +29,15 @@ def test_a_context_limit_outside_the_apis_range_is_refused_as_the_http_api_does(
     assert "from 200 to 20000" in proc.stderr.decode()  # GET /context's range
 
 
+@pytest.mark.parametrize(("flag", "value", "said"), [
+    ("--limit", "500", "from 1 to 100"), ("--limit", "0", "from 1 to 100"),
+    ("--offset", "5000", "from 0 to 1000"), ("--offset", "-1", "from 0 to 1000")])
+def test_a_search_page_outside_the_apis_range_is_refused_as_the_http_api_does(
+        flag: str, value: str, said: str) -> None:
+    proc = run_cli("search", "pool", flag, value, check=False)
+    assert proc.returncode == 1 and proc.stdout == b"" and said in proc.stderr.decode()
+
+
 @pytest.mark.parametrize("query", ["", "   "])
 def test_an_empty_search_is_an_error_not_an_empty_answer(query: str) -> None:
     run_cli("drainer", "--once")  # makes the home and its store

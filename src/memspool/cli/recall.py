@@ -14,13 +14,11 @@ from memspool.cli._common import (
     bounded_int,
     command,
     for_terminal,
-    non_negative_int,
     open_service,
-    positive_int,
     print_json,
     unknown_project_hint,
 )
-from memspool.results import CONTEXT_CHARS, SEARCH_LIMIT
+from memspool.results import CONTEXT_CHARS, SEARCH_LIMIT, SEARCH_OFFSET
 
 SEARCH_DOC = """Search memories (never slices); every project unless --project is given.
 
@@ -99,10 +97,10 @@ def register(sub: Subparsers) -> None:
     search.add_argument("query", help="what to look for")
     search.add_argument("--project", help="only this project's memories")
     search.add_argument("--type", choices=NOTE_TYPES, help="only memories of this type")
-    search.add_argument("--limit", type=positive_int, default=SEARCH_LIMIT.default,
+    search.add_argument("--limit", type=bounded_int(SEARCH_LIMIT), default=SEARCH_LIMIT.default,
                         help=f"at most N (default {SEARCH_LIMIT.default}; "
                              f"at most {SEARCH_LIMIT.most} a call)")
-    search.add_argument("--offset", type=non_negative_int, default=0,
+    search.add_argument("--offset", type=bounded_int(SEARCH_OFFSET), default=0,
                         help="skip the first N results (the next page)")
     search.add_argument("--all", action="store_true",
                         help="also superseded and archived memories")
