@@ -165,6 +165,15 @@ def test_a_rule_applied_in_a_later_session_corroborates_it_in_other_words(
     assert [m for m in found if "REPORTS_DSN" in m.body and m.id != rule.id]
 
 
+def _minor_pass(notes: list[Any], config: Config, conn: Any, *, session: str,
+                at: float) -> CaptureReport:
+    """``notes`` reconciled as the minor pass hands them over, in project "api"."""
+    report = CaptureReport(dry_run=False)
+    save_notes(notes, config=config, conn=conn, origin=Origin("api", session, "minor"),
+               report=report, now=at)
+    return report
+
+
 def _memory(conn: Any, config: Config, text: str, *, session: str, at: float) -> int:
     report = capture_with(text, config=config, conn=conn, project="api", session=session, now=at)
     note_id = report.notes[0].id
@@ -333,9 +342,7 @@ def test_a_changed_value_read_as_a_report_of_work_still_supersedes_the_old(
     assert transcript_notes(said) == []  # the model reads both as reports of work done
     notes = transcript_notes(said, conditional=True)
     assert [n.only_if for n in notes] == ["replaces", "replaces"]  # each says a value moved
-    report = CaptureReport(dry_run=False)
-    save_notes(notes, config=config, conn=conn, origin=Origin("api", "b", "minor"),
-               report=report, now=t0 + 60)
+    report = _minor_pass(notes, config, conn, session="b", at=t0 + 60)
     # The one that gives a memory its new value takes its place; the other
     # replaces nothing and is not saved.
     assert [n.action for n in report.notes] == ["created", "skipped"]
@@ -364,9 +371,7 @@ def test_a_rule_said_again_as_always_corroborates_it_and_nothing_else_is_saved(
     assert all(n.only_if is None for n in transcript_notes(said))  # the model keeps neither
     notes = [n for n in transcript_notes(said, conditional=True) if n.only_if == "restates"]
     assert len(notes) == 2
-    report = CaptureReport(dry_run=False)
-    save_notes(notes, config=config, conn=conn, origin=Origin("api", "b", "minor"),
-               report=report, now=t0 + 60)
+    report = _minor_pass(notes, config, conn, session="b", at=t0 + 60)
     # The one that restates the rule corroborates it; the other restates nothing here.
     assert [(n.action, n.id) for n in report.notes] == [("merged", rule), ("skipped", None)]
     (memory,) = [m for m in rows.list_memories(conn, "api") if m.live]

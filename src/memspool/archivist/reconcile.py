@@ -25,7 +25,9 @@ order, up to the cap:
    - another fact under the same key: the note takes a key of its own;
    - a claim under the keep bar that says a value changed ("went from 5000 to
      10000 ms") is saved only as the new value of a memory of an earlier
-     session it replaces, which it supersedes; else ``skipped``;
+     session it replaces, which it supersedes; one that says it is said again
+     ("same as always") only corroborates the memory of an earlier session it
+     restates; else either is ``skipped``;
    - none of these, but the note says it restates something said before
      (the assistant's "per your rule", "since you don't want ...", a person's
      "remember ..."): merged into the candidate it restates most closely, at
@@ -214,6 +216,17 @@ def _provenance(ctx: _Context, memory_id: int, action: Action, note: Note) -> No
     ))
 
 
+def _candidates(ctx: _Context, note: Note) -> list[memory_rows.Memory]:
+    """The live memories of the project that share the most of ``note``'s rarer terms."""
+    return memory_rows.candidates(ctx.conn, ctx.project, lookup_terms(note.body, ctx.profiles),
+                                  min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_NOTE)
+
+
+def _skipped(note: Note, key: str) -> NoteOutcome:
+    """A note that lands nowhere: no memory holds it, none is made."""
+    return NoteOutcome(id=None, key=key, type=note.type, summary=note.summary, action=SKIPPED)
+
+
 def _landed(ctx: _Context, found: memory_rows.Memory, action: Action) -> NoteOutcome:
     """The outcome of a note that landed in an existing memory: that memory's identity."""
     return NoteOutcome(id=ctx.shown_id(found.id), key=found.key, type=found.type,
@@ -270,8 +283,7 @@ def _supersede_the_rest(ctx: _Context, note: Note, memory_id: int, first: int) -
     """A new value takes the place of every current memory that states the old one: the
     old value said again in another memory (a restatement no merge caught) would
     stay current beside the new. Only memories of other sessions, as for the first."""
-    found = memory_rows.candidates(ctx.conn, ctx.project, lookup_terms(note.body, ctx.profiles),
-                                   min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_NOTE)
+    found = _candidates(ctx, note)
     # A value change under the keep bar is held to the overlap its first one met.
     floor = PINNED_MIN_DICE if note.only_if == "replaces" else 0.0
     for other in found:
@@ -313,10 +325,8 @@ def _changed_value(ctx: _Context, note: Note, key: str) -> NoteOutcome:
     else nothing is saved (``skipped``)."""
     holder = memory_rows.get_by_key(ctx.conn, ctx.project, key)
     found = [] if holder is None else [holder]
-    found += [memory for memory in memory_rows.candidates(
-        ctx.conn, ctx.project, lookup_terms(note.body, ctx.profiles),
-        min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_NOTE)
-        if holder is None or memory.id != holder.id]
+    found += [memory for memory in _candidates(ctx, note)
+              if holder is None or memory.id != holder.id]
     ctx.report.candidates += len(found)
     for candidate in found:
         if not candidate.live or candidate.id in ctx.created_ids:
@@ -330,23 +340,19 @@ def _changed_value(ctx: _Context, note: Note, key: str) -> NoteOutcome:
                 if memory_rows.get_by_key(ctx.conn, ctx.project, key) is not None:
                     break
             return _create(ctx, key, note, supersedes=candidate)
-    return NoteOutcome(id=None, key=key, type=note.type, summary=note.summary, action=SKIPPED)
+    return _skipped(note, key)
 
 
 def _restating(ctx: _Context, note: Note, key: str) -> NoteOutcome:
     """A claim under the keep bar that says it says again what was said before ("a
     request spec pls, same as always"): merged into the memory of an earlier session
     it restates (:func:`_restated`'s bar), else nothing is saved (``skipped``)."""
-    found = memory_rows.candidates(ctx.conn, ctx.project, lookup_terms(note.body, ctx.profiles),
-                                   min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_NOTE)
+    found = _candidates(ctx, note)
     ctx.report.candidates += len(found)
     judged = [(candidate, ctx.relate(candidate.body, note.body)) for candidate in found
               if candidate.id not in ctx.created_ids
               and ctx.origin.session not in memory_rows.sessions_of(ctx.conn, candidate.id)]
-    restated = _restated(ctx, note, judged)
-    if restated is not None:
-        return restated
-    return NoteOutcome(id=None, key=key, type=note.type, summary=note.summary, action=SKIPPED)
+    return _restated(ctx, note, judged) or _skipped(note, key)
 
 
 def _known(ctx: _Context, note: Note, key: str) -> NoteOutcome | None:
@@ -359,8 +365,7 @@ def _known(ctx: _Context, note: Note, key: str) -> NoteOutcome | None:
                                                              text_hash(note.body)):
         # Forgotten on purpose: digesting a transcript again does not bring
         # it back (a person capturing it by hand does).
-        return NoteOutcome(id=None, key=key, type=note.type, summary=note.summary,
-                           action=SKIPPED)
+        return _skipped(note, key)
     recent = memory_rows.recent_save(ctx.conn, ctx.project, text_hash(note.body),
                                      ctx.now - DUPLICATE_WINDOW_SECS)
     if recent is not None:
@@ -405,8 +410,7 @@ def _land_on(ctx: _Context, memory: memory_rows.Memory, key: str, note: Note,
 
 def _among_candidates(ctx: _Context, note: Note, key: str) -> NoteOutcome:
     """Merged into, or superseding, a memory its words find; else a new memory."""
-    found = memory_rows.candidates(ctx.conn, ctx.project, lookup_terms(note.body, ctx.profiles),
-                                   min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_NOTE)
+    found = _candidates(ctx, note)
     ctx.report.candidates += len(found)
     judged: list[tuple[memory_rows.Memory, Verdict]] = []
     for candidate in found:

@@ -251,8 +251,9 @@ def _findings_of_summary(text: str) -> str | None:
 def transcript_notes(text: str, used: Model | None = None, *,
                      subagent: bool = False, conditional: bool = False) -> list[Note]:
     """The notes the claim model keeps from one conversation's text (a slice's); with
-    ``changes``, also the claims under the bar that say a value changed, as notes
-    reconciliation keeps only where they give a memory its new value.
+    ``conditional``, also the claims under the bar that say a value changed or that
+    they are said again, as notes reconciliation keeps only where they give a memory
+    its new value or restate one (:func:`_conditional`).
 
     In a subagent's transcript the prompts are the parent agent's task, not a
     person's words: they are never a user's rule, so only the answers count."""
@@ -295,9 +296,9 @@ def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Grou
     for claim, verdict in zip(found, verdicts, strict=True):
         if id(claim) in taken or verdict.keep or claim.introduces or "?" in claim.text:
             continue  # a question states nothing, whatever values it names
+        # The agent's account of a change made; a person's "bump it to 8" is a
+        # request, which the agent's account follows when it is carried out.
         if role == "assistant" and says_a_change(claim.text):
-            # The agent's account of a change made; a person's "bump it to 8" is a
-            # request, which the agent's account follows when it is carried out.
             yield dataclasses.replace(_note(_Group(role, [claim], [verdict])),
                                       only_if="replaces")
         elif _REFERS_BACK.search(claim.text) or _RECURS.search(claim.text):
