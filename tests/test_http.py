@@ -204,6 +204,10 @@ def test_capture_then_search_finds_it(server: Server) -> None:
     assert [hit["id"] for hit in found["results"]] == [report["notes"][0]["id"]]
     status, none = server.request("GET", "/search?q=pool+leaks&project=other&limit=5&all=true")
     assert (status, none["results"]) == (200, [])
+    # An empty page for a project the store has never seen says so, and names the
+    # projects it has: "nothing matched" would send the caller looking elsewhere.
+    assert none["note"] == "no project is known as 'other'; projects with memory here: api"
+    assert "note" not in server.request("GET", "/search?q=nothing+like+this&project=api")[1]
 
 
 def test_capture_dry_run_and_passive(server: Server) -> None:

@@ -147,6 +147,8 @@ def test_the_current_repositorys_name_is_that_repository_before_it_has_memory(
     listed = json.loads(run_cli("memories", "list", "--json").stdout)
     assert {m["project"] for m in listed} == {"github.com/acme/api"}
     assert len(listed) == 2
+    block = json.loads(run_cli("context", "--json").stdout)  # the folder's, by its name
+    assert block["project"] == "api" and "counted twice" in block["text"]
     said = run_cli("memories", "forget", str(listed[0]["id"]), "--purge-source").stdout.decode()
     assert said.startswith(f"forgot #{listed[0]['id']} (api: ")  # its readable name
     monkeypatch.chdir(tmp_path)  # elsewhere, an unknown name is a project of its own

@@ -103,20 +103,30 @@ class SearchHit(Hit):
 
 @dataclasses.dataclass(frozen=True)
 class SearchPage:
-    """One page of results for ``query``, best first; ``more``: another page follows."""
+    """One page of results for ``query``, best first; ``more``: another page follows.
+    ``note``: why the page is empty when the project asked for is one the store has
+    never seen (a typo, most often), with the projects it has."""
 
     query: str
     offset: int
     results: list[SearchHit]
     more: bool
+    note: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"query": self.query, "offset": self.offset,
-                "results": [found.as_dict() for found in self.results], "more": self.more}
+        return self._with_note({"query": self.query, "offset": self.offset,
+                                "results": [found.as_dict() for found in self.results],
+                                "more": self.more})
 
     def compact(self) -> dict[str, Any]:
-        return {"query": self.query, "offset": self.offset,
-                "results": [found.compact() for found in self.results], "more": self.more}
+        return self._with_note({"query": self.query, "offset": self.offset,
+                                "results": [found.compact() for found in self.results],
+                                "more": self.more})
+
+    def _with_note(self, page: dict[str, Any]) -> dict[str, Any]:
+        if self.note is not None:
+            page["note"] = self.note
+        return page
 
 
 @dataclasses.dataclass(frozen=True)

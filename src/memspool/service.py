@@ -330,16 +330,20 @@ class Service:
         ``limit`` results (``SEARCH_LIMIT``) after the first ``offset``."""
         limit, offset = SEARCH_LIMIT.clamp(limit), SEARCH_OFFSET.clamp(offset)
         index = self.vectors()
-        project = self._filter(project)
+        identity = self._filter(project)
         with self._reading() as conn:
-            hits = search(conn, query, project=project, type=type, limit=offset + limit + 1,
+            hits = search(conn, query, project=identity, type=type, limit=offset + limit + 1,
                           include_all=include_all, vectors=index)
             page = hits[offset:offset + limit]
             named = project_rows.names(conn, {hit.project for hit in page})
         note_recalled(self.config.home, [hit.id for hit in page])
+        others = None if page else self.other_projects(project)
+        note = None if others is None else (
+            f"no project is known as {project!r}; projects with memory here: "
+            f"{', '.join(others) or 'none yet'}")
         return SearchPage(query=query, offset=offset,
                           results=[SearchHit.of(hit, named[hit.project]) for hit in page],
-                          more=len(hits) > offset + limit)
+                          more=len(hits) > offset + limit, note=note)
 
     def context(self, project: str | None = None, *,
                 max_chars: int | None = None) -> ContextBlock:
@@ -351,7 +355,9 @@ class Service:
                  else CONTEXT_CHARS.clamp(max_chars))
         with self._reading() as conn:
             text, _ = render(conn, identity, limit)
-        named = project if project is not None and project.strip() else identity
+            # As asked, or (the current folder's) by its readable name, not its path.
+            named = project if project is not None and project.strip() else \
+                project_rows.names(conn, {identity})[identity]
         return ContextBlock(project=named, text=text)
 
     def get(self, memory_id: int) -> MemoryView:

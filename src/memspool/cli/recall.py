@@ -77,8 +77,8 @@ def _search(args: argparse.Namespace) -> int:
 
 def _context(args: argparse.Namespace) -> int:
     with open_service(args.home, readonly=True) as service:
-        project = service.project(args.project)
-        text = service.context(project, max_chars=args.max_chars).text
+        block = service.context(args.project, max_chars=args.max_chars)
+        project, text = block.project, block.text
         if not text:
             unknown_project_hint(service, args.project)
     if args.json:

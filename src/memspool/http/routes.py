@@ -68,7 +68,9 @@ FORGET: Final = Spec(
     errors=("400", "404"))
 SEARCH: Final = Spec(
     "get", "/search", "Memories that answer q, best first.",
-    "{query, offset, results, more}: more says another page follows (at offset + limit).",
+    "{query, offset, results, more, note?}: more says another page follows (at offset + "
+    "limit); note, on an empty page for a project the store has never seen, says so and "
+    "names the projects it has.",
     query=(Field("q", about="What to look for.", required=True),
            Field("project", about="Only this project's memories."),
            Field("type", "choice", about="Only memories of this type.", choices=NOTE_TYPES),
