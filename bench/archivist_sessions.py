@@ -20,6 +20,9 @@ Scored per split (``tune`` and ``heldout`` side by side):
   86400", states the new value, not the old);
 - restatements corroborated: the restated fact is one current memory with
   two or more sessions;
+- corroborated without a restatement: current memories of two or more
+  sessions that hold no fact said in two sessions (a corroboration the
+  sessions do not back);
 - memories carrying chatter: memories whose text holds a chatter sentence;
 - type accuracy: kept facts whose memory has the fact's type;
 - context lines cut: context-block lines that end mid-sentence;
@@ -64,6 +67,8 @@ class Scores:
     superseded: int = 0
     restated: int = 0
     corroborated: int = 0
+    #: Current memories of two or more sessions that hold no restated fact.
+    corroborated_unrestated: int = 0
     memories: int = 0
     chatter: int = 0
     typed: int = 0
@@ -202,6 +207,8 @@ def _score_facts(sessions: list[dict[str, Any]], memories: list[dict[str, Any]],
                                      f"{[(m['id'], m['sessions']) for m in mine]}")
         scores.leaks += sum(1 for m in memories if m["project"] != fact["project"]
                             and _holds(m, fact["anchors"]))
+    _score_unrestated(current, [f for f in facts.values() if len(sessions_of[f["id"]]) > 1],
+                      scores)
     for old_id, (old, new) in replaced.items():
         scores.changed += 1
         stale = [m for m in current if m["project"] == old["project"]
@@ -210,6 +217,18 @@ def _score_facts(sessions: list[dict[str, Any]], memories: list[dict[str, Any]],
             scores.misses.append(f"still current {old_id}: {[m['id'] for m in stale]}")
         else:
             scores.superseded += 1
+
+
+def _score_unrestated(current: list[dict[str, Any]], restated: list[dict[str, Any]],
+                      scores: Scores) -> None:
+    """Current memories of two or more sessions that hold no fact said in two."""
+    for memory in current:
+        if memory["sessions"] >= 2 and not any(
+                f["project"] == memory["project"] and _holds(memory, f["anchors"])
+                for f in restated):
+            scores.corroborated_unrestated += 1
+            scores.misses.append(f"corroborated, no fact restated: #{memory['id']} "
+                                 f"{memory['summary'][:60]!r}")
 
 
 def _score_chatter(sessions: list[dict[str, Any]], memories: list[dict[str, Any]],
@@ -259,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         ("planted facts kept", lambda s: _rate(s.kept, s.facts)),
         ("changed values superseded", lambda s: _rate(s.superseded, s.changed)),
         ("restatements corroborated", lambda s: _rate(s.corroborated, s.restated)),
+        ("corroborated, none restated", lambda s: str(s.corroborated_unrestated)),
         ("memories carrying chatter", lambda s: _rate(s.chatter, s.memories)),
         ("type right (kept facts)", lambda s: _rate(s.typed_right, s.typed)),
         ("context lines cut", lambda s: _rate(s.lines_cut, s.lines)),
