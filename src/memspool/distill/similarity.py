@@ -959,7 +959,12 @@ def _relation(old: str, new: str, comparison: Comparison,  # noqa: PLR0911 - one
         floor = RESTATED_MIN_DICE if veto is None else CONTRADICTION_MIN_DICE
         # A number pins no subject: two long texts share a "5" by chance.
         pinned = {key for key in a.keys & b.keys if not _VALUE.match(key)}
-        if pinned and comparison.dice >= floor - _IDENTIFIER_EASING:
+        # A negation on one side only, far apart, is no contradiction; nor, with so
+        # few words shared, the same fact: "no menuconfig, we only commit
+        # `sdkconfig.defaults`" / "`SLEEP_INTERVAL_S` is now 900 in `sdkconfig.defaults`"
+        # say two things of one file. The identifier eases only unnegated wording.
+        easing = _IDENTIFIER_EASING if veto is None else 0.0
+        if pinned and comparison.dice >= floor - easing:
             return "same"
     return "different"
 
