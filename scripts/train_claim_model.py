@@ -14,6 +14,8 @@ Labelled messages come from the tuning data only:
 - ``tests/data/sessions/*.jsonl`` rows with ``"split": "tune"``: each turn
   is a message; a claim holding one of a fact's anchors (said by the
   fact's speaker) is that fact, and a turn with such a claim holds one.
+  The keep models learn from ``KEEP_SESSION_FILES``, the type model from
+  every file (``SESSION_FILES`` says why).
 - ``tests/data/user_prompts.jsonl``, splits ``tuned`` and ``tuned2``: a
   user's prompt, its rule or fact marked.
 
@@ -72,13 +74,18 @@ PROMPTS_DATA = DATA / "user_prompts.jsonl"
 #: measure it: tests/test_distill_classify.py).
 NOTE_SPLITS = ("tune",)
 SESSIONS = DATA / "sessions"
-#: The whole sessions the model learns from. tune_c.jsonl is tuning data for the
-#: archivist's rules (bench/archivist_sessions.py plays it with the others). It was
-#: written after this model; a model retrained with it chose another operating
-#: point and its held-out user-prompt figures fell (rules kept 75.0 -> 70.8% and
-#: 88.9 -> 81.5%, requests kept 9.1 -> 15.2% on heldout2), so it stays out of
-#: training until more sessions make a retraining worth measuring.
-SESSION_FILES = ("tune_a.jsonl", "tune_b.jsonl")
+#: The whole sessions the type model learns from: every tuning file.
+SESSION_FILES = ("tune_a.jsonl", "tune_b.jsonl", "tune_c.jsonl", "tune_d.jsonl", "tune_e.jsonl",
+                 "tune_f.jsonl")
+#: The sessions the keep models (message and claim) learn from. Trained on every
+#: file, each left out in turn and played as sessions it never saw
+#: (bench/archivist_sessions.py), they kept fewer of those sessions' facts than the
+#: models trained on these two (57/74 against 60/74 over tune_d, tune_e, tune_f),
+#: while the type model trained on every file typed more of them right (36/57
+#: against 32/60). docs/benchmarks.md, "More sessions, and whose rule".
+KEEP_SESSION_FILES = ("tune_a.jsonl", "tune_b.jsonl")
+#: The source of the examples only the type model learns from.
+TYPE_ONLY = "types-"
 OUT = ROOT / "src" / "memspool" / "distill" / "claim_model.json"
 CUES = ROOT / "src" / "memspool" / "distill" / "cues.txt"
 TRAINING_SPLITS = ("tuned", "tuned2", "tuned3", "tuned4", "tuned5", "tuned6", "tuned7", "tuned8",
@@ -233,9 +240,9 @@ def prompt_rates(scored: list[Scored], rule: Rule) -> tuple[float, float]:
     return sum(durable) / max(1, len(durable)), sum(ephemeral) / max(1, len(ephemeral))
 
 
-def session_examples(split: str) -> list[MessageExample]:
+def session_examples(split: str, files: tuple[str, ...] = SESSION_FILES) -> list[MessageExample]:
     found: list[MessageExample] = []
-    for path in [SESSIONS / name for name in SESSION_FILES]:
+    for path in [SESSIONS / name for name in files]:
         for line in path.read_text(encoding="utf-8").splitlines():
             if not line.strip():
                 continue
@@ -247,7 +254,9 @@ def session_examples(split: str) -> list[MessageExample]:
                 role = "user" if "user" in turn else "assistant"
                 text = str(turn.get(role) or "")
                 if text.strip():
-                    found.append(_message(group, f"sessions-{split}", role, text,
+                    source = f"sessions-{split}" if path.name in KEEP_SESSION_FILES \
+                        else f"{TYPE_ONLY}sessions-{split}"
+                    found.append(_message(group, source, role, text,
                                           lambda c, s=session, r=role: _anchored(
                                               c, s["facts"], r)))
     return found
@@ -364,9 +373,12 @@ def note_examples(splits: tuple[str, ...]) -> list[MessageExample]:
 
 
 def train(examples: list[MessageExample], notes: list[MessageExample]) -> Trained:
-    message = train_binary([(m.features, m.durable) for m in examples], MESSAGE_L2,
-                           balanced=True, hard=[m.hard for m in examples])
-    claim = train_binary([(c.features, c.durable) for m in examples if m.durable
+    """The keep models from ``examples`` but the type-only sessions; the type model
+    from all of them and ``notes``."""
+    keep = [m for m in examples if not m.source.startswith(TYPE_ONLY)]
+    message = train_binary([(m.features, m.durable) for m in keep], MESSAGE_L2,
+                           balanced=True, hard=[m.hard for m in keep])
+    claim = train_binary([(c.features, c.durable) for m in keep if m.durable
                           for c in m.claims], CLAIM_L2)
     types = train_types([(_typed(c, m), str(c.type)) for m in [*examples, *notes]
                          for c in m.claims if c.durable and c.type in TYPES])
@@ -385,9 +397,12 @@ class Scored:
 
 def folds(examples: list[MessageExample]) -> list[tuple[list[MessageExample],
                                                         list[MessageExample]]]:
-    groups = sorted({ex.group for ex in examples})
-    random.Random(SEED).shuffle(groups)  # noqa: S311 - a fixed shuffle, not a secret
-    fold_of = {group: index % FOLDS for index, group in enumerate(groups)}
+    fold_of: dict[str, int] = {}
+    for type_only in (False, True):  # the keep data's folds do not depend on the rest
+        groups = sorted({ex.group for ex in examples
+                         if ex.source.startswith(TYPE_ONLY) is type_only})
+        random.Random(SEED).shuffle(groups)  # noqa: S311 - a fixed shuffle, not a secret
+        fold_of.update({group: index % FOLDS for index, group in enumerate(groups)})
     return [([ex for ex in examples if fold_of[ex.group] != k],
              [ex for ex in examples if fold_of[ex.group] == k]) for k in range(FOLDS)]
 
@@ -519,9 +534,10 @@ def cross_validate(examples: list[MessageExample], notes: list[MessageExample],
         trained = train(train_set, notes)
         types = {k: tuple(v) for k, v in trained.types.items()}
         for ex in test:
-            scored.append(Scored(ex, probability(list(ex.features), trained.message),
-                                 tuple(probability(list(c.features), trained.claim)
-                                       for c in ex.claims)))
+            if not ex.source.startswith(TYPE_ONLY):  # the keep rule's data
+                scored.append(Scored(ex, probability(list(ex.features), trained.message),
+                                     tuple(probability(list(c.features), trained.claim)
+                                           for c in ex.claims)))
             for c in ex.claims:
                 if c.durable and c.type in TYPES:
                     total += 1
@@ -579,11 +595,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--report", action="store_true", help="cross-validate only")
     parser.add_argument("--trace-cues", type=Path, metavar="PHRASES")
+    parser.add_argument("--leave-out", action="append", default=[], metavar="FILE",
+                        help="a session file to train without (to play it as sessions the "
+                             "model never saw: bench/archivist_sessions.py)")
+    parser.add_argument("--out", type=Path, default=OUT, help="where the model goes")
     args = parser.parse_args()
     if args.trace_cues:
         return trace_cues(args.trace_cues)
     check_cues()
-    examples = (message_examples(TRAINING_SPLITS) + session_examples("tune")
+    files = tuple(name for name in SESSION_FILES if name not in args.leave_out)
+    examples = (message_examples(TRAINING_SPLITS) + session_examples("tune", files)
                 + [ex for split in PROMPT_SPLITS for ex in prompt_examples(split)])
     sources = Counter(ex.source for ex in examples)
     print(f"{len(examples)} messages ({sum(ex.durable for ex in examples)} holding a fact), "
@@ -620,8 +641,11 @@ def main() -> int:
     right = sum(best_type(list(_typed(m.claims[0], m)), TYPES, types) == m.claims[0].type  # type: ignore[arg-type]
                 for m in held if m.claims)
     print(f"type accuracy on classify_notes dev+holdout (never trained on): {right}/{len(held)}")
-    OUT.write_text(json.dumps({
-        "trained_on": [*TRAINING_SPLITS, f"sessions: {', '.join(SESSION_FILES)}",
+    args.out.write_text(json.dumps({
+        "trained_on": [*TRAINING_SPLITS,
+                       f"sessions: {', '.join(f for f in files if f in KEEP_SESSION_FILES)}",
+                       f"types also: sessions "
+                       f"{', '.join(f for f in files if f not in KEEP_SESSION_FILES)}",
                        *(f"user prompts: {split}" for split in PROMPT_SPLITS)],
         "keep_weight": {"assistant": rule.weight, "user": user.weight},
         "claim_keep": {"assistant": rule.claim, "user": user.claim},
@@ -630,7 +654,7 @@ def main() -> int:
         "message": trained.message, "claim": trained.claim, "type_weights": trained.types,
     }, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
     print(f"{len(trained.message)} message weights, {len(trained.claim)} claim weights, "
-          f"{len(trained.types)} type weights -> {OUT.relative_to(ROOT)}")
+          f"{len(trained.types)} type weights -> {args.out}")
     return 0
 
 
