@@ -90,6 +90,22 @@ def _queue_slice(conn: Any, config: Config, text: str, session: str = "s1", *,
             text_chars=len(text), redactions=0, body=body, created_at=1.0))
 
 
+def test_a_backfilled_session_keeps_every_fact_past_twenty(config: Config, conn: Any) -> None:
+    # One slice holds a whole session when it is backfilled: 25 answers, a fact each.
+    services = ("billing", "search", "ledger", "mailer", "thumbnails", "exports", "webhooks",
+                "audit", "reports", "sessions", "uploads", "payments", "inventory", "pricing",
+                "geocoder", "scheduler", "notifier", "catalog", "checkout", "importer",
+                "metrics", "gateway", "tokens", "archive", "cache")
+    _queue_slice(conn, config, "\n\n".join(
+        f"[user] why does {name} keep failing?\n\n[assistant] Root cause: the {name} worker "
+        f"reads `{name.upper()}_TIMEOUT` in seconds, but the chart sets it in milliseconds, "
+        f"so every call times out after {number + 2} ms." for number, name in enumerate(services)))
+    report = digest(conn, config)
+    assert (report.created, report.dropped) == (25, 0)
+    kept = {m.body for m in rows.list_memories(conn, "api")}
+    assert all(any(f"`{name.upper()}_TIMEOUT`" in body for body in kept) for name in services)
+
+
 @pytest.mark.xfail(strict=True, reason=(
     "the claim model misses a user's bare 'remember: X' (held-out user rules kept "
     "75-89%, docs/benchmarks.md)"))

@@ -145,8 +145,10 @@ def _digest_one(conn: sqlite3.Connection, config: Config, row: dict[str, object]
         if notes:
             origin = Origin(project=str(row["project"]), session=str(row["session_id"]),
                             source=SOURCE, slice_id=slice_id)
+            # Every note of the slice: the distiller caps each message's, and a
+            # backfilled session is one slice of many messages.
             save_notes(notes, config=config, conn=conn, origin=origin, report=capture,
-                       now=at, profiles=profiles)
+                       cap=len(notes), now=at, profiles=profiles)
     report.slices += 1
     report.add(capture)
     if not notes:

@@ -97,6 +97,10 @@ _RECURS: Final = re.compile(
     r"\b(?:(?:same|just) as (?:always|usual|before|last time)|as (?:always|usual|before)"
     r"|like (?:always|before|last time)|the usual\b|as (?:we|you) (?:agreed|decided|said))",
     re.IGNORECASE)
+#: At most this many notes of one message (and as many kept on a condition): a
+#: slice holds as many messages as a turn or a whole backfilled session, and what a
+#: long session learnt is not cut at a count made for one capture call.
+NOTES_PER_MESSAGE: Final = 20
 #: A person's claim under the keep bar that the claim model reads as a fact this
 #: clearly may still restate a rule of theirs already in memory.
 PREFERENCE_AGAIN_MIN: Final = 0.5
@@ -282,10 +286,10 @@ def transcript_notes(text: str, used: Model | None = None, *,
         verdict = judge_message(said, found, role, chosen)
         verdicts = [judge(claim, role, verdict, chosen) for claim in found]
         groups = list(_groups(found, verdicts, role, chosen))
-        notes.extend(_note(group) for group in groups)
+        notes.extend([_note(group) for group in groups][:NOTES_PER_MESSAGE])
         if conditional:
-            later.extend(_conditional(found, verdicts, groups, role))
-    # Kept notes first: the conditional ones never push one past the note cap.
+            later.extend(list(_conditional(found, verdicts, groups, role))[:NOTES_PER_MESSAGE])
+    # Kept notes first: the conditional ones never push one past a caller's note cap.
     return [note for note in [*notes, *later] if note.summary]
 
 
