@@ -376,36 +376,6 @@ def test_a_changed_value_read_as_a_report_of_work_still_supersedes_the_old(
         "`statement_timeout` in `config/database.yml` went from 5000 to 10000 ms."]
 
 
-def test_a_persons_rule_said_again_in_other_words_corroborates_it(
-        config: Config, conn: Any) -> None:
-    t0 = 1_000_000.0
-    first = transcript_notes(
-        "[user] ok merge it. and btw never put feature flags in the .env files, every flag "
-        "lives in config/flags.yml so ops sees them all in one place")
-    assert [(n.type, n.only_if) for n in first] == [("preference", None)]
-    (rule,) = [n.id for n in _minor_pass(first, config, conn, session="a", at=t0).notes]
-    # Said again days later in passing, worded apart: the model does not keep it
-    # outright, and the comparison alone reads another fact.
-    again = transcript_notes("[user] ship it. flags belong in config/flags.yml btw, not the "
-                             "env files\n[user] and no force pushes to main, ever",
-                             conditional=True)
-    assert all(n.only_if == "restates" for n in again) and len(again) == 2
-    report = _minor_pass(again, config, conn, session="b", at=t0 + DAY)
-    # The rule it restates counts a second session; the other rule restates nothing
-    # in memory, and an unsure claim is not saved on its own.
-    assert [(n.action, n.id) for n in report.notes] == [("merged", rule), ("skipped", None)]
-    (memory,) = [m for m in rows.list_memories(conn, "api") if m.live]
-    assert memory.sessions == 2 and "ops sees them all" in memory.body
-    # In the session that said it again, another rule of the person's restates
-    # nothing of it, however many words it shares.
-    same_day = transcript_notes("[user] and never put secrets in config/flags.yml, they "
-                                "live in vault", conditional=True)
-    assert [n.action for n in _minor_pass(same_day, config, conn, session="b",
-                                          at=t0 + DAY + 60).notes] != ["merged"]
-    kept = rows.get(conn, rule)
-    assert kept is not None and "vault" not in kept.body and kept.sessions == 2
-
-
 def test_a_rule_said_again_as_always_corroborates_it_and_nothing_else_is_saved(
         config: Config, conn: Any) -> None:
     t0 = 1_000_000.0

@@ -14,7 +14,6 @@ from memspool.distill.similarity import (
     compare,
     index_terms,
     is_near_duplicate,
-    prescribes,
     relate,
     restates,
     trigram_jaccard,
@@ -395,15 +394,3 @@ def test_long_texts_sharing_a_number_are_not_pinned_to_one_subject() -> None:
     second = " ".join(common + words[300:500])
     assert relate(f"{first} and 5.", f"{second} and 5.").relation == "different"
     assert relate(f"{first} and `pool_size`.", f"{second} and `pool_size`.").relation == "same"
-
-
-@pytest.mark.parametrize(("text", "rule"), [
-    ("and dont put versions in app/build.gradle.kts, everything goes through the catalog", True),
-    ("always run mix credo --strict before you push anything", True),
-    ("we never run connectedCheck locally, instrumented tests go to the device lab", True),
-    ("I prefer small focused commits", True),
-    ("app team says the only change is they now run migrations on container start", False),
-    ("ledger-api is going to generate monthly statement PDFs and needs a bucket", False),
-])
-def test_a_rule_prescribes_and_a_report_does_not(text: str, rule: bool) -> None:
-    assert prescribes(text) is rule

@@ -60,7 +60,6 @@ from memspool.distill.similarity import (
     Verdict,
     index_terms,
     lookup_terms,
-    prescribes,
     relate,
     restates,
 )
@@ -442,8 +441,6 @@ def _restated(ctx: _Context, note: Note,
         return None  # a person's capture says what it says
     best: tuple[float, memory_rows.Memory, Verdict] | None = None
     for candidate, related in judged:
-        if note.restates == "preference" and not _a_rule_of_before(ctx, candidate):
-            continue
         verdict = restates(related, reminder=note.restates == "reminder")
         if verdict is not None and (best is None or verdict.comparison.dice > best[0]):
             best = (verdict.comparison.dice, candidate, verdict)
@@ -460,17 +457,6 @@ def _restated(ctx: _Context, note: Note,
     # The rule keeps its words and gains how it was applied or recalled ("`parallel.rs`
     # uses `.with_context(...)`"): searching for those words finds the rule.
     return _merge(ctx, memory, note, verdict, body=body)
-
-
-def _a_rule_of_before(ctx: _Context, memory: memory_rows.Memory) -> bool:
-    """``memory`` is a person's rule from an earlier session (a preference that lays
-    down what never or always to do): what a person says in this one may restate it.
-    Two rules of one prompt are two; and a person's report the type model calls a
-    preference ("app team says ...") is no rule, and is corroborated by nothing that
-    merely shares its words."""
-    return memory.type == "preference" and memory.id not in ctx.created_ids \
-        and prescribes(memory.body) \
-        and ctx.origin.session not in memory_rows.sessions_of(ctx.conn, memory.id)
 
 
 def save_notes(  # noqa: PLR0913 - store, origin and report, keyword-only

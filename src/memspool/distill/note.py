@@ -14,10 +14,8 @@ __all__ = ["PASSIVE_TITLE_CHARS", "Note", "OnlyIf", "Restates"]
 #: The mem_capture_passive contract: a passive memory is titled by its first 50 characters.
 PASSIVE_TITLE_CHARS: Final = 50
 #: A note that says it restates what was said before: the assistant applying the
-#: person's rule ("per your rule, ..."), or a person reminding ("remember ...");
-#: or what a person states, which may be a rule of theirs said again in a later
-#: session in other words ("versions in libs.versions.toml pls"), as often as not.
-Restates = Literal["rule", "reminder", "preference"] | None
+#: person's rule ("per your rule, ..."), or a person reminding ("remember ...").
+Restates = Literal["rule", "reminder"] | None
 #: A claim under the keep bar that is kept on one condition: that it gives a memory
 #: its new value ("went from 5000 to 10000 ms"), or restates one ("same as always").
 OnlyIf = Literal["replaces", "restates"] | None

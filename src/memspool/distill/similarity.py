@@ -61,7 +61,6 @@ __all__ = [
     "index_terms",
     "is_near_duplicate",
     "lookup_terms",
-    "prescribes",
     "relate",
     "says_a_change",
     "trigram_jaccard",
@@ -895,13 +894,6 @@ RULE_RESTATED_CONTAINMENT: Final = 0.3
 #: A person's reminder is held to more: it can also be a new fact.
 REMINDER_SHARED: Final = 3
 REMINDER_CONTAINMENT: Final = 0.6
-
-
-def prescribes(text: str) -> bool:
-    """``text`` lays down a rule: says what never or always to do, or what is preferred
-    ("dont put versions in the module files", "always run credo"). A person's report
-    ("app team says the only change is ...") prescribes nothing."""
-    return any(word in vocab.PRESCRIBING for word in _words(text))
 
 
 def restates(verdict: Verdict, *, reminder: bool = False) -> Verdict | None:

@@ -101,9 +101,6 @@ _RECURS: Final = re.compile(
 #: slice holds as many messages as a turn or a whole backfilled session, and what a
 #: long session learnt is not cut at a count made for one capture call.
 NOTES_PER_MESSAGE: Final = 20
-#: A person's claim under the keep bar that the claim model reads as a fact this
-#: clearly may still restate a rule of theirs already in memory.
-PREFERENCE_AGAIN_MIN: Final = 0.5
 #: A person's framing that reminds of something said before ("remember ...").
 _REMINDS: Final = re.compile(r"^\W{0,3}(?:please\s+)?(?:remember|keep in mind)\b",
                              re.IGNORECASE)
@@ -208,11 +205,8 @@ def _sentence_case(text: str) -> str:
 
 def _note(group: _Group) -> Note:
     said = "\n".join(c.text for c in group.claims)
-    best = max(group.verdicts, key=lambda v: v.probability)
     if group.role == "user":
-        # What a person states may be a rule of theirs said again (reconciliation
-        # looks among their rules of earlier sessions only).
-        restates: Restates = "reminder" if _REMINDS.match(said) else "preference"
+        restates: Restates = "reminder" if _REMINDS.match(said) else None
     else:
         restates = "rule" if _REFERS_BACK.search(said) else None
     said = (_FRAMING if group.role == "user" else _RESTATED).sub("", said, count=1)
@@ -226,6 +220,7 @@ def _note(group: _Group) -> Note:
         headline = said
     summary = whole_summary(_sentence_case(headline))
     body = f"{lead}\n{said}".strip() if lead else said
+    best = max(group.verdicts, key=lambda v: v.probability)
     return Note(type=best.type, summary=summary, body=body,
                 key_text=subject_key(summary), clarity=round(best.clarity, 4),
                 restates=restates)
@@ -313,11 +308,6 @@ def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Grou
         elif _REFERS_BACK.search(claim.text) or _RECURS.search(claim.text):
             yield dataclasses.replace(_note(_Group(role, [claim], [verdict])),
                                       only_if="restates", restates="rule")
-        elif role == "user" and verdict.probability >= PREFERENCE_AGAIN_MIN:
-            # A person's rule said again in passing ("flags go in flags.yml pls"):
-            # it may only restate a rule of theirs already in memory.
-            yield dataclasses.replace(_note(_Group(role, [claim], [verdict])),
-                                      only_if="restates")
 
 
 def notes_of(text: str, *, subagent: bool = False) -> tuple[list[Note], str]:

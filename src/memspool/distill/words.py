@@ -18,7 +18,6 @@ __all__ = [
     "NEGATIONS",
     "ORDER_WORDS",
     "PREFERENCE_WORDS",
-    "PRESCRIBING",
     "SCALES",
     "SUFFIXES",
     "SYNONYM_GROUPS",
@@ -55,9 +54,6 @@ NEGATIONS: Final = frozenset(
     {"not", "no", "never", "without", "nothing", "none", "nor", "cannot", "avoid", "instead",
      "rather", "otherwise", "prevent", "prevents", "prevented", "preventing"}
 )
-#: Words by which a person's text lays down a rule: what never or always to do, what
-#: they prefer ("dont", as people type it, is "do not").
-PRESCRIBING: Final = NEGATIONS | {"always", "dont", "prefer", "prefers"}
 #: Number words read as the numbers they name. "one" alone stays a stop word
 #: ("one temp folder" says what "a temp folder" says); inside a number
 #: ("twenty-one", "one hundred") it counts.
