@@ -81,8 +81,8 @@ SESSION_FILES = ("tune_a.jsonl", "tune_b.jsonl", "tune_c.jsonl", "tune_d.jsonl",
 #: file, each left out in turn and played as sessions it never saw
 #: (bench/archivist_sessions.py), they kept fewer of those sessions' facts than the
 #: models trained on these two (57/74 against 60/74 over tune_d, tune_e, tune_f),
-#: while the type model trained on every file typed more of them right (36/57
-#: against 32/60). docs/benchmarks.md, "More sessions, and whose rule".
+#: while the type model trained on every other file typed more of them right (36/60
+#: against 32/60). docs/benchmarks.md, "Three more tuning authors".
 KEEP_SESSION_FILES = ("tune_a.jsonl", "tune_b.jsonl")
 #: The source of the examples only the type model learns from.
 TYPE_ONLY = "types-"
