@@ -199,10 +199,12 @@ class Service:
                         project_rows.remember(conn, identity)
         return identity
 
-    def other_projects(self, given: str | None) -> list[str] | None:
+    def unknown_project(self, given: str | None,
+                        show: Callable[[str], str] = str) -> str | None:
         """When ``given`` (a ``--project``) names a project this store has never seen
-        (no memory, no slice, never recorded), the readable names of the projects it
-        has, for a hint; else ``None``."""
+        (no memory, no slice, never recorded; a typo, most often), the sentence that
+        says so and names the projects it has, each name written by ``show`` (a
+        terminal's escaping); else ``None``."""
         if given is None or not given.strip():
             return None
         identity = self.project(given)
@@ -211,7 +213,9 @@ class Service:
             if identity in seen or conn.execute("SELECT 1 FROM projects WHERE id = ?",
                                                 (identity,)).fetchone() is not None:
                 return None
-            return sorted(set(project_rows.names(conn, set(seen)).values()))
+            others = sorted(set(project_rows.names(conn, set(seen)).values()))
+        listed = ", ".join(show(name) for name in others) or "none yet"
+        return f"no project is known as {show(given)!r}; projects with memory here: {listed}"
 
     def project_names(self, identities: Iterable[str]) -> dict[str, str]:
         """``{identity: readable name}``."""
@@ -337,13 +341,10 @@ class Service:
             page = hits[offset:offset + limit]
             named = project_rows.names(conn, {hit.project for hit in page})
         note_recalled(self.config.home, [hit.id for hit in page])
-        others = None if page else self.other_projects(project)
-        note = None if others is None else (
-            f"no project is known as {project!r}; projects with memory here: "
-            f"{', '.join(others) or 'none yet'}")
         return SearchPage(query=query, offset=offset,
                           results=[SearchHit.of(hit, named[hit.project]) for hit in page],
-                          more=len(hits) > offset + limit, note=note)
+                          more=len(hits) > offset + limit,
+                          note=None if page else self.unknown_project(project))
 
     def context(self, project: str | None = None, *,
                 max_chars: int | None = None) -> ContextBlock:

@@ -36,12 +36,7 @@ def open_service(home: Path | None, *, readonly: bool = False) -> Service:
 def unknown_project(service: Service, given: str | None) -> str | None:
     """When ``--project`` names a project the store has never seen (a typo, most
     often), the sentence that says so and which projects it has; else ``None``."""
-    others = service.other_projects(given)
-    if others is None:
-        return None
-    listed = ", ".join(for_terminal(name, one_line=True) for name in others) or "none yet"
-    return (f"no project is known as {for_terminal(str(given), one_line=True)!r}; "
-            f"projects with memory here: {listed}")
+    return service.unknown_project(given, lambda text: for_terminal(text, one_line=True))
 
 
 def unknown_project_hint(service: Service, given: str | None) -> None:
