@@ -152,6 +152,11 @@ class MessageExample:
     #: Written to look like the other label (tests/data/README.md, "hard").
     hard: bool = False
 
+    @property
+    def type_only(self) -> bool:
+        """Only the type model learns from it (a session outside KEEP_SESSION_FILES)."""
+        return self.source.startswith(TYPE_ONLY)
+
 
 def _norm(text: str) -> str:
     text = re.sub(r"^\s*(?:[-*+\u2022]|\d{1,3}[.)])\s+", "", text, flags=re.MULTILINE)
@@ -375,7 +380,7 @@ def note_examples(splits: tuple[str, ...]) -> list[MessageExample]:
 def train(examples: list[MessageExample], notes: list[MessageExample]) -> Trained:
     """The keep models from ``examples`` but the type-only sessions; the type model
     from all of them and ``notes``."""
-    keep = [m for m in examples if not m.source.startswith(TYPE_ONLY)]
+    keep = [m for m in examples if not m.type_only]
     message = train_binary([(m.features, m.durable) for m in keep], MESSAGE_L2,
                            balanced=True, hard=[m.hard for m in keep])
     claim = train_binary([(c.features, c.durable) for m in keep if m.durable
@@ -400,7 +405,7 @@ def folds(examples: list[MessageExample]) -> list[tuple[list[MessageExample],
     fold_of: dict[str, int] = {}
     for type_only in (False, True):  # the keep data's folds do not depend on the rest
         groups = sorted({ex.group for ex in examples
-                         if ex.source.startswith(TYPE_ONLY) is type_only})
+                         if ex.type_only is type_only})
         random.Random(SEED).shuffle(groups)  # noqa: S311 - a fixed shuffle, not a secret
         fold_of.update({group: index % FOLDS for index, group in enumerate(groups)})
     return [([ex for ex in examples if fold_of[ex.group] != k],
@@ -534,7 +539,7 @@ def cross_validate(examples: list[MessageExample], notes: list[MessageExample],
         trained = train(train_set, notes)
         types = {k: tuple(v) for k, v in trained.types.items()}
         for ex in test:
-            if not ex.source.startswith(TYPE_ONLY):  # the keep rule's data
+            if not ex.type_only:  # the keep rule's data
                 scored.append(Scored(ex, probability(list(ex.features), trained.message),
                                      tuple(probability(list(c.features), trained.claim)
                                            for c in ex.claims)))

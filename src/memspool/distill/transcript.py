@@ -29,6 +29,7 @@ as context above the chatter bar.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from collections.abc import Iterator
 from functools import lru_cache
@@ -281,9 +282,10 @@ def transcript_notes(text: str, used: Model | None = None, *,
         verdict = judge_message(said, found, role, chosen)
         verdicts = [judge(claim, role, verdict, chosen) for claim in found]
         groups = list(_groups(found, verdicts, role, chosen))
-        notes.extend([_note(group) for group in groups][:NOTES_PER_MESSAGE])
+        notes.extend(_note(group) for group in groups[:NOTES_PER_MESSAGE])
         if conditional:
-            later.extend(list(_conditional(found, verdicts, groups, role))[:NOTES_PER_MESSAGE])
+            later.extend(itertools.islice(_conditional(found, verdicts, groups, role),
+                                          NOTES_PER_MESSAGE))
     # Kept notes first: the conditional ones never push one past a caller's note cap.
     return [note for note in [*notes, *later] if note.summary]
 
