@@ -190,19 +190,23 @@ def test_forget_removes_the_files_even_with_semantic_recall_off(service: Any,
 
 
 def test_the_store_scores_every_candidate(service: Any) -> None:
-    """The files pick candidates; each is scored by the vector the store holds now."""
+    """The files pick candidates; each is scored by the vector the store holds now:
+    the files' copy only when the store holds that very row (same memory, same seq)."""
     ids = [service.save(f"Note {i}", text, project="shop").id for i, text in enumerate(
         ["Refund rows inserted twice.", "The node disk is full.", "Slow api latency."])]
     index = service.vectors()
     assert index.refresh(service.conn, force=True)
-    # The store's vector of the refund note changes without a new seq (as if the
-    # files came from another store): the files still hold the old one.
+    query = "refund payment money twice"
+    before = {n.memory_id: n.similarity for n in index.nearest(service.conn, query, limit=3)}
+    assert before[ids[0]] > before[ids[1]] + 0.1
+    # The store's row of the refund note becomes another one at an older seq (as
+    # a store restored from a backup and embedded again could have): the files
+    # still hold the old row, and the store's is the one scored.
     disk = service.conn.execute("SELECT vector FROM memory_vectors WHERE memory_id = ?",
                                 (ids[1],)).fetchone()[0]
-    service.conn.execute("UPDATE memory_vectors SET vector = ? WHERE memory_id = ?",
+    service.conn.execute("UPDATE memory_vectors SET vector = ?, seq = 0 WHERE memory_id = ?",
                          (disk, ids[0]))
-    near = {n.memory_id: n.similarity
-            for n in index.nearest(service.conn, "refund payment money twice", limit=3)}
+    near = {n.memory_id: n.similarity for n in index.nearest(service.conn, query, limit=3)}
     assert near[ids[0]] == pytest.approx(near[ids[1]], abs=1e-6)
     # A memory changed after the files were written is found by its new text.
     service.conn.execute("UPDATE memories SET body = 'Storage volume space.' WHERE id = ?",
@@ -251,6 +255,47 @@ def test_the_two_stage_search_finds_what_the_whole_search_finds(
     index.refresh(service.conn, force=True)
     two = [n.memory_id for n in index.nearest(service.conn, "refund twice slow", limit=5)]
     assert len(whole) == 5 and len(set(whole) & set(two)) >= 4
+
+
+def test_searches_at_once_on_many_threads_answer_as_one_at_a_time(home: Path,
+                                                                    model: Path) -> None:
+    """Each search probes the vectors on the shared worker threads: eight threads
+    searching at once (as the HTTP API's workers do), each with its own Service,
+    get exactly the answers of the same searches made one after the other."""
+    import threading
+
+    words = [w for group in CLUSTERS.values() for w in group] + PLAIN
+    rng = np.random.default_rng(11)
+    texts = sorted({" ".join(rng.choice(words, 5)) for _ in range(300)})
+    env = {"MEMSPOOL_SEMANTIC_MODEL": str(model)}
+    queries = [" ".join(rng.choice(words, 3)) for _ in range(40)]
+    with Service(home, env=env) as service:
+        service.import_lines([json.dumps({"project": "shop" if i % 3 else "ops", "key": f"k{i}",
+                                          "type": "takeaway", "summary": t,
+                                          "body": t}).encode() for i, t in enumerate(texts)])
+        service.reindex()
+
+        def answers(one: Any) -> list[list[tuple[int, float, str]]]:
+            return [[(r.id, r.score, r.found_by) for r in one.search(
+                q, project="shop" if i % 2 else None, limit=8).results]
+                for i, q in enumerate(queries)]
+
+        alone = answers(service)
+    assert sum(map(len, alone)) > 100 and any("meaning" in r[2] for a in alone for r in a)
+    found: list[Any] = [None] * 8
+    start = threading.Barrier(8)
+
+    def run(slot: int) -> None:
+        with Service(home, env=env) as own:
+            start.wait()
+            found[slot] = answers(own)
+
+    threads = [threading.Thread(target=run, args=(slot,)) for slot in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert found == [alone] * 8
 
 
 def test_a_write_embeds_within_a_budget_and_leaves_the_rest_waiting(
@@ -531,6 +576,26 @@ def test_a_damaged_set_is_ignored_then_replaced(service: Any, home: Path) -> Non
     fresh.save("Kubelet", "Kubelet images on the node.", project="shop")
     everyone = {r[0] for r in fresh.conn.execute("SELECT id FROM memories")}
     assert _ids_on_disk(home) == everyone and len(everyone) == len(DISTINCT) + 1
+    fresh.close()
+
+
+def test_a_set_written_before_seqs_were_kept_still_answers(service: Any, home: Path) -> None:
+    """A set whose ids file has no seq column (written by an earlier memspool) is
+    read, and every candidate it picks is scored from the store."""
+    ids = [service.save(f"Note {i}", text, project="shop").id for i, text in enumerate(DISTINCT)]
+    index = service.vectors()
+    index.refresh(service.conn, force=True)
+    query = "refund payment money twice"
+    expected = index.nearest(service.conn, query, limit=3)
+    folder = next((home / VECTORS_DIR).iterdir())
+    written = np.load(folder / "ids.npy")
+    assert written.shape == (len(ids), 2) and set(written[:, 0]) == set(ids)
+    (folder / "ids.npy").unlink()
+    np.save(folder / "ids.npy", written[:, :1])
+    fresh = Service(home, env={"MEMSPOOL_SEMANTIC_MODEL": str(service.config.semantic_model)})
+    old = fresh.vectors()
+    assert old is not None and old._latest(fresh.conn) is not None
+    assert old.nearest(fresh.conn, query, limit=3) == expected
     fresh.close()
 
 

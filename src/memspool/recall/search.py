@@ -43,7 +43,7 @@ from typing import Any, Final
 from memspool.base.lexical import Query, prepare, rank, relevant
 from memspool.base.terms import query_terms, stem
 from memspool.recall.concepts import GROUPS
-from memspool.recall.vectors import VectorIndex
+from memspool.recall.vectors import Probe, VectorIndex
 
 __all__ = ["Hit", "search"]
 
@@ -161,9 +161,13 @@ def search(conn: sqlite3.Connection, query: str, *, project: str | None = None, 
     if not terms:
         return []
     where, params = _filters(project, type, include_all)
+    # Meaning's costly half (the query's vector, a set's nearest rows) runs on
+    # a worker thread while the words are ranked here.
+    probe = (vectors.probe(conn, query, limit=SEMANTIC_WINDOW + limit, project=project)
+             if vectors is not None else None)
     words, found = _by_words(conn, terms, where=where, params=params, project=project)
-    if vectors is not None:
-        hits = _fused(conn, query, words, found, vectors, where=where, params=params,
+    if vectors is not None and probe is not None:
+        hits = _fused(conn, probe.result(), words, found, vectors, where=where, params=params,
                       project=project, type=type, include_all=include_all, limit=limit,
                       now=now)
     else:
@@ -173,19 +177,18 @@ def search(conn: sqlite3.Connection, query: str, *, project: str | None = None, 
             return []
         ranked = sorted((s for s in found if s.relevance > 0),
                         key=lambda s: (-s.relevance * _standing(s.row, now), -int(s.row[0])))
-        hits = [_hit(s, s.relevance, now) for s in ranked[:limit]]
+        hits = [_hit(s, _score(s.row, s.relevance, now)) for s in ranked[:limit]]
     if include_all:
         hits = _successors_first(conn, hits)
     return hits[:limit]
 
 
-def _fused(conn: sqlite3.Connection, text: str, words: Query, found: list[_Scored],  # noqa: PLR0913 - the ranking's state, private
+def _fused(conn: sqlite3.Connection, probe: Probe, words: Query, found: list[_Scored],  # noqa: PLR0913 - the ranking's state, private
            vectors: VectorIndex, *, where: str, params: list[object], project: str | None,
            type: str | None, include_all: bool, limit: int, now: float) -> list[Hit]:
     """The best by words and the nearest by meaning, each scored both ways, blended."""
-    vector = vectors.encoder.encode([text])[0]
     by_id = {int(s.row[0]): s for s in found[: LEXICAL_WINDOW + limit]}
-    nearest, similar = vectors.nearest_and(conn, vector, limit=SEMANTIC_WINDOW + limit,
+    nearest, similar = vectors.nearest_and(conn, probe, limit=SEMANTIC_WINDOW + limit,
                                            project=project, type=type,
                                            live_only=not include_all, also=tuple(by_id))
     by_words = [memory_id for memory_id, s in by_id.items() if s.relevance > 0]
@@ -210,22 +213,27 @@ def _fused(conn: sqlite3.Connection, text: str, words: Query, found: list[_Score
     # paraphrase), meaning weighs more.
     best = max((s.relevance for s in by_id.values()), default=0.0)
     weight = MEANING_WEIGHT if best >= UNSURE_BELOW else MEANING_WEIGHT_UNSURE
-    hits = []
+    blended: list[tuple[float, int, float, _Scored]] = []
     for s in by_id.values():
         similarity = max(0.0, s.similarity or 0.0)
         if s.relevance <= 0 and similarity < MEANING_ALONE:
             continue
         blend = (1 - weight) * s.relevance + weight * similarity
-        hit = _hit(s, blend, now)
-        if similarity >= MEANING_ALONE:
-            hit.found_by = f"{hit.found_by}+meaning" if s.relevance > 0 else "meaning"
-        hits.append(hit)
-    hits.sort(key=lambda h: (-h.score, -h.id))
+        blended.append((_score(s.row, blend, now), int(s.row[0]), similarity, s))
+    blended.sort(key=lambda b: (-b[0], -b[1]))
     # What the words alone put in the top 3 holding every query word stays there.
     lexical_top = sorted((by_id[i] for i in by_words), key=lambda s: -s.relevance * _standing(
         s.row, now))[:KEPT_TOP]
     kept = [int(s.row[0]) for s in lexical_top if s.held - s.related >= words.own
             and relevant(s.relevance, s.held, words.own)]
+    hits = []
+    for place, (score, memory_id, similarity, s) in enumerate(blended):
+        if place >= limit and memory_id not in kept and not include_all:
+            continue  # never returned (with --all a successor may come from below)
+        hit = _hit(s, score)
+        if similarity >= MEANING_ALONE:
+            hit.found_by = f"{hit.found_by}+meaning" if s.relevance > 0 else "meaning"
+        hits.append(hit)
     return _keep_in_top(hits, kept, KEPT_TOP)
 
 
@@ -255,13 +263,17 @@ def _standing(row: tuple[Any, ...], now: float) -> float:
     return float(LAYER_WEIGHTS.get(str(layer), 1.0) * (0.8 + 0.2 * float(confidence)) * recency)
 
 
-def _hit(scored: _Scored, match: float, now: float) -> Hit:
+def _score(row: tuple[Any, ...], match: float, now: float) -> float:
+    """The score a user reads: how well it matches, times its standing."""
+    return round(min(1.0, match * _standing(row, now)), 3)
+
+
+def _hit(scored: _Scored, score: float) -> Hit:
     (memory_id, summary, body, project, kind, layer, confidence, sessions, superseded_by,
      _updated_at) = scored.row
     return Hit(id=memory_id, project=project, type=kind, summary=summary, body=body,
                layer=layer, confidence=confidence, sessions=sessions,
-               superseded_by=superseded_by,
-               score=round(min(1.0, match * _standing(scored.row, now)), 3),
+               superseded_by=superseded_by, score=score,
                found_by="+".join(side for side, found in (
                    ("words", scored.held > scored.related), ("concepts", scored.related > 0))
                    if found) or "words")

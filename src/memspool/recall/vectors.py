@@ -5,22 +5,31 @@ of rows per query would make a CLI search slow, so a reader first looks in a
 matrix set: a folder ``vectors/<model>-<generation>/`` holding
 ``matrix.npy`` (float32, one row per memory, rows grouped by project),
 ``head.npy`` (its first ``HEAD_DIMS`` columns alone), ``ids.npy`` (memory
-id per row) and ``meta.json`` (the store it came from, the store's forget
-epoch, the highest seq it covers, the projects' row ranges). A set is built
-in a hidden folder and published by renaming that folder, so it is complete
-and never changes; the writer that publishes last removes every other set.
+id and vector seq per row) and ``meta.json`` (the store it came from, the
+store's forget epoch, the highest seq it covers, the projects' row ranges).
+A set is built in a hidden folder and published by renaming that folder, so
+it is complete and never changes; the writer that publishes last removes
+every other set.
 
 A query scores the set (memory-mapped: a warm process keeps it in memory,
 a new one reads only the pages it touches) to pick candidates, adds the rows
-stored after the set, and scores every candidate again with the vector the
-store holds now: a memory gone since drops out, one changed since is scored
-by its new vector. The set only makes the answer fast; the store makes it.
-A set is used only while it matches the store: the same ``vectors_store``
-id (a store moved aside and a new one never share sets), the same
-``vectors_epoch`` (every forget moves it on, so a set written from a
-snapshot taken before a forget is never read after it), and no seq the
-store has not reached (a store restored from a backup). Whoever embeds next
-replaces a set that does not match.
+stored after the set, and asks the store which row it holds now for each
+candidate: a memory gone since (or filtered out) drops out; one whose row
+in the store is the very row the set holds (the same seq: a row is never
+changed in place, a new vector is a new seq) is scored from the set's copy;
+any other is scored by the vector read from the store. The set only makes
+the answer fast; the store makes it. A set is used only while it matches
+the store: the same ``vectors_store`` id (a store moved aside and a new one
+never share sets), the same ``vectors_epoch`` (every forget moves it on, so
+a set written from a snapshot taken before a forget is never read after
+it), and no seq the store has not reached (a store restored from a backup).
+Whoever embeds next replaces a set that does not match. A set written
+before seqs were kept (``ids.npy`` of one column) is read, and every
+candidate of it is read from the store.
+
+A search starts the costly half of a query (encoding it, scoring the set)
+on a worker thread (``probe``) and ranks by words meanwhile; numpy and the
+tokenizer let go of the GIL, so on two cores the two halves overlap.
 
 Past ``TWO_STAGE_ROWS`` rows the head is scored first and the whole rows of
 the best ``HEAD_POOL`` only: the model's dimensions come out of a PCA,
@@ -43,6 +52,7 @@ import os
 import secrets
 import shutil
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -55,10 +65,13 @@ from memspool.store import get_state, set_state, transaction
 from memspool.store import vectors as vector_rows
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["VECTORS_DIR", "Nearest", "VectorIndex", "bump_epoch", "embed_pending", "remove_sets"]
+__all__ = ["VECTORS_DIR", "Nearest", "Probe", "VectorIndex", "bump_epoch", "embed_pending",
+           "remove_sets"]
 
 VECTORS_DIR: Final = "vectors"
 #: Rows stored after the newest set past which whoever embeds writes a new one: a
@@ -74,6 +87,10 @@ STORE_KEY: Final = "vectors_store"
 EPOCH_KEY: Final = "vectors_epoch"
 #: A hidden set folder older than this was left by a writer that died.
 SCRATCH_MAX_AGE_SECS: Final = 600.0
+#: Threads that probe sets for searches running at once (the HTTP API has 4).
+PROBE_THREADS: Final = 4
+_WORKERS: ThreadPoolExecutor | None = None
+_WORKERS_LOCK: Final = threading.Lock()
 
 
 class Nearest(NamedTuple):
@@ -117,7 +134,22 @@ class _Matrix(NamedTuple):
     vectors: NDArray[np.float32]
     head: NDArray[np.float32]
     ids: NDArray[np.int64]
+    #: Each row's seq in the store when the set was written, and the rows in
+    #: the order of their memory ids (to find a memory's row).
+    seqs: NDArray[np.int64]
+    by_id: NDArray[np.intp]
     projects: dict[str, tuple[int, int]]
+
+
+class Probe(NamedTuple):
+    """A query's vector and, when a set was at hand, the rows of it nearest the
+    query: the first round of ``nearest_and``, worked out ahead (``probe``)."""
+
+    vector: NDArray[np.float32]
+    matrix: _Matrix | None
+    span: tuple[int, int]
+    want: int
+    rows: NDArray[np.intp] | None
 
 
 def _sets(folder: Path, prefix: str = "", *, scratch: bool = False) -> list[str]:
@@ -172,10 +204,12 @@ class VectorIndex:
         try:
             meta = json.loads((where / "meta.json").read_text())
             ids = np.load(where / "ids.npy")
+            if ids.shape[1] == 1:  # written before sets kept seqs: every row is read
+                ids = np.column_stack((ids[:, 0], np.full(len(ids), -1, dtype=np.int64)))
             found = _Matrix(
                 name, int(meta["seq"]), str(meta["store"]), str(meta["epoch"]),
-                np.load(where / "matrix.npy", mmap_mode="r"),
-                np.load(where / "head.npy", mmap_mode="r"), ids[:, 0],
+                _mapped(where / "matrix.npy"), _mapped(where / "head.npy"), ids[:, 0],
+                ids[:, 1], np.argsort(ids[:, 0]),
                 {str(k): (int(v[0]), int(v[1])) for k, v in meta["projects"].items()})
             if len(found.vectors) != len(found.ids) or found.vectors.shape[1] != \
                     self.encoder.dims:
@@ -198,24 +232,47 @@ class VectorIndex:
 
     def nearest(self, conn: sqlite3.Connection, query: str, *, limit: int,  # noqa: PLR0913 - the filters, keyword-only
                 project: str | None = None, type: str | None = None,
-                live_only: bool = False, vector: NDArray[np.float32] | None = None,
-                ) -> list[Nearest]:
-        """The ``limit`` memories whose vectors are nearest to ``query``'s (or to
-        ``vector``, the query's, when the caller has it), of ``project`` and ``type``
-        when given, and only buffer and canonical ones with ``live_only``."""
-        q = self.encoder.encode([query])[0] if vector is None else vector
-        return self.nearest_and(conn, q, limit=limit, project=project, type=type,
+                live_only: bool = False) -> list[Nearest]:
+        """The ``limit`` memories whose vectors are nearest to ``query``'s, of ``project``
+        and ``type`` when given, and only buffer and canonical ones with ``live_only``."""
+        probe = self._probe(query, self._latest(conn), limit, project)
+        return self.nearest_and(conn, probe, limit=limit, project=project, type=type,
                                 live_only=live_only)[0]
 
-    def nearest_and(self, conn: sqlite3.Connection, q: NDArray[np.float32], *, limit: int,  # noqa: PLR0913 - the filters, keyword-only
+    def probe(self, conn: sqlite3.Connection, query: str, *, limit: int,
+              project: str | None = None) -> Future[Probe]:
+        """Start the costly half of ``nearest_and`` on a worker thread: encoding
+        ``query`` and scoring the newest set for its best rows. The caller ranks by
+        words meanwhile (the encoder and numpy let go of the GIL) and passes the
+        result on to ``nearest_and`` with the same ``limit`` and ``project``."""
+        from concurrent.futures import Future
+
+        matrix = self._latest(conn)
+        try:
+            return _workers().submit(self._probe, query, matrix, limit, project)
+        except RuntimeError:  # no new thread (the interpreter is exiting): probe here
+            done: Future[Probe] = Future()
+            done.set_result(self._probe(query, matrix, limit, project))
+            return done
+
+    def _probe(self, query: str, matrix: _Matrix | None, limit: int,
+               project: str | None) -> Probe:
+        q = self.encoder.encode([query])[0]
+        want, span = _first_want(limit), _span(matrix, project)
+        rows = (_best_rows(matrix, *span, q, want)
+                if matrix is not None and q.any() and span[1] > span[0] else None)
+        return Probe(q, matrix, span, want, rows)
+
+    def nearest_and(self, conn: sqlite3.Connection, probe: Probe, *, limit: int,  # noqa: PLR0913 - the filters, keyword-only
                     project: str | None = None, type: str | None = None,
                     live_only: bool = False, also: tuple[int, ...] = (),
                     ) -> tuple[list[Nearest], dict[int, float]]:
-        """The nearest memories to the query vector ``q`` (as ``nearest``), and the
+        """The nearest memories to the query of ``probe`` (as ``nearest``), and the
         similarity of each memory of ``also`` that passes the same filters and has a
         vector, read in the same query of the store."""
         import numpy as np
 
+        q = probe.vector
         if not q.any():
             return [], {}
         keep = vector_rows.Filter(project, type, live_only)
@@ -226,30 +283,41 @@ class VectorIndex:
                                         matrix.seq if matrix is not None else 0, keep)
             seen = {row.memory_id for row in current}
             wanted = {i for i in also if i not in seen}
+            in_set: dict[int, int] = {}  # memory id -> its row of the set
             if matrix is not None:
-                start, end = ((0, len(matrix.ids)) if project is None
-                              else matrix.projects.get(project, (0, 0)))
-                want = 2 * limit + 20
-                found: list[vector_rows.VectorRow] = []
+                start, end = _span(matrix, project)
+                want = _first_want(limit)
+                # The probe's rows stand for the first round when it scored this set.
+                rows = (probe.rows if probe.matrix is matrix and probe.span == (start, end)
+                        and probe.want == want else None)
+                live: dict[int, int] | None = None  # memory id -> its seq in the store
                 while end > start:
                     # Widen until enough candidates pass the filters, or none are left.
-                    rows = _best_rows(matrix, start, end, q, want)
-                    ids = {int(matrix.ids[i]) for i in rows}
-                    found = vector_rows.current(conn, self.encoder.hash,
-                                                sorted(ids | wanted), keep)
-                    if len(found) >= limit or want >= end - start:
+                    if rows is None:
+                        rows = _best_rows(matrix, start, end, q, want)
+                    ids = set(matrix.ids[rows].tolist())
+                    live = vector_rows.seqs(conn, sorted(ids | wanted), keep)
+                    if len(live) >= limit or want >= end - start:
                         break
-                    want *= 8
-                current += found
-            elif wanted:
+                    want, rows = want * 8, None
+                if live is not None:
+                    # A memory whose row in the store is the one the set holds (the
+                    # same seq) is scored from the set; any other is read from the store.
+                    in_set = _rows_held(matrix, live)
+                    wanted = {i for i in live if i not in in_set and i not in seen}
+            if wanted:
                 current += vector_rows.current(conn, self.encoder.hash, sorted(wanted), keep)
         finally:
             conn.execute("COMMIT")
-        if not current:
-            return [], {}
-        block = np.frombuffer(b"".join(row.vector for row in current), dtype=np.float32)
-        sims = block.reshape(len(current), -1) @ q
-        scored = {row.memory_id: float(s) for row, s in zip(current, sims, strict=True)}
+        scored: dict[int, float] = {}
+        if current:
+            block = np.frombuffer(b"".join(row.vector for row in current), dtype=np.float32)
+            sims = block.reshape(len(current), -1) @ q
+            scored.update((row.memory_id, float(s)) for row, s in zip(current, sims, strict=True))
+        if in_set and matrix is not None:
+            at = np.fromiter(sorted(in_set.values()), dtype=np.intp, count=len(in_set))
+            scored.update(zip(matrix.ids[at].tolist(), (matrix.vectors[at] @ q).tolist(),
+                              strict=True))
         extra = {i: round(scored[i], 6) for i in also if i in scored}
         ranked = sorted(scored.items(), key=lambda item: (-item[1], item[0]))[:limit]
         return [Nearest(memory_id, round(sim, 6)) for memory_id, sim in ranked], extra
@@ -283,14 +351,14 @@ class VectorIndex:
             epoch = get_state(conn, EPOCH_KEY) or "0"
             top = vector_rows.top_seq(conn)
             rows = conn.execute(
-                "SELECT memory_id, project, vector FROM memory_vectors WHERE model = ?"
+                "SELECT memory_id, project, vector, seq FROM memory_vectors WHERE model = ?"
                 " ORDER BY project, memory_id", (self.encoder.hash,)).fetchall()
         vectors = np.empty((len(rows), self.encoder.dims), dtype=np.float32)
-        ids = np.empty((len(rows), 1), dtype=np.int64)
+        ids = np.empty((len(rows), 2), dtype=np.int64)  # memory id, seq
         projects: dict[str, list[int]] = {}
-        for i, (memory_id, project, blob) in enumerate(rows):
+        for i, (memory_id, project, blob, seq) in enumerate(rows):
             vectors[i] = np.frombuffer(blob, dtype=np.float32)
-            ids[i, 0] = memory_id
+            ids[i] = memory_id, seq
             projects.setdefault(project, [i, i])[1] = i + 1
         ensure_private_dir(self.folder)
         name = f"{self.encoder.hash}-{top:012d}-{secrets.token_hex(6)}"
@@ -318,6 +386,56 @@ class VectorIndex:
             with contextlib.suppress(OSError):
                 if time.time() - (self.folder / other).stat().st_mtime > SCRATCH_MAX_AGE_SECS:
                     shutil.rmtree(self.folder / other, ignore_errors=True)
+
+
+def _mapped(path: Path) -> NDArray[np.float32]:
+    """The array in ``path``, memory-mapped read-only, as a plain array: slicing
+    a ``np.memmap`` runs Python code on every query, holding the GIL that the
+    caller's word ranking needs meanwhile."""
+    import numpy as np
+
+    mapped: NDArray[np.float32] = np.load(path, mmap_mode="r").view(np.ndarray)
+    return mapped
+
+
+def _rows_held(matrix: _Matrix, live: dict[int, int]) -> dict[int, int]:
+    """The row of ``matrix`` of each memory of ``live`` (memory id -> its seq in the
+    store now) whose row there is the one the store holds: the same seq."""
+    import numpy as np
+
+    if not live or not len(matrix.ids):
+        return {}
+    ids = np.fromiter(live.keys(), dtype=np.int64, count=len(live))
+    seqs = np.fromiter(live.values(), dtype=np.int64, count=len(live))
+    at = np.minimum(np.searchsorted(matrix.ids, ids, sorter=matrix.by_id), len(matrix.ids) - 1)
+    rows = matrix.by_id[at]
+    same = (matrix.ids[rows] == ids) & (matrix.seqs[rows] == seqs)
+    return dict(zip(ids[same].tolist(), rows[same].tolist(), strict=True))
+
+
+def _first_want(limit: int) -> int:
+    """Rows a query first takes from a set, for ``limit`` results (more when the
+    filters turn too many away)."""
+    return 2 * limit + 20
+
+
+def _span(matrix: _Matrix | None, project: str | None) -> tuple[int, int]:
+    """The rows of ``matrix`` a query of ``project`` (or of every project) scores."""
+    if matrix is None:
+        return 0, 0
+    return (0, len(matrix.ids)) if project is None else matrix.projects.get(project, (0, 0))
+
+
+def _workers() -> ThreadPoolExecutor:
+    """The threads that probe sets beside the callers' word ranking (made once)."""
+    global _WORKERS  # noqa: PLW0603 - one pool per process, made when first needed
+    from concurrent.futures import ThreadPoolExecutor  # 5 ms of imports, for searches only
+
+    with _WORKERS_LOCK:
+        if _WORKERS is None:
+            _WORKERS = ThreadPoolExecutor(max_workers=PROBE_THREADS,
+                                          thread_name_prefix="memspool-vectors")
+        return _WORKERS
 
 
 def _best_rows(matrix: _Matrix, start: int, end: int, q: NDArray[np.float32],

@@ -15,7 +15,7 @@ from typing import Final, NamedTuple
 __all__ = [
     "Filter", "Pending", "VectorRow", "count_by_model", "current", "delta", "enqueue_stale",
     "pending",
-    "pending_count", "put", "top_seq",
+    "pending_count", "put", "seqs", "top_seq",
 ]
 
 #: Rows read per query of the queue.
@@ -132,6 +132,33 @@ def current(conn: sqlite3.Connection, model: str, memory_ids: list[int],
         found += [VectorRow(int(r[0]), int(r[1]), str(r[2]), bytes(r[3])) for r in conn.execute(
             f"{_ROWS} AND v.memory_id IN ({marks}){where}",
             (model, *chunk, *params))]
+    return found
+
+
+def seqs(conn: sqlite3.Connection, memory_ids: list[int],
+         keep: Filter = EVERY) -> dict[int, int]:
+    """The seq of the vector row the store holds now for each of ``memory_ids`` (those
+    that have one, of any model, and that ``keep`` lets through).
+
+    Read from the index on ``memory_id`` alone (its entries hold the seq), so
+    no vector row is read; then the memories' filter, apart: SQLite runs the
+    two about three times quicker apart than joined. The model is not
+    checked: a row's seq names one row, of one model."""
+    where, params = keep.sql()
+    found: dict[int, int] = {}
+    for start in range(0, len(memory_ids), 500):
+        chunk = memory_ids[start:start + 500]
+        marks = ", ".join("?" * len(chunk))
+        held = {int(r[0]): int(r[1]) for r in conn.execute(
+            f"SELECT memory_id, seq FROM memory_vectors WHERE memory_id IN ({marks})",  # noqa: S608 - fixed fragments
+            chunk)}
+        if held and where:
+            marks = ", ".join("?" * len(held))
+            passing = {int(r[0]) for r in conn.execute(
+                f"SELECT m.id FROM memories m WHERE m.id IN ({marks}){where}",  # noqa: S608 - fixed fragments
+                (*held, *params))}
+            held = {memory_id: seq for memory_id, seq in held.items() if memory_id in passing}
+        found.update(held)
     return found
 
 
