@@ -9,7 +9,8 @@ Ranking, documented (docs/recall.md has the reasons and the measurements):
    The concept map's words for the same trouble (``concepts.py``) join the
    query at ``SYNONYM_WEIGHT`` of the user's own words, outside its whole
    weight.
-2. Meaning (when semantic recall is on, ``vectors.py``): the nearest
+2. Meaning (when semantic recall is on, ``vectors.py``, its costly half
+   worked out on a worker thread while the words are ranked): the nearest
    memories by vector join the best ``LEXICAL_WINDOW`` by words, and every
    memory of that pool is scored both ways (its relevance from its text,
    its cosine similarity from its stored vector), so neither side's finds
