@@ -20,7 +20,7 @@ Labelled messages come from the tuning data only:
   user's prompt, its rule or fact marked.
 
 The held-out splits (``heldout``, ``heldout2``, ``heldout3`` of the
-messages, ``heldout`` and ``heldout2`` of the prompts, sessions marked
+messages, ``heldout`` to ``heldout3`` of the prompts, sessions marked
 ``heldout``) are never read here: ``bench/archivist_quality.py`` and
 ``bench/archivist_sessions.py`` measure on them.
 
@@ -90,7 +90,7 @@ OUT = ROOT / "src" / "memspool" / "distill" / "claim_model.json"
 CUES = ROOT / "src" / "memspool" / "distill" / "cues.txt"
 TRAINING_SPLITS = ("tuned", "tuned2", "tuned3", "tuned4", "tuned5", "tuned6", "tuned7", "tuned8",
                    "tuned9", "tuned10", "tuned11")
-#: user_prompts.jsonl's splits the model learns from ("heldout", "heldout2" measure it).
+#: user_prompts.jsonl's splits the model learns from ("heldout" to "heldout3" measure it).
 PROMPT_SPLITS = ("tuned", "tuned2")
 TYPES = ("root-cause", "pitfall", "decision", "pattern", "preference", "takeaway")
 #: At most this share of ephemeral messages may leave a kept claim (the goal is 3%).
@@ -634,7 +634,7 @@ def main() -> int:
     if args.report:
         return 0
     trained = train(examples, notes)
-    for split in ("heldout", "heldout2"):
+    for split in ("heldout", "heldout2", "heldout3"):
         held_prompts = prompt_examples(split)
         named = [Scored(m, probability(list(m.features), trained.message),
                         tuple(probability(list(c.features), trained.claim) for c in m.claims))

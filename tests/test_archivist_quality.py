@@ -10,12 +10,14 @@ held-out user prompts. A message is kept when any note comes of it.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from conftest import REPO
 
 from memspool.archivist.minor import notes_of
+from memspool.distill.claims import claims
 from memspool.distill.transcript import transcript_notes
 
 #: Slow, left out of the inner loop (`-m "not slow"`): a quality floor over the labelled sets.
@@ -29,7 +31,7 @@ ROWS = [json.loads(line) for line in
 #: 90% and 3% on every held-out split; heldout3 (short messages) is short of it.
 FLOORS = {"heldout": (0.88, 0.03), "heldout2": (0.95, 0.04), "heldout3": (0.70, 0.03)}
 #: user_prompts.jsonl: split -> (least share of rules kept, most share of requests kept).
-PROMPT_FLOORS = {"heldout": (0.70, 0.08), "heldout2": (0.85, 0.10)}
+PROMPT_FLOORS = {"heldout": (0.70, 0.08), "heldout2": (0.85, 0.10), "heldout3": (0.70, 0.05)}
 PROMPTS = [json.loads(line) for line in
            (REPO / "tests" / "data" / "user_prompts.jsonl").read_text().splitlines()]
 #: Known misses of the shipped model, kept as tests of the goal (docs/benchmarks.md).
@@ -76,6 +78,25 @@ def test_rules_kept_and_requests_dropped_on_held_out_prompts(split: str) -> None
     least, most = PROMPT_FLOORS[split]
     rates = (sum(rules) / len(rules), sum(requests) / len(requests))
     assert rates[0] >= least and rates[1] <= most, (split, rates)
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a person's aside beside their rule ('my train is delayed again so im working from "
+    "the platform') enters the rule's memory in 9 of heldout3's 40 rule prompts "
+    "(docs/benchmarks.md)"))
+def test_a_persons_chatter_never_enters_the_memory_of_their_rule() -> None:
+    carried = []
+    for row in (r for r in PROMPTS if r["split"] == "heldout3" and r["label"] == "durable"):
+        facts = [_norm(f["text"]) for f in row["facts"]]
+        bodies = [_norm(n.body) for n in notes_of(f"[user] {row['text']}")[0]]
+        carried += [(row["id"], c.text) for c in claims(row["text"])
+                    if (said := _norm(c.text)) and not any(said in f or f in said for f in facts)
+                    and any(said in body for body in bodies)]
+    assert carried == []
 
 
 @KNOWN_MISS
