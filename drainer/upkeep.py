@@ -23,7 +23,7 @@ from memspool.distill.similarity import Profiles
 from memspool.drainer.daemon import Drainer, log
 from memspool.recall import render_dirty
 from memspool.recall.embed import semantic_state
-from memspool.recall.vectors import VectorIndex, embed_pending
+from memspool.recall.vectors import VectorIndex
 from memspool.redact import redact
 from memspool.store import vectors as vector_rows
 from memspool.team.sync import due as team_sync_due
@@ -123,9 +123,9 @@ class Upkeep:
                 return 0
             if self._vectors is None or self._vectors.encoder is not encoder:
                 self._vectors = VectorIndex(config.home, encoder)
-            done = embed_pending(conn, encoder, budget_secs=budget,
-                                 should_stop=lambda: drainer.stopping
-                                 or drainer.spool.has_pending())
+            done = self._vectors.embed(conn, budget_secs=budget,
+                                       should_stop=lambda: drainer.stopping
+                                       or drainer.spool.has_pending())
             if not (drainer.stopping or drainer.spool.has_pending()):
                 self._vectors.refresh(conn)
         except Exception:

@@ -8,6 +8,7 @@ memory, seeded random vectors): words of one cluster ("refund", "payment",
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -199,13 +200,18 @@ def test_the_store_scores_every_candidate(service: Any) -> None:
     query = "refund payment money twice"
     before = {n.memory_id: n.similarity for n in index.nearest(service.conn, query, limit=3)}
     assert before[ids[0]] > before[ids[1]] + 0.1
+    disk = service.conn.execute("SELECT vector FROM memory_vectors WHERE memory_id = ?",
+                                (ids[1],)).fetchone()[0]
+    # The same row (memory and seq) is scored from the files' copy: memspool never
+    # changes a row in place, so this edit is not read.
+    service.conn.execute("UPDATE memory_vectors SET vector = ? WHERE memory_id = ?",
+                         (disk, ids[0]))
+    same = {n.memory_id: n.similarity for n in index.nearest(service.conn, query, limit=3)}
+    assert same[ids[0]] == before[ids[0]]
     # The store's row of the refund note becomes another one at an older seq (as
     # a store restored from a backup and embedded again could have): the files
     # still hold the old row, and the store's is the one scored.
-    disk = service.conn.execute("SELECT vector FROM memory_vectors WHERE memory_id = ?",
-                                (ids[1],)).fetchone()[0]
-    service.conn.execute("UPDATE memory_vectors SET vector = ?, seq = 0 WHERE memory_id = ?",
-                         (disk, ids[0]))
+    service.conn.execute("UPDATE memory_vectors SET seq = 0 WHERE memory_id = ?", (ids[0],))
     near = {n.memory_id: n.similarity for n in index.nearest(service.conn, query, limit=3)}
     assert near[ids[0]] == pytest.approx(near[ids[1]], abs=1e-6)
     # A memory changed after the files were written is found by its new text.
@@ -577,6 +583,65 @@ def test_a_damaged_set_is_ignored_then_replaced(service: Any, home: Path) -> Non
     everyone = {r[0] for r in fresh.conn.execute("SELECT id FROM memories")}
     assert _ids_on_disk(home) == everyone and len(everyone) == len(DISTINCT) + 1
     fresh.close()
+
+
+def test_rows_of_another_model_do_not_stop_the_candidates_widening(service: Any) -> None:
+    """Memories embedded by another model since the files were written have a row in
+    the store that scores nothing: the candidates widen past them until enough of
+    this model's pass the filters."""
+    words = [w for group in CLUSTERS.values() for w in group] + PLAIN
+    rng = np.random.default_rng(5)
+    texts = sorted({" ".join(rng.choice(words, 4)) for _ in range(200)})[:120]
+    service.import_lines([json.dumps({"project": "shop", "key": f"k{i}",
+                                      "type": "decision" if i % 2 else "takeaway",
+                                      "summary": t, "body": t}).encode()
+                          for i, t in enumerate(texts)])
+    index = service.vectors()
+    index.refresh(service.conn, force=True)
+    decisions = [r[0] for r in service.conn.execute(
+        "SELECT id FROM memories WHERE type = 'decision' ORDER BY id")]
+    other = decisions[:40]
+    with service.conn:
+        for memory_id in other:  # as a reindex with another model would leave them
+            blob = service.conn.execute("SELECT vector FROM memory_vectors WHERE memory_id = ?",
+                                        (memory_id,)).fetchone()[0]
+            service.conn.execute("DELETE FROM memory_vectors WHERE memory_id = ?", (memory_id,))
+            service.conn.execute("INSERT INTO memory_vectors (memory_id, project, model, vector)"
+                                 " VALUES (?, 'shop', 'another-model', ?)", (memory_id, blob))
+    near = index.nearest(service.conn, "refund twice slow", limit=12, type="decision")
+    assert len(near) == 12 and not {n.memory_id for n in near} & set(other)
+
+
+def test_a_store_put_back_from_a_copy_never_scores_a_row_from_the_files(
+        home: Path, model: Path) -> None:
+    """A store copied back from a backup gives a seq again to another row of the same
+    memory id: the files written before the copy went back are removed before it."""
+    env = {"MEMSPOOL_SEMANTIC_MODEL": str(model)}
+    with Service(home, env=env) as service:
+        for i, text in enumerate(DISTINCT[1:]):
+            service.save(f"Note {i}", text, project="shop")
+        service.vectors().refresh(service.conn, force=True)  # the store's id is in the copy
+    backup = home.parent / "backup.db"
+    shutil.copy2(home / "memspool.db", backup)
+    with Service(home, env=env) as service:
+        refund = service.save("Refunds", "Refund payment money rows inserted twice.",
+                              project="shop").id
+        service.vectors().refresh(service.conn, force=True)
+    for suffix in ("", "-wal", "-shm"):
+        (home / f"memspool.db{suffix}").unlink(missing_ok=True)
+    shutil.copy2(backup, home / "memspool.db")
+    with Service(home, env=env) as service:
+        disk = service.save("Disk", "The kubelet disk volume is full of storage.",
+                            project="shop").id
+        assert disk == refund  # the same id and the same seq, given again
+        index = service.vectors()
+        query = "refund payment money twice"
+        near = {n.memory_id: n.similarity for n in index.nearest(service.conn, query, limit=5)}
+        stored = np.frombuffer(service.conn.execute(
+            "SELECT vector FROM memory_vectors WHERE memory_id = ?", (disk,)).fetchone()[0],
+            dtype=np.float32)
+        assert near.get(disk, 0.0) == pytest.approx(
+            float(stored @ index.encoder.encode([query])[0]), abs=1e-5)
 
 
 def test_a_set_written_before_seqs_were_kept_still_answers(service: Any, home: Path) -> None:

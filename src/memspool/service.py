@@ -45,7 +45,7 @@ from memspool.install import default_settings_path, installed_events
 from memspool.recall import render, render_dirty, search
 from memspool.recall.context import stored
 from memspool.recall.embed import SemanticState, semantic_state
-from memspool.recall.vectors import VectorIndex, bump_epoch, embed_pending, remove_sets
+from memspool.recall.vectors import VectorIndex, bump_epoch, remove_sets
 from memspool.redact import redact
 from memspool.results import (
     CONTEXT_CHARS,
@@ -308,8 +308,7 @@ class Service:
         try:
             index = self.vectors()
             if index is not None:
-                embed_pending(self.conn, index.encoder,
-                              budget_secs=None if embed_all else EMBED_BUDGET_SECS)
+                index.embed(self.conn, budget_secs=None if embed_all else EMBED_BUDGET_SECS)
                 index.refresh(self.conn, force=forgot)
         except Exception:  # noqa: BLE001, S110 - the write stands; the memories wait
             pass
@@ -455,7 +454,7 @@ class Service:
         with transaction(self.conn):
             vector_rows.enqueue_stale(self.conn, index.encoder.hash)
             queued = vector_rows.pending_count(self.conn)
-        embedded = embed_pending(self.conn, index.encoder)
+        embedded = index.embed(self.conn)
         index.refresh(self.conn, force=True)
         return Reindexed(queued=queued, embedded=embedded, model=index.encoder.hash,
                          secs=round(time.monotonic() - started, 3))

@@ -22,10 +22,13 @@ the answer fast; the store makes it. A set is used only while it matches
 the store: the same ``vectors_store`` id (a store moved aside and a new one
 never share sets), the same ``vectors_epoch`` (every forget moves it on, so
 a set written from a snapshot taken before a forget is never read after
-it), and no seq the store has not reached (a store restored from a backup).
-Whoever embeds next replaces a set that does not match. A set written
-before seqs were kept (``ids.npy`` of one column) is read, and every
-candidate of it is read from the store.
+it), and no seq the store has not reached (a store restored from a
+backup). Whoever embeds (``VectorIndex.embed``) first removes every set
+that covers seqs the store has not reached: a store put back from a copy
+gives those seqs again, to other rows, and a set from before must never be
+trusted for them. Whoever embeds next replaces a set that does not match.
+A set written before seqs were kept (``ids.npy`` of one column) is read,
+and every candidate of it is read from the store.
 
 A search starts the costly half of a query (encoding it, scoring the set)
 on a worker thread (``probe``) and ranks by words meanwhile; numpy and the
@@ -222,12 +225,11 @@ class VectorIndex:
     def _latest(self, conn: sqlite3.Connection) -> _Matrix | None:
         """The set of this model that matches the store (the one covering most), or
         ``None``: then the store answers alone."""
-        reached = conn.execute(
-            "SELECT seq FROM sqlite_sequence WHERE name = 'memory_vectors'").fetchone()
+        reached = _reached(conn)
         store, epoch = get_state(conn, STORE_KEY), get_state(conn, EPOCH_KEY) or "0"
         usable = [found for name in _sets(self.folder, f"{self.encoder.hash}-")
                   if (found := self._load(name)) is not None and found.store == store
-                  and found.epoch == epoch and found.seq <= int(reached[0] if reached else 0)]
+                  and found.epoch == epoch and found.seq <= reached]
         return max(usable, key=lambda m: (m.seq, m.name)) if usable else None
 
     def nearest(self, conn: sqlite3.Connection, query: str, *, limit: int,  # noqa: PLR0913 - the filters, keyword-only
@@ -284,29 +286,34 @@ class VectorIndex:
             seen = {row.memory_id for row in current}
             wanted = {i for i in also if i not in seen}
             in_set: dict[int, int] = {}  # memory id -> its row of the set
+            read: list[vector_rows.VectorRow] | None = None  # rows read beside the delta
             if matrix is not None:
                 start, end = _span(matrix, project)
                 want = _first_want(limit)
                 # The probe's rows stand for the first round when it scored this set.
                 rows = (probe.rows if probe.matrix is matrix and probe.span == (start, end)
                         and probe.want == want else None)
-                live: dict[int, int] | None = None  # memory id -> its seq in the store
                 while end > start:
                     # Widen until enough candidates pass the filters, or none are left.
                     if rows is None:
                         rows = _best_rows(matrix, start, end, q, want)
                     ids = set(matrix.ids[rows].tolist())
                     live = vector_rows.seqs(conn, sorted(ids | wanted), keep)
-                    if len(live) >= limit or want >= end - start:
+                    # A memory whose row in the store is the very row the set holds
+                    # (the same seq) is scored from the set; any other is read from
+                    # the store, which checks its model (a row of another model counts
+                    # for nothing).
+                    in_set = _rows_held(matrix, live)
+                    read = vector_rows.current(
+                        conn, self.encoder.hash,
+                        sorted(i for i in live if i not in in_set and i not in seen), keep)
+                    found = len(in_set) + len(read) + sum(1 for i in live if i in seen)
+                    if found >= limit or want >= end - start:
                         break
                     want, rows = want * 8, None
-                if live is not None:
-                    # A memory whose row in the store is the one the set holds (the
-                    # same seq) is scored from the set; any other is read from the store.
-                    in_set = _rows_held(matrix, live)
-                    wanted = {i for i in live if i not in in_set and i not in seen}
-            if wanted:
-                current += vector_rows.current(conn, self.encoder.hash, sorted(wanted), keep)
+            if read is None and wanted:
+                read = vector_rows.current(conn, self.encoder.hash, sorted(wanted), keep)
+            current += read or []
         finally:
             conn.execute("COMMIT")
         scored: dict[int, float] = {}
@@ -323,6 +330,20 @@ class VectorIndex:
         return [Nearest(memory_id, round(sim, 6)) for memory_id, sim in ranked], extra
 
     # -- writing ----------------------------------------------------------------
+
+    def embed(self, conn: sqlite3.Connection, *, budget_secs: float | None = None,
+              should_stop: Callable[[], bool] | None = None) -> int:
+        """``embed_pending`` with this index's model, after removing every set that
+        covers seqs the store has not reached: such a set was written before the store
+        was put back from a copy, and the seqs given from here on would name rows it
+        does not hold (a set is trusted for a row of the same memory and seq)."""
+        reached = _reached(conn)
+        for name in _sets(self.folder):
+            if _seq_of(name) > reached:
+                shutil.rmtree(self.folder / name, ignore_errors=True)
+                self._matrix = None
+        return embed_pending(conn, self.encoder, budget_secs=budget_secs,
+                             should_stop=should_stop)
 
     def refresh(self, conn: sqlite3.Connection, *, force: bool = False) -> bool:
         """Write a new set when enough rows came after the usable one, when none
@@ -386,6 +407,21 @@ class VectorIndex:
             with contextlib.suppress(OSError):
                 if time.time() - (self.folder / other).stat().st_mtime > SCRATCH_MAX_AGE_SECS:
                     shutil.rmtree(self.folder / other, ignore_errors=True)
+
+
+def _reached(conn: sqlite3.Connection) -> int:
+    """The highest vector seq the store has given."""
+    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'memory_vectors'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _seq_of(name: str) -> int:
+    """The highest seq the set ``name`` covers (``<model>-<seq>-<token>``), 0 when
+    the name does not say."""
+    try:
+        return int(name.rsplit("-", 2)[1])
+    except (IndexError, ValueError):
+        return 0
 
 
 def _mapped(path: Path) -> NDArray[np.float32]:
