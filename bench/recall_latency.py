@@ -43,7 +43,7 @@ from typing import Any
 from memspool.hooks import CONTEXT_SCRIPT, RECALL_SCRIPT
 from memspool.install import hook_command
 from memspool.recall import search
-from memspool.recall.vectors import VectorIndex
+from memspool.recall.vectors import VectorIndex, ready
 from memspool.service import Service
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
@@ -108,11 +108,7 @@ class _InTurn(VectorIndex):
     words are ranked: the two halves of a hybrid search one after the other."""
 
     def probe(self, conn: Any, query: str, *, limit: int, project: str | None = None) -> Any:
-        from concurrent.futures import Future
-
-        done: Future[Any] = Future()
-        done.set_result(self._probe(query, self._latest(conn), limit, project))
-        return done
+        return ready(self._probe(query, self._latest(conn), limit, project))
 
 
 def _two_stage_agreement(conn: Any, vectors: Any) -> float:

@@ -74,7 +74,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["VECTORS_DIR", "Nearest", "Probe", "VectorIndex", "bump_epoch", "embed_pending",
-           "remove_sets"]
+           "ready", "remove_sets"]
 
 VECTORS_DIR: Final = "vectors"
 #: Rows stored after the newest set past which whoever embeds writes a new one: a
@@ -247,15 +247,11 @@ class VectorIndex:
         ``query`` and scoring the newest set for its best rows. The caller ranks by
         words meanwhile (the encoder and numpy let go of the GIL) and passes the
         result on to ``nearest_and`` with the same ``limit`` and ``project``."""
-        from concurrent.futures import Future
-
         matrix = self._latest(conn)
         try:
             return _workers().submit(self._probe, query, matrix, limit, project)
         except RuntimeError:  # no new thread (the interpreter is exiting): probe here
-            done: Future[Probe] = Future()
-            done.set_result(self._probe(query, matrix, limit, project))
-            return done
+            return ready(self._probe(query, matrix, limit, project))
 
     def _probe(self, query: str, matrix: _Matrix | None, limit: int,
                project: str | None) -> Probe:
@@ -460,6 +456,15 @@ def _span(matrix: _Matrix | None, project: str | None) -> tuple[int, int]:
     if matrix is None:
         return 0, 0
     return (0, len(matrix.ids)) if project is None else matrix.projects.get(project, (0, 0))
+
+
+def ready(probe: Probe) -> Future[Probe]:
+    """``probe``, already worked out, as the future ``VectorIndex.probe`` returns."""
+    from concurrent.futures import Future
+
+    finished: Future[Probe] = Future()
+    finished.set_result(probe)
+    return finished
 
 
 def _workers() -> ThreadPoolExecutor:

@@ -10,6 +10,7 @@ memory never need the model; whoever has it calls :func:`pending` and
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from typing import Final, NamedTuple
 
 __all__ = [
@@ -20,6 +21,8 @@ __all__ = [
 
 #: Rows read per query of the queue.
 BATCH: Final = 512
+#: Memory ids bound in one ``IN (...)`` of a query.
+IN_CHUNK: Final = 500
 
 
 class Pending(NamedTuple):
@@ -120,15 +123,24 @@ def delta(conn: sqlite3.Connection, model: str, after_seq: int,
     return [VectorRow(int(r[0]), int(r[1]), str(r[2]), bytes(r[3])) for r in rows]
 
 
+def _marks(count: int) -> str:
+    return ", ".join("?" * count)
+
+
+def _chunks(memory_ids: list[int]) -> Iterator[tuple[list[int], str]]:
+    """``memory_ids`` in pieces of ``IN_CHUNK``, each with its ``?`` marks."""
+    for start in range(0, len(memory_ids), IN_CHUNK):
+        chunk = memory_ids[start:start + IN_CHUNK]
+        yield chunk, _marks(len(chunk))
+
+
 def current(conn: sqlite3.Connection, model: str, memory_ids: list[int],
             keep: Filter = EVERY) -> list[VectorRow]:
     """The vectors of ``model`` the store holds now for ``memory_ids`` (those that have
     one and that ``keep`` lets through)."""
     where, params = keep.sql()
     found: list[VectorRow] = []
-    for start in range(0, len(memory_ids), 500):
-        chunk = memory_ids[start:start + 500]
-        marks = ", ".join("?" * len(chunk))
+    for chunk, marks in _chunks(memory_ids):
         found += [VectorRow(int(r[0]), int(r[1]), str(r[2]), bytes(r[3])) for r in conn.execute(
             f"{_ROWS} AND v.memory_id IN ({marks}){where}",
             (model, *chunk, *params))]
@@ -146,16 +158,13 @@ def seqs(conn: sqlite3.Connection, memory_ids: list[int],
     checked: a row's seq names one row, of one model."""
     where, params = keep.sql()
     found: dict[int, int] = {}
-    for start in range(0, len(memory_ids), 500):
-        chunk = memory_ids[start:start + 500]
-        marks = ", ".join("?" * len(chunk))
+    for chunk, marks in _chunks(memory_ids):
         held = {int(r[0]): int(r[1]) for r in conn.execute(
             f"SELECT memory_id, seq FROM memory_vectors WHERE memory_id IN ({marks})",  # noqa: S608 - fixed fragments
             chunk)}
         if held and where:
-            marks = ", ".join("?" * len(held))
             passing = {int(r[0]) for r in conn.execute(
-                f"SELECT m.id FROM memories m WHERE m.id IN ({marks}){where}",  # noqa: S608 - fixed fragments
+                f"SELECT m.id FROM memories m WHERE m.id IN ({_marks(len(held))}){where}",  # noqa: S608 - fixed fragments
                 (*held, *params))}
             held = {memory_id: seq for memory_id, seq in held.items() if memory_id in passing}
         found.update(held)
