@@ -265,6 +265,27 @@ def test_how_a_newer_text_relates(old: str, new: str, relation: str) -> None:
     assert relate(old, new).relation == relation
 
 
+def test_a_fact_said_again_in_other_words_holds_no_substitution() -> None:
+    # Reworded from end to start, the two align for a quarter of their terms:
+    # "every" in one and "slower" in the other stand in no common slot, and the
+    # identifier they share pins the subject.
+    old = ("Webhook handlers must answer 200 right away: the payload is pushed onto "
+           "`WEBHOOK_QUEUE` and the worker does the real processing, because the provider "
+           "retries every delivery that takes longer than 5 seconds.")
+    new = ("Because the provider retries anything slower than 5 seconds, this handler also "
+           "just puts the payload on `WEBHOOK_QUEUE` and answers 200; processing happens in "
+           "the worker.")
+    verdict = relate(old, new)
+    assert verdict.comparison.veto_kind is None and verdict.relation == "same"
+    # The same sentence with one term changed is still two facts.
+    assert compare("The build fails on macOS because of the case-insensitive filesystem",
+                   "The build fails on Windows because of the case-insensitive filesystem",
+                   ).veto_kind == "substitution"
+    # Few terms shared: a swapped word may be all the difference, and it still vetoes.
+    assert relate("Always run `makemigrations --check` before committing model changes.",
+                  "CI now runs `makemigrations --check` on Python 3.12.").relation == "different"
+
+
 @pytest.mark.parametrize(("old", "new"), [
     # Another subject with its own value: staging and prod are two facts.
     ("The staging API listens on port 8080 (`STAGING_PORT`).",

@@ -96,6 +96,12 @@ ALIGNED_TERMS: Final = 200
 #: chunks trading places are a sentence turned round ("X is the right Y" /
 #: "the right Y is X"), which says the same.
 SWAP_MAX_TERMS: Final = 2
+#: A term swapped for another is a substitution only in two texts that align
+#: for at least this share of their terms (difflib's ratio): the same sentence
+#: with a word changed. Below it, the two are one thing reworded or two things,
+#: and the Dice floors and the identifier decide.
+SUBSTITUTION_MIN_ALIGNED: Final = 0.5
+REWORDED_MIN_SHARED: Final = 5
 #: Kept in a note's term sequence (never among its terms): they attach a phrase
 #: to a verb in the other role, so "B is restarted by A" and "B ships with A"
 #: are not read as swaps of "A restarts B" and "A ships B".
@@ -407,9 +413,15 @@ def _substitution(
     The two term sequences are aligned; where a run of one side was replaced
     by a run of the other, a new term on each side is a substitution ("on
     macOS" / "on Windows"). A term only moved elsewhere, or only added or
-    left out, is not.
+    left out, is not; nor is anything in two texts that do not align for at
+    least ``SUBSTITUTION_MIN_ALIGNED`` of their terms: one fact said again in
+    other words replaces runs of words everywhere, and a term of each side
+    is always found in some run ("hardcoded"/"pls").
     """
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    if matcher.ratio() < SUBSTITUTION_MIN_ALIGNED \
+            and len(a_terms & b_terms) >= REWORDED_MIN_SHARED:
+        return None  # reworded: its replaced runs are other words, not a term swapped
     for tag, a_start, a_end, b_start, b_end in matcher.get_opcodes():
         if tag != "replace":
             continue
