@@ -25,7 +25,8 @@ Scored per split (``tune`` and ``heldout`` side by side):
   sessions do not back);
 - memories carrying chatter: memories whose text holds a chatter sentence;
 - type accuracy: kept facts whose memory has the fact's type;
-- context lines cut: context-block lines that end mid-sentence;
+- context lines cut: context-block lines that end mid-sentence (a line showing
+  its memory's whole summary is not cut, full stop or not);
 - leaks: memories of another project holding a fact's anchors;
 - noise: a search for something no session spoke of returns nothing.
 """
@@ -37,6 +38,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -164,14 +166,25 @@ def score(sessions: list[dict[str, Any]], home: Path) -> Scores:
                 scores.noise_answered += bool(service.search(query, project=project).results)
     _score_facts(sessions, memories, scores)
     _score_chatter(sessions, memories, scores)
+    summaries = {int(m["id"]): str(m["summary"]).strip() for m in memories}
     for block in blocks.values():
         for line in block.splitlines():
             if line.startswith("- "):
                 scores.lines += 1
-                fact = line.rsplit(" (", 1)[0].rstrip()
-                if not fact.endswith((".", "!", "?", "...", "`", ")", '"', "'")):
-                    scores.lines_cut += 1
+                scores.lines_cut += _cut(line, summaries)
     return scores
+
+
+def _cut(line: str, summaries: dict[int, str]) -> bool:
+    """Does a context line (``- #ID summary (standing)``) end mid-sentence? A line
+    that shows its memory's whole summary is not cut, whatever its last character (a
+    person's rule often ends without a full stop); a summary cut at a clause end says
+    so with "..."."""
+    fact = line.rsplit(" (", 1)[0].rstrip()
+    found = re.match(r"- #(\d+) (.*)", fact, re.DOTALL)
+    if found and summaries.get(int(found.group(1))) == found.group(2).strip():
+        return False
+    return not fact.endswith((".", "!", "?", "...", "`", ")", '"', "'"))
 
 
 def _score_facts(sessions: list[dict[str, Any]], memories: list[dict[str, Any]],
