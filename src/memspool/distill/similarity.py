@@ -101,6 +101,10 @@ SWAP_MAX_TERMS: Final = 2
 #: with a word changed. Below it, the two are one thing reworded or two things,
 #: and the Dice floors and the identifier decide.
 SUBSTITUTION_MIN_ALIGNED: Final = 0.5
+#: ... as long as they share at least this many terms: two texts sharing fewer
+#: may differ in nothing but the swapped word ("Always run `makemigrations
+#: --check` ..." / "CI now runs `makemigrations --check` on Python 3.12."), and
+#: the veto stands. Both bars were set on the tuning sessions' restatements.
 REWORDED_MIN_SHARED: Final = 5
 #: Kept in a note's term sequence (never among its terms): they attach a phrase
 #: to a verb in the other role, so "B is restarted by A" and "B ships with A"
@@ -413,10 +417,11 @@ def _substitution(
     The two term sequences are aligned; where a run of one side was replaced
     by a run of the other, a new term on each side is a substitution ("on
     macOS" / "on Windows"). A term only moved elsewhere, or only added or
-    left out, is not; nor is anything in two texts that do not align for at
-    least ``SUBSTITUTION_MIN_ALIGNED`` of their terms: one fact said again in
-    other words replaces runs of words everywhere, and a term of each side
-    is always found in some run ("hardcoded"/"pls").
+    left out, is not; nor is anything in two texts that share
+    ``REWORDED_MIN_SHARED`` terms but align for less than
+    ``SUBSTITUTION_MIN_ALIGNED`` of them: one fact said again in other words
+    replaces runs of words everywhere, and a term of each side is always
+    found in some run ("hardcoded"/"pls").
     """
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     if matcher.ratio() < SUBSTITUTION_MIN_ALIGNED \
