@@ -135,3 +135,15 @@ def test_the_fix_just_under_the_bar_stays_with_its_cause_and_chatter_does_not() 
     (note,) = notes
     assert "pool_pre_ping=True" in note.summary  # the fix, not only the symptom
     assert "Found it" not in note.body and "tests pass" not in note.body
+
+
+def test_a_question_is_never_a_note_whoever_asks_it() -> None:
+    # The words of a labelled session's prompt, which the model learnt as a rule's:
+    # without the rule for questions the first sentence is kept as a preference.
+    notes = transcript_notes(
+        "[user] I cleared load_raw for that run in airflow but the rows are still "
+        "missing? btw never edit the raw tables by hand.\n\n"
+        "[assistant] So the sweeper deletes anything in `tmp/uploads` older than an "
+        "hour, even files a slow client is still writing?")
+    assert [n.summary for n in notes] == ["Never edit the raw tables by hand."]
+    assert "?" not in notes[0].body

@@ -33,7 +33,7 @@ from typing import Final
 
 from memspool.distill.claims import Claim
 
-__all__ = ["CUES_FILE", "cues", "features", "message_features", "tokens"]
+__all__ = ["CUES_FILE", "asks", "cues", "features", "message_features", "tokens"]
 
 CUES_FILE: Final = "cues.txt"
 #: Claim lengths in words, as buckets: a two-word "Found it." and a 40-word
@@ -158,10 +158,22 @@ def _starts(prefix: str, words: list[str]) -> list[str]:
     return [f"{prefix}{n}:{'_'.join(words[:n])}" for n in (1, 2, 3) if len(words) >= n]
 
 
+def _ending(text: str) -> str:
+    return text.rstrip("*_` ")[-1:]
+
+
+def asks(claim: Claim) -> bool:
+    """Whether ``claim`` is a question ("the rows are still missing?", "way bigger per
+    gpu right?"). A question states nothing: it is never a fact, whoever asks it,
+    however much of the subject it names (the claim model also reads the mark, as
+    ``ends:?``, and learns its weight, which a project's words can outweigh)."""
+    return _ending(_LIST_MARK.sub("", claim.text)) == "?"
+
+
 def _shape(text: str, words: list[str], claim: Claim) -> list[str]:
     """How the claim ends, what it holds, and where it stands in its message."""
     found: list[str] = []
-    ending = text.rstrip("*_` ")[-1:]
+    ending = _ending(text)
     if ending in ("?", ":", "!"):
         found.append(f"ends:{ending}")
     kinds = (("has:code", "<code>" in words), ("has:block", "```" in text),

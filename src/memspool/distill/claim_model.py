@@ -22,6 +22,7 @@ by cross-validation (the most durable messages kept with at most 5% of the
 ephemeral ones, or of plain requests). Its *clarity* is the product of the two
 probabilities; at ``clear`` and above it is clearly stated, what the
 context block asks of a memory no second session has corroborated yet.
+A question ("the rows are still missing?") is never kept: it states nothing.
 A third model, a softmax over the note types, names the kind of fact.
 
 Scoring is a sum of weights: pure Python, no dependency, microseconds a claim.
@@ -37,7 +38,7 @@ from importlib.resources import files
 from typing import Final, cast
 
 from memspool.base.kinds import NOTE_TYPES, NoteType
-from memspool.distill.claim_features import features, message_features
+from memspool.distill.claim_features import asks, features, message_features
 from memspool.distill.claims import Claim
 from memspool.distill.classify import classify
 
@@ -169,10 +170,11 @@ def judge_message(text: str, found: list[Claim], role: str, chosen: Model | None
 
 def judge(claim: Claim, role: str, message: MessageVerdict, chosen: Model | None = None,
           ) -> Verdict:
-    """The verdict on ``claim`` said by ``role`` in ``message``."""
+    """The verdict on ``claim`` said by ``role`` in ``message``. A question is never
+    the fact (probability 0), whatever its words weigh."""
     used = chosen or model()
     found = features(claim, role)
-    chance = probability(found, used.claim)
+    chance = 0.0 if asks(claim) else probability(found, used.claim)
     kind = best_type(type_features(claim, found, message), used.types, used.type_weights)
     return Verdict(probability=chance, message=message.probability, type=kind,
                    keep=keeps(used, role, message.probability, chance))
