@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Final
 
+from memspool.distill.claim_features import asks
 from memspool.distill.claim_model import (
     Model,
     Verdict,
@@ -300,7 +301,7 @@ def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Grou
     new value, or restates one (reconciliation decides)."""
     taken = {id(claim) for group in groups for claim in group.claims}
     for claim, verdict in zip(found, verdicts, strict=True):
-        if id(claim) in taken or verdict.keep or claim.introduces or "?" in claim.text:
+        if id(claim) in taken or verdict.keep or claim.introduces or asks(claim):
             continue  # a question states nothing, whatever values it names
         # The agent's account of a change made; a person's "bump it to 8" is a
         # request, which the agent's account follows when it is carried out.
