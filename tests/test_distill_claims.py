@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from memspool.distill.claims import claims, sentences
 from memspool.distill.keys import SUMMARY_CHARS, subject_key, whole_summary
-from memspool.distill.transcript import transcript_notes
+from memspool.distill.transcript import notes_of, transcript_notes
 
 
 def test_sentences_end_at_stops_not_inside_code_names_or_abbreviations() -> None:
@@ -147,3 +147,15 @@ def test_a_question_is_never_a_note_whoever_asks_it() -> None:
         "hour, even files a slow client is still writing?")
     assert [n.summary for n in notes] == ["Never edit the raw tables by hand."]
     assert "?" not in notes[0].body
+
+
+def test_a_question_mark_inside_code_does_not_make_a_question() -> None:
+    # A change under the keep bar, kept only where it gives a memory its new value:
+    # `refundable?` is a method's name, not a question.
+    notes, _ = notes_of("[assistant] Done, pushed. The refund window in "
+                        "`Order#refundable?` went from 14 to 30 days.")
+    assert [(n.summary, n.only_if) for n in notes] == [
+        ("The refund window in `Order#refundable?` went from 14 to 30 days.", "replaces")]
+    asked, _ = notes_of("[assistant] Did the refund window in `Order#refundable?` go "
+                        "from 14 to 30 days?")
+    assert asked == []
