@@ -159,3 +159,6 @@ def test_a_question_mark_inside_code_does_not_make_a_question() -> None:
     asked, _ = notes_of("[assistant] Did the refund window in `Order#refundable?` go "
                         "from 14 to 30 days?")
     assert asked == []
+    ending, _ = notes_of("[assistant] Done, pushed. The refund window went from 14 to 30 "
+                         "days in `Order#refundable?`")
+    assert [n.only_if for n in ending] == ["replaces"]

@@ -166,8 +166,9 @@ def asks(claim: Claim) -> bool:
     """Whether ``claim`` is a question ("the rows are still missing?", "way bigger per
     gpu right?"). A question states nothing: it is never a fact, whoever asks it,
     however much of the subject it names (the claim model also reads the mark, as
-    ``ends:?``, and learns its weight, which a project's words can outweigh)."""
-    return _ending(_LIST_MARK.sub("", claim.text)) == "?"
+    ``ends:?``, and learns its weight, which a project's words can outweigh). A
+    question mark inside code (`` `Order#refundable?` ``) asks nothing."""
+    return _ending(_CODE.sub(" ", _LIST_MARK.sub("", claim.text))) == "?"
 
 
 def _shape(text: str, words: list[str], claim: Claim) -> list[str]:
