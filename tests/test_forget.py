@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 import zstandard
-from conftest import capture_with
+from conftest import capture_with, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memspool.base.errors import NotFound
+from memspool.base.errors import NotFound, SliceNotFound
 from memspool.config import Config, load_config
 from memspool.service import Service
 from memspool.store import MIGRATIONS, connect, transaction
@@ -130,6 +130,27 @@ def test_a_retried_forget_is_not_found_not_the_next_memory(home: Path) -> None:
         with pytest.raises(NotFound, match="never reused"):
             service.forget(high.id)
         assert {row.memory.id for row in service.memories()} == {low.id, newer.id}
+
+
+#: More than SQLite's 64-bit integers hold: a person typed an id too long.
+TOO_LONG_ID = 10**22 + 7
+
+
+def test_an_id_too_large_for_sqlite_names_no_memory_at_every_door(home: Path) -> None:
+    with Service(home) as service:
+        service.save("Deploy window", "Deploys run Tuesdays.", project="shop")
+        for call in (service.get, service.forget, lambda i: service.pin(i),
+                     lambda i: service.edit(i, summary="s", body="b", type="takeaway")):
+            with pytest.raises(NotFound, match=f"No memory with id {TOO_LONG_ID}"):
+                call(TOO_LONG_ID)
+        for call in (service.slice_page, service.slice_text):
+            with pytest.raises(SliceNotFound):
+                call(TOO_LONG_ID)
+        assert len(service.memories()) == 1
+    for command in (("memories", "show"), ("memories", "forget"), ("slices", "show")):
+        shown = run_cli(*command, str(TOO_LONG_ID), "--home", str(home), check=False)
+        assert shown.returncode == 1 and b"Traceback" not in shown.stderr
+        assert f"with id {TOO_LONG_ID}".encode() in shown.stderr
 
 
 def _insert(conn: sqlite3.Connection, n: int) -> int:
@@ -256,6 +277,8 @@ def test_a_retried_delete_over_http_is_a_404(home: Path, tmp_path: Path) -> None
         status, again = server.request("DELETE", f"/memories/{second['id']}")
         assert status == 404 and "never reused" in again["error"]
         assert server.request("GET", f"/memories/{third['id']}")[0] == 200
+        status, huge = server.request("GET", f"/memories/{TOO_LONG_ID}")
+        assert status == 404 and f"No memory with id {TOO_LONG_ID}" in huge["error"]
     finally:
         log = server.stop()
     assert "Traceback" not in log

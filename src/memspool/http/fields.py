@@ -12,10 +12,23 @@ from typing import Any, Final
 from memspool.base.errors import PayloadError
 from memspool.untrusted import no_surrogates, parse_json
 
-__all__ = ["Fields", "parse_body", "parse_query"]
+__all__ = ["Fields", "parse_body", "parse_query", "path_id"]
 
 _TRUE: Final = frozenset({"1", "true", "yes", "on"})
 _FALSE: Final = frozenset({"0", "false", "no", "off", ""})
+
+
+#: Digits read from a path's id at most; a longer one is no id (any number past
+#: 19 digits names no row: the service answers that there is none).
+MAX_ID_DIGITS: Final = 40
+
+
+def path_id(raw: str, refusal: str) -> int:
+    """The id in a path segment, a whole number; else :class:`PayloadError` with
+    ``refusal``, which ``{given}`` in it names."""
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > MAX_ID_DIGITS:
+        raise PayloadError(refusal.format(given=repr(raw[:MAX_ID_DIGITS])))
+    return int(raw)
 
 
 def parse_body(raw: bytes, allowed: Collection[str]) -> Fields:

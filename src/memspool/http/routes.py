@@ -17,8 +17,8 @@ from starlette.routing import Route
 
 from memspool import __version__
 from memspool.archivist import CaptureOptions
-from memspool.base.errors import PayloadError
 from memspool.base.kinds import NOTE_TYPES
+from memspool.http.fields import path_id
 from memspool.http.openapi import document
 from memspool.http.responses import JSON
 from memspool.http.spec import Field, Spec
@@ -32,7 +32,7 @@ __all__ = ["ROUTES", "SPECS"]
 
 #: The capture verb's own cap on notes per call is lower; it applies.
 MAX_ENTITIES: Final = Bound(least=1, most=1000, default=20)
-#: A memory id in a path: a whole number of at most 18 digits.
+#: A memory id in a path: a whole number (one too large for any row names none).
 _MEMORY_ID: Final = {"name": "memory_id", "in": "path", "required": True,
                      "schema": {"type": "integer", "minimum": 1}}
 _PASSIVE: Final = {"type": "object", "properties": {
@@ -103,11 +103,8 @@ def _workers(request: Request) -> Workers:
 
 
 def _memory_id(request: Request) -> int:
-    raw = request.path_params["memory_id"]
-    if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:
-        raise PayloadError(f"A memory id is a whole number, got {raw!r}; GET /search "
-                         f"finds memories and their ids.")
-    return int(raw)
+    return path_id(request.path_params["memory_id"], "A memory id is a whole number, got "
+                   "{given}; GET /search finds memories and their ids.")
 
 
 async def capture(request: Request) -> JSON:

@@ -16,6 +16,7 @@ import sqlite3
 from typing import Any, Final
 
 from memspool.base.terms import every_expression
+from memspool.store.db import names_a_row
 from memspool.store.memories import Memory, get
 from memspool.store.slices import LIST_COLUMNS, SliceRow
 
@@ -198,6 +199,8 @@ def slice_sessions(conn: sqlite3.Connection, project: str, since: float,
 
 def slice_row(conn: sqlite3.Connection, slice_id: int) -> SliceRow | None:
     """One slice's listed columns (not its text), or ``None``."""
+    if not names_a_row(slice_id):
+        return None
     row = conn.execute(f"SELECT {', '.join(LIST_COLUMNS)} FROM slices WHERE id = ?",  # noqa: S608
                        (slice_id,)).fetchone()
     return None if row is None else SliceRow.from_row(row)

@@ -26,8 +26,8 @@ from memspool.store.team_schema import TEAM_TABLES
 from memspool.store.upgrades import ids_never_reused, tombstones_keyed
 
 __all__ = [
-    "MIGRATIONS", "connect", "connect_readonly", "damaged", "diagnose", "get_state", "set_state",
-    "transaction",
+    "MIGRATIONS", "connect", "connect_readonly", "damaged", "diagnose", "get_state", "names_a_row",
+    "set_state", "transaction",
 ]
 
 #: Seconds a writer waits for another writer's lock before failing; the
@@ -608,6 +608,12 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
             conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+def names_a_row(row_id: int) -> bool:
+    """Can ``row_id`` be any row's id? SQLite's integers are 64-bit, and binding a
+    larger number fails: an id a person typed too long names no row."""
+    return -(2**63) <= row_id < 2**63
 
 
 def get_state(conn: sqlite3.Connection, key: str) -> str | None:

@@ -24,7 +24,7 @@ from typing import Final
 
 from memspool.base.kinds import Action, Layer, NoteType
 from memspool.store import tombstones
-from memspool.store.db import transaction
+from memspool.store.db import names_a_row, transaction
 from memspool.untrusted import printable
 
 __all__ = [
@@ -181,6 +181,8 @@ def unit_of_work(conn: sqlite3.Connection, *, keep: bool = True) -> Iterator[sql
 
 
 def get(conn: sqlite3.Connection, memory_id: int) -> Memory | None:
+    if not names_a_row(memory_id):
+        return None
     sql = f"SELECT {_COLUMNS} FROM memories WHERE id = ?"  # noqa: S608 - constant columns
     row = conn.execute(sql, (memory_id,)).fetchone()
     return None if row is None else Memory.from_row(row)

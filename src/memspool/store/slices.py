@@ -16,6 +16,7 @@ from typing import Any, Final
 import zstandard
 
 from memspool.base.errors import SliceNotFound
+from memspool.store.db import names_a_row
 
 __all__ = [
     "FORGOTTEN_MARK", "LIST_COLUMNS", "NewSlice", "SliceRow", "insert_slice", "list_slices",
@@ -131,6 +132,8 @@ def list_slices(
 
 def slice_text(conn: sqlite3.Connection, slice_id: int) -> str:
     """The stored (already redacted) text of one slice."""
+    if not names_a_row(slice_id):
+        raise SliceNotFound(slice_id)
     row = conn.execute("SELECT body FROM slices WHERE id = ?", (slice_id,)).fetchone()
     if row is None:
         raise SliceNotFound(slice_id)

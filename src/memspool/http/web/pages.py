@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from memspool.base.errors import PayloadError
 from memspool.base.kinds import LAYERS, NOTE_TYPES
-from memspool.http.fields import parse_query
+from memspool.http.fields import parse_query, path_id
 from memspool.http.web.auth import Session
 from memspool.http.web.render import html_page
 from memspool.http.workers import Workers
@@ -52,10 +52,7 @@ def common(request: Request, active: str) -> dict[str, Any]:
 
 
 def memory_id(request: Request, name: str = "memory_id") -> int:
-    raw = request.path_params[name]
-    if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:
-        raise PayloadError(f"An id is a whole number, got {raw!r}.")
-    return int(raw)
+    return path_id(request.path_params[name], "An id is a whole number, got {given}.")
 
 
 def _note(fields_note: str | None) -> str | None:
