@@ -11,12 +11,13 @@ import pytest
 from conftest import capture_with, run_cli, wait_for
 from web_support import Claude
 
-from memspool.archivist import digest, maintain
+from memspool.archivist import capture, digest, maintain, manual_origin
 from memspool.archivist.lifecycle import confidence
 from memspool.archivist.reconcile import CaptureReport, Origin, save_notes
 from memspool.base.errors import PayloadError
 from memspool.config import Config
 from memspool.distill.transcript import transcript_notes
+from memspool.recall.search import search
 from memspool.service import Service
 from memspool.store import memories as rows
 
@@ -393,3 +394,22 @@ def test_a_rule_said_again_as_always_corroborates_it_and_nothing_else_is_saved(
     (memory,) = [m for m in rows.list_memories(conn, "api") if m.live]
     assert memory.sessions == 2 and memory.body.startswith("Preference: specs for new")
     assert "same as always" not in memory.body  # an unsure claim adds no words
+
+
+def test_terminal_colours_leave_no_trace_in_memory_keys_or_search(
+        config: Config, conn: Any) -> None:
+    """A coloured word ("\\x1b[31mstaging\\x1b[0m", as tools print it) is the word alone
+    in a transcript's memory and in a capture's key and report: no "[31m" left to
+    split it from search."""
+    red = "\x1b[1;31mstaging\x1b[0m"
+    _queue_slice(conn, config, "[assistant] Pitfall: `pnpm install` without "
+                 f"--frozen-lockfile rewrites the lockfile on the {red} runners.")
+    assert digest(conn, config).created == 1
+    report = capture(f"Pitfall: the {red} database \x1b]0;title\x07drops idle sessions "
+                     "after 300 s.", config=config, conn=conn, origin=manual_origin("api"))
+    (note,) = report.notes
+    assert note.key.startswith("pitfall-the-staging-database-drops") and "\x1b" not in note.summary
+    texts = [m.summary + m.body for m in rows.list_memories(conn, "api")]
+    assert len(texts) == 2 and all("the staging " in text for text in texts)
+    assert not any(junk in text for text in texts for junk in ("[0m", "31m", "\x1b", "title"))
+    assert len(search(conn, "staging", project="api")) == 2

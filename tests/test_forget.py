@@ -139,7 +139,7 @@ TOO_LONG_ID = 10**22 + 7
 def test_an_id_too_large_for_sqlite_names_no_memory_at_every_door(home: Path) -> None:
     with Service(home) as service:
         service.save("Deploy window", "Deploys run Tuesdays.", project="shop")
-        for call in (service.get, service.forget, lambda i: service.pin(i),
+        for call in (service.get, service.forget, service.pin,
                      lambda i: service.edit(i, summary="s", body="b", type="takeaway")):
             with pytest.raises(NotFound, match=f"No memory with id {TOO_LONG_ID}"):
                 call(TOO_LONG_ID)

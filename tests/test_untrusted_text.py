@@ -21,6 +21,7 @@ from redact_corpus import aws_key_id, github
 from memspool.config import load_config
 from memspool.service import Service
 from memspool.store import connect
+from memspool.untrusted import printable
 
 _R = random.Random(18)
 AWS_ID = aws_key_id(_R)
@@ -120,6 +121,21 @@ def test_control_characters_never_reach_storage(home: Path) -> None:
     for text in (memory["summary"], memory["body"]):
         assert not any(c in text for c in "\x1b\x07\r"), repr(text)
     assert "\n" not in memory["summary"]
+
+
+@pytest.mark.parametrize(("given", "kept"), [
+    ("the \x1b[1;31mstaging\x1b[0m DB", "the staging DB"),  # colours (SGR)
+    ("a \x1b]0;new title\x07b", "a b"),  # window title (OSC, ended by BEL)
+    ("x\x1b]52;c;ZXZpbA==\x1b\\y", "xy"),  # clipboard write (OSC, ended by ST)
+    ("see \x1b]8;;https://e.example\x1b\\the docs\x1b]8;;\x1b\\ now", "see the docs now"),
+    ("\x1b[?25lhidden cursor", "hidden cursor"),  # private mode
+    ("8-bit \x9b2Jclear", "8-bit clear"),  # CSI as one C1 byte
+    ("reset\x1bc here, charset \x1b(Bok", "reset here, charset ok"),
+    ("\x1bPq#0;2;0;0;0\x1b\\sixel gone", "sixel gone"),  # a device control string
+    ("open \x1b]0;never closed", "open 0;never closed"),  # no terminator: only controls go
+])
+def test_escape_sequences_are_removed_whole(given: str, kept: str) -> None:
+    assert printable(given) == kept
 
 
 def _dirty_store(home: Path) -> None:

@@ -30,6 +30,16 @@ _LINE_BREAK: Final = re.compile("\r\n?")
 #: C0 controls but tab and line feed, DEL, and the C1 controls (0x9b is CSI,
 #: an escape sequence's start to many terminals).
 _CONTROL: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: A whole terminal escape sequence (ECMA-48), so that no part of it is left
+#: behind as text ("[31m" in a word would hide the word from search): a
+#: control sequence (ESC [ or CSI, parameters, a final byte); a string (OSC,
+#: DCS, SOS, PM, APC: a window title, a clipboard write) up to its terminator,
+#: BEL or ST, when it has one nearby; any other escape (ESC, intermediates, a
+#: final byte). An unterminated string loses only its opening controls.
+_ESCAPE: Final = re.compile(
+    "(?:\x1b\\[|\x9b)[0-?]*[ -/]*[@-~]"
+    "|(?:\x1b[\\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]{0,4096}(?:\x07|\x1b\\\\|\x9c)"
+    "|\x1b[ -/]*[0-~]")
 
 
 def parse_json(data: str | bytes) -> Any:
@@ -57,8 +67,9 @@ def no_surrogates(text: str) -> str:
 
 def printable(text: str, *, one_line: bool = False) -> str:
     """``text`` as memory keeps it: lone surrogates become U+FFFD, CR LF and a lone CR
-    become LF, every other control character but tab and LF is removed; with
+    become LF, terminal escape sequences are removed whole and every other
+    control character but tab and LF is removed; with
     ``one_line`` (a summary, a key, a project) every run of white space becomes one
     blank."""
-    text = _CONTROL.sub("", _LINE_BREAK.sub("\n", no_surrogates(text)))
+    text = _CONTROL.sub("", _ESCAPE.sub("", _LINE_BREAK.sub("\n", no_surrogates(text))))
     return " ".join(text.split()) if one_line else text

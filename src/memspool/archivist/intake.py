@@ -20,6 +20,7 @@ from memspool.config import Config
 from memspool.distill.llm import LlmOptions
 from memspool.distill.payload import check_payload, distil, note_cap
 from memspool.distill.similarity import Profiles
+from memspool.untrusted import printable
 
 __all__ = ["CaptureOptions", "capture", "manual_origin"]
 
@@ -74,6 +75,9 @@ def capture(
     """
     options = options or CaptureOptions()
     check_payload(text)
+    # As memory will keep it: escape sequences out before notes, keys and the
+    # report are made of it ("[31m" would split a word and name a key).
+    text = printable(text)
     cap = note_cap(options.max_entities)
     origin = origin or manual_origin()
     _check_slice_id(conn, origin.slice_id)

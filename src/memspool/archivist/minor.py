@@ -32,6 +32,7 @@ from memspool.distill.transcript import notes_of as transcript_notes_of
 from memspool.redact import redact
 from memspool.store import transaction
 from memspool.store.slices import mark_digested, queued, slice_text
+from memspool.untrusted import printable
 
 __all__ = ["BATCH", "SOURCE", "DigestReport", "digest", "notes_of"]
 
@@ -78,7 +79,7 @@ def notes_of(text: str, *, subagent: bool = False) -> tuple[list[Note], str]:
     kept only where they replace or restate a memory), redacted again (a summary
     joins sentences), and, when none is durable, why (for the report).
     ``subagent``: the slice is a subagent's, whose prompts are its parent's task."""
-    notes, reason = transcript_notes_of(text, subagent=subagent)
+    notes, reason = transcript_notes_of(printable(text), subagent=subagent)
     return [_redacted(note) for note in notes], reason
 
 
