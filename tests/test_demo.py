@@ -42,6 +42,15 @@ def test_the_demo_leaves_no_temporary_folder_and_its_hint_runs(tmp_path: Path) -
     assert sorted(p.relative_to(tmp_path) for p in (tmp_path / "kept").rglob("*")) == before
 
 
+def test_the_demo_refuses_the_users_own_home(home: Path) -> None:
+    """Kept there, the demo's config.toml would name only its own transcripts, and the
+    user's sessions would no longer be captured: refused, even while the home is new."""
+    for given in (["--home", str(home)], ["--home", f"{home}/"]):
+        refused = run_cli("demo", *given, check=False)
+        assert refused.returncode == 1 and "is your memspool home" in refused.stderr.decode()
+    assert not home.exists()
+
+
 def test_the_slice_excerpt_ends_at_a_line_and_says_when_there_is_more() -> None:
     from memspool.demo import _excerpt
 

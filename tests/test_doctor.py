@@ -110,6 +110,22 @@ def test_hooks_for_another_home_are_a_problem(config: Config, tmp_path: Path) ->
     assert "another home" in problem.message
 
 
+def test_transcripts_outside_the_roots_are_a_problem_with_the_line_to_add(
+        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A home whose config.toml names other roots (a demo's, kept with --home) refuses
+    every frame of the sessions whose hooks write to it: nothing is captured."""
+    monkeypatch.delenv("MEMSPOOL_TRANSCRIPT_ROOTS")  # the roots are config.toml's alone
+    run_cli("install")
+    projects = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects"
+    config_toml = home / "config.toml"
+    config_toml.write_text(f"transcript_roots = {json.dumps([str(tmp_path / 'demo')])}\n")
+    problem = _one_problem(diagnose(load_config()), "hooks")
+    assert f"Transcripts in {projects} are outside transcript_roots" in problem.message
+    assert problem.fix is not None and str(projects) in problem.fix
+    config_toml.write_text(f"transcript_roots = {json.dumps([str(projects.parent)])}\n")
+    assert not _problems(diagnose(load_config()), "hooks")  # a root above it holds it
+
+
 def test_the_plugin_form_is_not_checked_as_a_path(config: Config) -> None:
     _write_settings('p="${CLAUDE_PLUGIN_ROOT}/.venv/bin/python"; [ -x "$p" ] || p=python3; '
                     f'"$p" -I -S "${{CLAUDE_PLUGIN_ROOT}}/hooks/capture.py" {HOOK_MARKER}')

@@ -134,6 +134,8 @@ def check_hooks(config: Config, now: float) -> Report:
                f"{', '.join(missing)}{elsewhere}.", _install_fix(config))
     else:
         yield "ok", f"Capture and {layout.CONTEXT_EVENT} hooks are in {settings}.", None
+    if events:
+        yield from _roots_hold(config, settings.resolve().parent / "projects")
     if layout.RECALL_EVENT not in events:
         yield ("note", f"Recall on prompt ({layout.RECALL_EVENT}) is off; it is opt-in.",
                _install_fix(config, " --recall-on-prompt"))
@@ -147,6 +149,18 @@ def check_hooks(config: Config, now: float) -> Report:
         if broken:
             yield ("problem", f"The memspool hook for {', '.join(hook_events)} {broken}.",
                    _install_fix(config))
+
+
+def _roots_hold(config: Config, projects: Path) -> Report:
+    """A problem when the transcripts of the sessions whose hooks write here (the
+    settings folder's ``projects``) lie outside ``transcript_roots``: the drainer
+    refuses every frame from them, so nothing of those sessions is captured."""
+    roots = [root.resolve() for root in config.transcript_roots]
+    if not any(projects.resolve().is_relative_to(root) for root in roots):
+        yield ("problem", f"Transcripts in {projects} are outside transcript_roots "
+               f"({', '.join(map(str, roots)) or 'none'}): the sessions whose hooks write "
+               f"here are not captured.", f"add {_q(projects)} to transcript_roots in "
+               f"{_q(config.home / layout.CONFIG_NAME)}")
 
 
 def _lstat(path: Path) -> os.stat_result | None:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from memspool.base.errors import HomeError
-from memspool.config import Config, load_config
+from memspool.config import Config, default_home, load_config
 from memspool.install import install_hooks, record_transcript_roots
 from memspool.spool import Spool
 from memspool.store import connect
@@ -171,6 +171,11 @@ def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> di
     the detached drainer has exited); a ``home`` given is kept to look around in.
     """
     if home is not None:
+        if home.absolute() == default_home().absolute():
+            # Its config.toml would name the demo's transcripts alone: the user's
+            # own sessions would no longer be captured there.
+            raise HomeError(f"{home} is your memspool home (MEMSPOOL_HOME, or the default): "
+                            f"the demo needs a folder of its own.", str(home))
         if home.exists() and not home.is_dir():
             raise HomeError(f"{home} is a file: the demo needs a new or empty folder.",
                             str(home))
