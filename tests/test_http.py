@@ -271,6 +271,9 @@ def test_context_and_status(server: Server) -> None:
     ("POST", "/observations/passive", b'{"content": null}'),
     ("GET", "/search", None),
     ("GET", "/search?q=x&limit=many", None),
+    ("GET", f"/search?q=x&limit={'1' * 5000}", None),  # past what int() reads
+    ("GET", f"/search?q=x&offset={'9' * 5000}", None),
+    ("GET", f"/context?project=shop&max_chars={'7' * 4400}", None),
     ("GET", "/search?q=x&colour=red", None),
     ("GET", "/context", None),
     ("GET", "/memories/abc", None),

@@ -306,6 +306,9 @@ def test_the_list_filters_and_pages(signed_in: WebServer, home: Path) -> None:
     assert 'class="card"' not in none
     bad = signed_in.request("GET", "/ui/memories?layer=gone", cookie=True)
     assert bad.status == 400 and "layer must be one of" in bad.text
+    for query in (f"page={'1' * 5000}", f"forgot={'2' * 5000}"):  # past what int() reads
+        huge = signed_in.request("GET", f"/ui/memories?{query}", cookie=True)
+        assert huge.status == 400 and "must be a whole number" in huge.text, huge.text[:300]
 
 
 @pytest.mark.slow  # real processes, several seconds (--durations)

@@ -95,12 +95,17 @@ class Fields:
         if value is None or (self.query and value == ""):
             return None
         number = value
+        # Digits past any bound's are not read (a number of thousands of digits
+        # is refused by int() itself): they are out of range.
         if self.query and isinstance(value, str) and value.isascii() and value.isdigit():
-            number = int(value)
+            number = int(value) if len(value) <= MAX_ID_DIGITS else most + 1
         if isinstance(number, bool) or not isinstance(number, int) \
                 or not least <= number <= most:
+            shown = repr(value)
+            if len(shown) > MAX_ID_DIGITS:
+                shown = f"{shown[:MAX_ID_DIGITS]}... ({len(shown)} characters)"
             raise PayloadError(f"{name} must be a whole number from {least} to {most}, "
-                               f"got {value!r}.")
+                               f"got {shown}.")
         return number
 
 
