@@ -103,7 +103,9 @@ def main(argv: list[str]) -> int:
         layout.check_private_folder(home)
         log_path = os.path.join(home, layout.ERROR_LOG)
         layout.check_private_folder(spool_dir)
-        payload = sys.stdin.buffer.read()
+        # One byte past the spool's limit is enough to refuse it: an endless
+        # stdin (a pipe that never closes) must not fill memory.
+        payload = sys.stdin.buffer.read(spool.frame.MAX_PAYLOAD + 1)
         spool.writer.append(spool_dir, payload)
     except BaseException as exc:  # noqa: BLE001 - the hook must exit 0 whatever happens
         _log_failure(log_path, exc)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from memspool.hooks import HOOK_SCRIPT
 from memspool.spool import HEADER_SIZE, Position, Spool, append, encode
-from memspool.spool.frame import SpoolCorrupt, decode
+from memspool.spool.frame import MAX_PAYLOAD, SpoolCorrupt, decode
 
 
 def _frames(spool: Spool) -> list[bytes | None]:
@@ -225,6 +225,22 @@ def test_hook_exits_zero_and_logs_when_spool_unwritable(tmp_path: Path) -> None:
     assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
     log = (home / "hook-errors.log").read_text()
     assert "hook failed" in log and "spool" in log
+
+
+def test_an_endless_payload_is_refused_at_the_limit_not_read_to_its_end(
+        tmp_path: Path) -> None:
+    """stdin that never ends (/dev/zero): the hook reads one byte past the spool's
+    limit, logs the refusal and exits 0, instead of filling memory until killed."""
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    with open("/dev/zero", "rb") as endless:
+        proc = subprocess.run([sys.executable, "-I", "-S", str(HOOK_SCRIPT), "--home",
+                               str(home)], stdin=endless, capture_output=True, timeout=60,
+                              check=False)
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    log = (home / "hook-errors.log").read_text()
+    assert f"payload of {MAX_PAYLOAD + 1} bytes exceeds the spool's {MAX_PAYLOAD}" in log
+    assert not any((home / "spool").glob("*"))  # nothing half-written
 
 
 def test_position_orders_by_segment_then_offset() -> None:
