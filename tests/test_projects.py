@@ -96,6 +96,25 @@ def test_hostile_cwds_never_fail(tmp_path: Path) -> None:
     assert project_id(weird) == str(weird.resolve())
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
+def test_a_folder_name_with_controls_is_shown_without_them(tmp_path: Path, home: Path) -> None:
+    """A folder may be named with ESC, CR, LF or a bidi override, and a hook payload
+    names it: the project's identity and name hold U+FFFD there instead, so the
+    context block's heading is one line and nothing reaches a terminal or an agent
+    as a control."""
+    hostile = tmp_path / "ev\x1b[2Jil\u202eproj\r\nFAKE"
+    hostile.mkdir()
+    identity, name = identify(hostile)[:2]
+    assert name == "ev\ufffd[2Jil\ufffdproj\ufffd\ufffdFAKE" and identity.endswith(name)
+    assert identify(tmp_path / "ev[2Jilproj") [0] != identity  # still its own project
+    run_cli("capture", "--project", str(hostile), input=FACT)
+    for block in (_hook(CONTEXT_SCRIPT, home, hostile),
+                  run_cli("context", "--project", str(hostile)).stdout.decode()):
+        assert "counted twice" in block
+        assert not any(c in block for c in "\x1b\r\u202e"), repr(block)
+        assert not any(line.startswith("FAKE") for line in block.splitlines()), block
+
+
 def _hook(script: str, home: Path, cwd: Path, **extra: object) -> str:
     data = {"session_id": "s1", "cwd": str(cwd), **extra}
     proc = subprocess.run([sys.executable, "-I", "-S", script, "--home", str(home)],

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -122,6 +123,15 @@ def _named(name: str | None) -> str | None:
     return redact(printable(name, one_line=True))[0] or None
 
 
+def _project_named(name: str | None) -> str | None:
+    """A ``--project`` from outside: an existing folder's path is left whole for
+    :func:`identify` (which shows its controls as U+FFFD, as the hooks do: one
+    folder, one identity); any other name as :func:`_named` keeps it."""
+    if name is not None and os.sep in name and Path(name.strip()).expanduser().is_dir():
+        return name
+    return _named(name)
+
+
 class Service:
     """memspool's operations on one home."""
 
@@ -230,7 +240,7 @@ class Service:
         """The capture verb: distil ``text`` into notes and reconcile them with memory.
         ``options``: dry run, note cap, passive, LLM (the similarity cache is the
         Service's own)."""
-        origin = archivist.manual_origin(self._writing_to(_named(project)), _named(session),
+        origin = archivist.manual_origin(self._writing_to(_project_named(project)), _named(session),
                                          _named(source))
         options = dataclasses.replace(options or archivist.CaptureOptions(),
                                       profiles=self.profiles)
@@ -262,7 +272,7 @@ class Service:
                                f" empty.")
         if type not in NOTE_TYPES:
             raise PayloadError(f"type must be one of {', '.join(NOTE_TYPES)}, got {type!r}.")
-        project = self._writing_to(_named(project))
+        project = self._writing_to(_project_named(project))
         kind = next(t for t in NOTE_TYPES if t == type)
         summary = whole_summary(redact(printable(title, one_line=True))[0], SUMMARY_CHARS)
         body = redact(printable(content))[0]

@@ -44,6 +44,21 @@ _SCHEMES: Final = ("https://", "http://", "ssh://", "git+ssh://", "ssh+git://", 
                    "ftp://", "ftps://")
 
 
+#: Characters a folder's name may hold that must not reach a terminal or an
+#: agent's context as they are: C0 and C1 controls, DEL, bidi overrides.
+_BIDI: Final = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _shown(path: str) -> str:
+    """``path`` with each control or bidi character as U+FFFD: a project's identity and
+    name are printed in headings and given to agents, and folder names come from
+    hook payloads. Replaced, not removed, so two folders stay two projects."""
+    if path.isprintable():
+        return path
+    return "".join("\ufffd" if ord(c) < 32 or 127 <= ord(c) < 160 or c in _BIDI else c
+                   for c in path)
+
+
 def _checked(cwd: object) -> str | None:
     """``cwd`` as a usable absolute path, or ``None`` (it may come from a hook payload)."""
     if cwd is None:
@@ -252,7 +267,8 @@ def identify(cwd: object) -> tuple[str, str, str | None, str | None]:
             remote = normalise_remote(url, found) if url else None
             if remote is not None:
                 return remote, readable_name(remote), found, remote
-            return found, os.path.basename(found) or found, found, None
+            shown = _shown(found)
+            return shown, os.path.basename(shown) or shown, found, None
         if os.path.isdir(text):
             root = os.path.realpath(text)
     except (OSError, ValueError):
@@ -260,7 +276,7 @@ def identify(cwd: object) -> tuple[str, str, str | None, str | None]:
     path = root or os.path.normpath(text)
     if path == "/":
         return "/", "/", root, None
-    path = path.rstrip(os.sep)
+    path = _shown(path.rstrip(os.sep))
     return path, os.path.basename(path) or path, root, None
 
 
