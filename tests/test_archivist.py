@@ -289,8 +289,15 @@ def test_export_then_import_adds_nothing_and_a_new_store_gets_the_same(
         [{f: json.loads(x)[f] for f in fields} for x in exported.splitlines()]
 
 
+_FIELDS = b'"project": "p", "key": "k2", "summary": "Second", "body": "A second body here."'
+
+
 @pytest.mark.parametrize("line", [b"not json", b"[1]", b'{"project": "p"}',
-                                  b"[" * 5000 + b"]" * 5000])
+                                  b"[" * 5000 + b"]" * 5000,
+                                  b'{' + _FIELDS + b', "confidence": "high"}',
+                                  b'{' + _FIELDS + b', "importance": NaN}',
+                                  b'{' + _FIELDS + b', "created_at": "last tuesday"}',
+                                  b'{' + _FIELDS + b', "created_at": true}'])
 def test_a_bad_import_line_is_a_clear_error_and_imports_nothing_of_its_batch(
         tmp_path: Path, line: bytes) -> None:
     good = json.dumps({"project": "p", "key": "k", "summary": "A summary of it",
@@ -302,6 +309,28 @@ def test_a_bad_import_line_is_a_clear_error_and_imports_nothing_of_its_batch(
     assert b"nothing of the file was imported" in proc.stderr
     with Service() as service:
         assert service.memories() == []
+
+
+def test_a_trusted_line_without_times_is_a_memory_made_now_not_in_1970(
+        config: Config, conn: Any) -> None:
+    """Kept as written (``--trust``), a line that does not say when it was made used to
+    be made in 1970, and the next maintenance archived it; an ISO time is read."""
+    from memspool.archivist.transfer import import_lines
+
+    def line(key: str, **more: object) -> bytes:
+        return json.dumps({"project": "tr", "key": key, "type": "pitfall", "layer": "canonical",
+                           "summary": f"Pitfall: {key} needs care", "confidence": 0.9,
+                           "body": f"The {key} step needs care on every deploy.", **more}).encode()
+
+    now = time.time()
+    report = import_lines(conn, [line("untimed"), line("iso", created_at="2026-11-30T08:00:00Z")],
+                          config=config, trust=True, now=now)
+    assert report.created == 2
+    untimed, iso = (rows.get_by_key(conn, "tr", key) for key in ("untimed", "iso"))
+    assert untimed is not None and untimed.created_at == untimed.updated_at == now
+    assert iso is not None and iso.created_at == iso.updated_at == 1_796_025_600.0
+    maintain(conn, config, now=now + 60)
+    assert {m.layer for m in rows.list_memories(conn, "tr")} == {"canonical"}
 
 
 def test_a_bad_line_past_a_saved_batch_says_which_lines_were_imported(

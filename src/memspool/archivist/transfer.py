@@ -19,6 +19,8 @@ still has to corroborate, unless the caller trusts the file (``trust``,
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import math
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -48,6 +50,8 @@ EXPORT_FIELDS: Final = (
 IMPORT_BATCH: Final = 2000
 #: Where an error says what of the file was imported (filled in by import_lines).
 _UNSAID: Final = "nothing of that batch was imported"
+#: The latest time a line may give (in the year 5138); a later one is this.
+LATEST_TIME: Final = 1e11
 #: A line longer than this is refused: no memory is that long.
 MAX_LINE_BYTES: Final = 8 * 1024 * 1024
 #: The session an untrusted import's saves are recorded under: one session, however
@@ -97,12 +101,36 @@ def _text(record: dict[str, Any], field: str, line: int, *, one_line: bool = Fal
                        f"the line and import again.")
 
 
-def _number(record: dict[str, Any], field: str, default: float, low: float = 0.0,
-            high: float = 1.0) -> float:
-    value = record.get(field, default)
-    if isinstance(value, bool) or not isinstance(value, int | float):
+def _number(value: object, field: str, line: int, default: float, high: float = 1.0,
+            ) -> float:
+    """The ``field`` of line ``line``, a number within 0 to ``high``; ``default`` when it
+    is absent or null, a :class:`PayloadError` naming the line when it is no number."""
+    if value is None:
         return default
-    return float(min(high, max(low, value)))
+    if isinstance(value, bool) or not isinstance(value, int | float) or \
+            not math.isfinite(value):
+        raise PayloadError(f"Line {line}: {field!r} must be a number from 0 to {high:g}, "
+                           f"got {_shown(value)}; {_UNSAID}. Fix the line and import again.")
+    return float(min(high, max(0.0, value)))
+
+
+def _time(record: dict[str, Any], field: str, line: int, default: float) -> float:
+    """A time field of line ``line``: seconds since 1970 (as export writes it) or an ISO
+    8601 date and time (``2026-12-01T09:30:00Z``; local time without a zone)."""
+    value = record.get(field)
+    if isinstance(value, str):
+        try:
+            value = datetime.datetime.fromisoformat(value.strip()).timestamp()
+        except (ValueError, OverflowError, OSError):
+            raise PayloadError(f"Line {line}: {field!r} must be seconds since 1970 or an ISO "
+                               f"8601 time, got {_shown(value)}; {_UNSAID}. Fix the line and "
+                               f"import again.") from None
+    return _number(value, field, line, default, high=LATEST_TIME)
+
+
+def _shown(value: object) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 60 else f"{shown[:60]}..."
 
 
 def _parse(raw: bytes, line: int) -> dict[str, Any]:
@@ -181,24 +209,28 @@ class _Claims:
     trust: bool
     now: float
 
-    def standing(self, record: dict[str, Any]) -> tuple[Layer, float, float]:
+    def standing(self, record: dict[str, Any], line: int) -> tuple[Layer, float, float]:
         """The layer, confidence and importance the memory gets."""
         layer: Layer = next((name for name in LAYERS if name == record.get("layer")), "buffer")
-        confidence = _number(record, "confidence", memory_rows.CONFIDENCE_NEW)
-        importance = _number(record, "importance", memory_rows.IMPORTANCE_NEW)
+        confidence = _number(record.get("confidence"), "confidence", line,
+                             memory_rows.CONFIDENCE_NEW)
+        importance = _number(record.get("importance"), "importance", line,
+                             memory_rows.IMPORTANCE_NEW)
         if self.trust:
             return layer, confidence, importance
         return (layer if layer in _CLAIMABLE else "buffer",
                 min(confidence, memory_rows.CONFIDENCE_NEW),
                 min(importance, memory_rows.IMPORTANCE_NEW))
 
-    def times(self, record: dict[str, Any]) -> tuple[float, float]:
+    def times(self, record: dict[str, Any], line: int) -> tuple[float, float]:
         """When it was created and last changed: untrusted, it changed now (so its
-        promotion is scheduled from today, as a new memory's is)."""
-        created = _number(record, "created_at", 0.0, 0.0, 1e11)
+        promotion is scheduled from today, as a new memory's is). A line that does
+        not say when it was made is a memory made now: not one from 1970, which
+        the next maintenance would archive."""
+        created = _time(record, "created_at", line, self.now)
         if not self.trust:
             return min(created, self.now), self.now
-        return created, _number(record, "updated_at", created, created, 1e11)
+        return created, max(created, _time(record, "updated_at", line, created))
 
 
 def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *,  # noqa: PLR0913 - one import's state, private
@@ -211,8 +243,8 @@ def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *
     body = _text(record, "body", number)
     kind = record.get("type")
     note_type: NoteType = next((t for t in NOTE_TYPES if t == kind), "takeaway")
-    layer, confidence, importance = claims.standing(record)
-    created, updated = claims.times(record)
+    layer, confidence, importance = claims.standing(record, number)
+    created, updated = claims.times(record, number)
     existing = memory_rows.get_by_key(conn, project, key)
     if existing is None:
         memory_id = memory_rows.insert(conn, project=project, key=key, type=note_type,
