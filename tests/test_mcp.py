@@ -109,6 +109,34 @@ def test_search_pages_and_takes_any_text(home: Path, query: str) -> None:
     _session(home, body)
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
+def test_arguments_out_of_range_are_refused_with_the_reason_as_over_http(home: Path) -> None:
+    """The bounds the HTTP API and the CLI hold a limit, an offset, a length and a type
+    to are the tools' too, stated in their schemas: a call outside them is an error
+    that says why, not an answer quietly clamped."""
+    async def body(session: ClientSession) -> None:
+        schemas = {tool.name: tool.input_schema for tool in (await session.list_tools()).tools}
+        limit = schemas["search"]["properties"]["limit"]
+        assert (limit["minimum"], limit["maximum"]) == (1, 100)
+        _data(await session.call_tool("save", {
+            "title": "Deploy window", "content": "Deploys run Tuesdays 10-12 UTC.",
+            "project": "shop"}))
+        for tool, arguments, said in (
+                ("search", {"query": "deploy", "limit": 0}, "limit"),
+                ("search", {"query": "deploy", "limit": 10**30}, "limit"),
+                ("search", {"query": "deploy", "offset": -3}, "offset"),
+                ("search", {"query": "deploy", "type": "evil"}, "type"),
+                ("context", {"project": "shop", "max_chars": -5}, "max_chars"),
+                ("get", {"ids": list(range(1, 12))}, "ids"),
+                ("save", {"title": "t", "content": "c", "type": "nonsense"}, "type")):
+            refused = await session.call_tool(tool, arguments)
+            assert refused.is_error and said in refused.content[0].text, (tool, refused)
+        kept = _data(await session.call_tool("search", {"query": "deploy window", "limit": 100}))
+        assert [r["summary"] for r in kept["results"]] == ["Deploy window"]
+
+    _session(home, body)
+
+
 def test_install_mcp_registers_with_claude_or_prints_the_command(
         tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from conftest import run_cli

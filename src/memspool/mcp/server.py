@@ -17,16 +17,25 @@ import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Annotated, Any, Final, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
 
 from memspool import __version__
 from memspool.archivist import CaptureOptions
 from memspool.base.errors import MemspoolError
+from memspool.base.kinds import NoteType
 from memspool.mcp.wire import repaired_stdin
-from memspool.results import COMPACT_SUMMARY_CHARS, CONTEXT_CHARS, GET_IDS, SEARCH_LIMIT
+from memspool.results import (
+    COMPACT_SUMMARY_CHARS,
+    CONTEXT_CHARS,
+    GET_IDS,
+    SEARCH_LIMIT,
+    SEARCH_OFFSET,
+    Bound,
+)
 from memspool.service import Service
 
 __all__ = ["MAX_GET", "MAX_SEARCH", "build_server", "main"]
@@ -36,6 +45,19 @@ MAX_SEARCH: Final = SEARCH_LIMIT.most
 MAX_GET: Final = GET_IDS.most
 
 _Answer = TypeVar("_Answer")
+
+
+def _within(bound: Bound) -> Any:
+    """A whole number's range as the tool's schema states it: an agent reads the
+    bounds, and a call outside them is refused with the reason, as over HTTP."""
+    return Field(ge=bound.least, le=bound.most)
+
+
+#: The arguments whose range the HTTP API and the CLI hold them to as well.
+_Limit = Annotated[int, _within(SEARCH_LIMIT)]
+_Offset = Annotated[int, _within(SEARCH_OFFSET)]
+_ContextChars = Annotated[int, _within(CONTEXT_CHARS)]
+_Ids = Annotated[list[int], Field(min_length=GET_IDS.least, max_length=GET_IDS.most)]
 
 INSTRUCTIONS: Final = (
     "memspool keeps durable memories of coding sessions: root causes, pitfalls, decisions, "
@@ -88,7 +110,7 @@ def build_server(home: Path | None = None) -> MCPServer:
         "Save one explicit memory: a title (one line), its content, and a type (root-cause, "
         "pitfall, decision, pattern, takeaway). With a topic key, saving again under the same "
         "key replaces the text (the old text is kept in history). Returns {id, key, action}."))
-    async def save(title: str, content: str, type: str = "takeaway",
+    async def save(title: str, content: str, type: NoteType = "takeaway",
                    key: str | None = None, project: str | None = None) -> dict[str, Any]:
         return call(service.save, title, content, type=type, key=key, project=project,
                     source="mcp").as_dict()
@@ -98,8 +120,8 @@ def build_server(home: Path | None = None) -> MCPServer:
         f"project, type, summary (cut at {COMPACT_SUMMARY_CHARS} characters) and score; call "
         f"get with the ids for full text. Page with offset; limit is at most {MAX_SEARCH}. "
         "include_all adds superseded and archived memories."))
-    async def search(query: str, project: str | None = None, type: str | None = None,  # noqa: PLR0913, PLR0917 - the tool's arguments
-                     limit: int = 10, offset: int = 0,
+    async def search(query: str, project: str | None = None, type: NoteType | None = None,  # noqa: PLR0913, PLR0917 - the tool's arguments
+                     limit: _Limit = SEARCH_LIMIT.default, offset: _Offset = 0,
                      include_all: bool = False) -> dict[str, Any]:
         return call(service.search, query, project=project, type=type, limit=limit,
                     offset=offset, include_all=include_all).compact()
@@ -107,16 +129,16 @@ def build_server(home: Path | None = None) -> MCPServer:
     @server.tool(description=(
         f"Full memories by id (at most {MAX_GET}): text, layer, confidence, sessions, "
         "provenance; with history=true also the earlier texts."))
-    async def get(ids: list[int], history: bool = False) -> dict[str, Any]:
+    async def get(ids: _Ids, history: bool = False) -> dict[str, Any]:
         return {"memories": [call(service.get, memory_id).as_dict(history=history)
-                             for memory_id in ids[:MAX_GET]]}
+                             for memory_id in ids]}
 
     @server.tool(description=(
         "The project's context block: its most useful memories as compact markdown, grouped "
         "by type, each with its id (what a session is given at its start). max_chars: "
         f"{CONTEXT_CHARS.least} to {CONTEXT_CHARS.most} (default: the configured length)."))
     async def context(project: str | None = None,
-                      max_chars: int | None = None) -> dict[str, Any]:
+                      max_chars: _ContextChars | None = None) -> dict[str, Any]:
         return call(service.context, project, max_chars=max_chars).as_dict()
 
     @server.tool(description=(
