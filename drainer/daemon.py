@@ -333,7 +333,7 @@ class Drainer:
             self._ship_preamble_alone(target, preamble, event, now)
             raise
         with handle:
-            offset = self._resync(target, cursor, st)
+            offset = self._resync(target, cursor, st, handle)
             if forced and forced_since is None:
                 forced_since = now
             self._touch(target, event, forced_since if forced else None, st.st_size)
@@ -378,9 +378,10 @@ class Drainer:
             raise
         return handle, st
 
-    def _resync(self, target: Target, cursor: Cursor | None, st: os.stat_result) -> int:
-        """Where reading starts: the cursor, or 0 for a replaced or shrunken file
-        (records already captured are then skipped by their uuid)."""
+    def _resync(self, target: Target, cursor: Cursor | None, st: os.stat_result,
+                handle: BinaryIO) -> int:
+        """Where reading starts: the cursor, or 0 for a replaced, shrunken or rewritten
+        file (records already captured are then skipped by their uuid)."""
         offset = cursor.offset if cursor else 0
         if cursor is not None and cursor.ino is not None and (
                 (cursor.dev, cursor.ino) != (st.st_dev, st.st_ino)):
@@ -391,6 +392,14 @@ class Drainer:
             log.warning("session %s: %s shrank from %d to %d bytes; re-reading it, "
                         "skipping records already captured",
                         target.session_id, target.path, offset, st.st_size)
+            return 0
+        # A cursor always follows a line's newline. A file emptied and written
+        # again in place (the same inode) past the cursor has other bytes there:
+        # reading on from the cursor would lose its first records.
+        if offset and os.pread(handle.fileno(), 1, offset - 1) != b"\n":
+            log.warning("session %s: %s was rewritten (no line ends at byte %d); re-reading "
+                        "it, skipping records already captured", target.session_id,
+                        target.path, offset)
             return 0
         return offset
 

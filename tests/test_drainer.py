@@ -209,6 +209,33 @@ def test_shrunk_transcript_resyncs_without_duplicates(drainer: Drainer, projects
     assert "shrank" in log
 
 
+def test_a_transcript_rewritten_in_place_past_the_cursor_loses_no_record(
+        drainer: Drainer, projects: Path) -> None:
+    """Emptied and written again on the same inode, and longer than the cursor: the
+    byte before the cursor is no line's end, so the file is read again from its start
+    (records already captured skipped), not from the middle of a line."""
+    transcript = projects / f"{SESSION}.jsonl"
+    a = line("user", "question before the rewrite " * 5, "u1")
+    transcript.write_bytes(a)
+    fire(drainer, "PreCompact", transcript)
+    drainer.loop()
+    fresh = [line("user", f"rewritten question number {n} " * 4, f"r{n}") for n in range(4)]
+    assert (b"".join(fresh) + a)[len(a) - 1:len(a)] != b"\n"  # the cursor lands mid-line
+    inode = transcript.stat().st_ino
+    with transcript.open("r+b") as handle:  # in place: truncated, then written again
+        handle.truncate(0)
+        handle.write(b"".join(fresh) + a)
+    assert transcript.stat().st_ino == inode and transcript.stat().st_size > len(a)
+    fire(drainer, "PreCompact", transcript)
+    drainer.loop()
+    second = texts(drainer)[1]
+    assert all(second.count(f"rewritten question number {n}") == 4 for n in range(4))
+    assert "question before the rewrite" not in second  # captured once, not twice
+    assert rows(drainer)[1]["records_replayed"] == 1
+    assert rows(drainer)[1]["records_dropped"] == 0  # no line cut in half
+    assert "was rewritten" in drainer.config.log_path.read_text()
+
+
 def test_replaced_transcript_resyncs_without_duplicates(drainer: Drainer, projects: Path) -> None:
     transcript = projects / f"{SESSION}.jsonl"
     a = line("user", "question before the resume " * 20, "u1")
