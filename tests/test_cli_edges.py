@@ -90,6 +90,8 @@ def test_install_keeps_the_settings_file_mode_and_uninstall_removes_what_it_made
     assert made.stat().st_mode & 0o777 == 0o600
     run_cli("uninstall", "--settings", str(made))
     assert not made.exists()  # memspool made it and it would hold only {}
+    again = run_cli("uninstall", "--settings", str(made)).stdout.decode()
+    assert again == f"no memspool hook in {made} (the file does not exist): nothing to remove\n"
 
 
 @pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
@@ -134,3 +136,23 @@ def test_the_suite_leaves_a_sentinel_home_untouched(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout.decode()[-3000:]
     assert snapshot() == before
     shutil.rmtree(sentinel)
+
+
+def test_the_context_block_counts_what_it_leaves_out_in_good_english(home: Path) -> None:
+    """The block ends between memories and says how many more there are: "1 more
+    current memory ... finds it", "2 more current memories ... finds them"."""
+    from memspool.service import Service
+
+    with Service() as service:
+        for n in range(3):
+            service.save(f"Pool {n} setting", f"Worker pool {n} keeps {n + 4} connections "
+                         f"open and recycles them after {n + 2} hours; {'x' * 180}.",
+                         project="shop")
+        endings = {}
+        for budget in range(len(service.context("shop", max_chars=20_000).text), 200, -10):
+            last = service.context("shop", max_chars=budget).text.rstrip().splitlines()[-1]
+            endings.setdefault(last.split(" more ")[0], last)
+    assert endings["1"].startswith("1 more current memory of") and \
+        endings["1"].endswith("finds it.")
+    assert endings["2"].startswith("2 more current memories of") and \
+        endings["2"].endswith("finds them.")

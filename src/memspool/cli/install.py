@@ -89,6 +89,9 @@ def _uninstall(args: argparse.Namespace) -> int:
     result = uninstall_hooks(_settings(args))
     if args.json:
         print_json(result)
+    elif not result["removed"]:
+        there = "" if Path(result["settings"]).exists() else " (the file does not exist)"
+        print(f"no memspool hook in {result['settings']}{there}: nothing to remove")
     else:
         print(f"removed {result['removed']} memspool hook(s) from {result['settings']}"
               + (" and the file, which memspool had created and is now empty"

@@ -86,7 +86,7 @@ def render(conn: sqlite3.Connection, project: str, max_chars: int) -> tuple[str,
     if more > 0:
         parts.append(f"\n{more} more current {'memory' if more == 1 else 'memories'} of this "
                      f"project, less established or past this block's limit: "
-                     f"`memspool search` finds them.\n")
+                     f"`memspool search` finds {'it' if more == 1 else 'them'}.\n")
     return "".join(parts), listed
 
 
