@@ -278,7 +278,8 @@ def test_export_then_import_adds_nothing_and_a_new_store_gets_the_same(
     dump = tmp_path / "memories.jsonl"
     dump.write_bytes(exported)
     again = json.loads(run_cli("memories", "import", str(dump), "--json").stdout)
-    assert again == {"ok": True, "lines": 2, "created": 0, "updated": 0, "unchanged": 2}
+    assert again == {"ok": True, "lines": 2, "created": 0, "updated": 0, "unchanged": 2,
+                     "forgotten": 0}
     other = tmp_path / "other-home"
     first = json.loads(run_cli("--home", str(other), "memories", "import", str(dump),
                                "--json").stdout)

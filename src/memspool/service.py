@@ -405,8 +405,9 @@ class Service:
                 for m in found]
 
     def forget(self, memory_id: int, *, purge_source: bool = False) -> Forgotten:
-        """Delete a memory for good; digesting a transcript again does not bring it back
-        (a person capturing or importing the same text does).
+        """Delete a memory for good; digesting a transcript again, or importing an
+        export made before, does not bring it back (a person capturing the same text
+        does).
 
         Its text leaves every table and index, and the file: the search index is
         merged, deleted pages are zeroed, the WAL is checkpointed and truncated

@@ -83,6 +83,9 @@ class ImportReport:
     created: int = 0
     updated: int = 0
     unchanged: int = 0
+    #: Lines whose memory was forgotten here on purpose, left out (an old export
+    #: must not bring back what a person forgot; capturing it by hand does).
+    forgotten: int = 0
 
     def as_dict(self) -> dict[str, int]:
         return dataclasses.asdict(self)
@@ -169,7 +172,7 @@ def import_lines(conn: sqlite3.Connection, lines: Iterable[bytes], *,  # noqa: P
             for number, record in batch:
                 memory_id = _import_one(conn, record, number, report=report, ids=ids,
                                         links=links, profiles=profiles, claims=claims)
-                if config is not None:
+                if config is not None and memory_id is not None:
                     _schedule(conn, config, memory_id)
         if progress is not None:
             progress(len(batch))
@@ -235,7 +238,7 @@ class _Claims:
 
 def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *,  # noqa: PLR0913 - one import's state, private
                 report: ImportReport, ids: dict[int, int], links: list[tuple[int, int]],
-                profiles: Profiles, claims: _Claims) -> int:
+                profiles: Profiles, claims: _Claims) -> int | None:
     project = _text(record, "project", number, one_line=True)
     # A key becomes a slug again: whatever the file says, it is a slug of its text.
     key = note_key(_text(record, "key", number, one_line=True))
@@ -246,6 +249,9 @@ def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *
     layer, confidence, importance = claims.standing(record, number)
     created, updated = claims.times(record, number)
     existing = memory_rows.get_by_key(conn, project, key)
+    if existing is None and memory_rows.forgotten(conn, project, text_hash(body)):
+        report.forgotten += 1
+        return None
     if existing is None:
         memory_id = memory_rows.insert(conn, project=project, key=key, type=note_type,
                                        summary=summary, body=body,

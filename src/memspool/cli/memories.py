@@ -161,7 +161,9 @@ def _import(args: argparse.Namespace) -> int:
         print_json({"ok": True, **report.as_dict()})
     else:
         print(f"imported {report.lines} line(s): {report.created} new, {report.updated} "
-              f"updated, {report.unchanged} unchanged")
+              f"updated, {report.unchanged} unchanged"
+              + (f", {report.forgotten} left out (forgotten here on purpose; `memspool "
+                 f"capture` brings one back)" if report.forgotten else ""))
     return 0
 
 
