@@ -32,13 +32,16 @@ _LINE_BREAK: Final = re.compile("\r\n?")
 _CONTROL: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 #: A whole terminal escape sequence (ECMA-48), so that no part of it is left
 #: behind as text ("[31m" in a word would hide the word from search): a
-#: control sequence (ESC [ or CSI, parameters, a final byte); a string (OSC,
-#: DCS, SOS, PM, APC: a window title, a clipboard write) up to its terminator,
-#: BEL or ST, when it has one nearby; any other escape (ESC, intermediates, a
-#: final byte). An unterminated string loses only its opening controls.
+#: control sequence (ESC [, parameters, a final byte); a string (ESC ] OSC,
+#: ESC P DCS, SOS, PM, APC: a window title, a clipboard write) up to its
+#: terminator, BEL or ESC backslash, when it has one nearby; any other escape (ESC,
+#: intermediates, a final byte). Only the 7-bit forms: a lone C1 byte (0x9b,
+#: 0x9d) is as often a character of text decoded wrongly, and is removed
+#: alone, as every control is. An unterminated string loses only its
+#: opening controls. Each match stops at the next ESC, so the cost is linear.
 _ESCAPE: Final = re.compile(
-    "(?:\x1b\\[|\x9b)[0-?]*[ -/]*[@-~]"
-    "|(?:\x1b[\\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]{0,4096}(?:\x07|\x1b\\\\|\x9c)"
+    "\x1b\\[[0-?]*[ -/]*[@-~]"
+    "|\x1b[\\]PX^_][^\x07\x1b]{0,4096}(?:\x07|\x1b\\\\)"
     "|\x1b[ -/]*[0-~]")
 
 
