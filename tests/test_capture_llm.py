@@ -243,7 +243,7 @@ def test_the_models_notes_are_sanitised(
         ("takeaway", "Unknown types become takeaway"),
         ("root-cause", "spelled loosely across lines"),
         ("decision", "S" * 296 + " ..."),  # no sentence end to cut at: cut and marked
-        ("pattern", "control chars[31m removed"),
+        ("pattern", "control chars removed"),  # the escape sequence goes whole
     ]
     long = memory.get(conn, report.notes[2].id or 0)
     assert long is not None and long.body == "B" * MAX_BODY_CHARS

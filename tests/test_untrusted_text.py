@@ -18,6 +18,7 @@ import pytest
 from conftest import run_cli
 from redact_corpus import aws_key_id, github
 
+from memspool.base.errors import PayloadError
 from memspool.config import load_config
 from memspool.service import Service
 from memspool.store import connect
@@ -142,6 +143,24 @@ def test_control_characters_never_reach_storage(home: Path) -> None:
 ])
 def test_escape_sequences_are_removed_whole(given: str, kept: str) -> None:
     assert printable(given) == kept
+
+
+def test_a_memory_of_nothing_but_escape_sequences_is_refused_as_empty(home: Path) -> None:
+    from memspool.archivist import CaptureOptions
+
+    with Service() as service:
+        for title, content, said in (
+                ("\x1b[31m", "\x1b[0m", "the title and the content were"),
+                ("Deploy title", "\x1b]0;window title\x07", "the content was")):
+            with pytest.raises(PayloadError, match=said):
+                service.save(title, content, project="shop")
+        saved = service.save("Deploy window", "Deploys run Tuesdays.", project="shop")
+        with pytest.raises(PayloadError, match="the text was empty"):
+            service.edit(saved.id, summary="Deploy window", body="\x1b[2J \x07", type="decision")
+        with pytest.raises(PayloadError, match="empty"):
+            service.capture("\x1b[2J\x1b]0;title\x07\r\n", project="shop",
+                            options=CaptureOptions(dry_run=True))
+        assert [row.memory.body for row in service.memories()] == ["Deploys run Tuesdays."]
 
 
 def _dirty_store(home: Path) -> None:

@@ -123,6 +123,20 @@ def _named(name: str | None) -> str | None:
     return redact(printable(name, one_line=True))[0] or None
 
 
+def _memory_text(summary: str, body: str, names: tuple[str, str]) -> tuple[str, str]:
+    """A person's summary and text as memory keeps them (printable, the summary on one
+    line, redacted); a :class:`PayloadError` naming ``names`` of those left empty,
+    also when nothing but control characters and escape sequences was given."""
+    cleaned = (redact(printable(summary, one_line=True))[0].strip(),
+               redact(printable(body))[0].strip())
+    empty = [name for name, value in zip(names, cleaned, strict=True) if not value]
+    if empty:
+        raise PayloadError(f"A memory needs a {names[0]} and a {names[1]}; the "
+                           f"{' and the '.join(empty)} {'was' if len(empty) == 1 else 'were'}"
+                           f" empty.")
+    return cleaned
+
+
 def _project_named(name: str | None) -> str | None:
     """A ``--project`` from outside: an existing folder's path is left whole for
     :func:`identify` (which shows its controls as U+FFFD, as the hooks do: one
@@ -264,18 +278,12 @@ class Service:
         """One explicit memory. With a topic ``key`` it upserts: the memory under that key
         takes this text (the old text kept in history); without one the capture verb's
         reconciliation applies (update, merge or new)."""
-        title, content = title.strip(), content.strip()
-        empty = [name for name, value in (("title", title), ("content", content)) if not value]
-        if empty:
-            raise PayloadError(f"A memory needs a title (one line) and a content; the "
-                               f"{' and the '.join(empty)} {'was' if len(empty) == 1 else 'were'}"
-                               f" empty.")
+        summary, body = _memory_text(title, content, ("title", "content"))
+        summary = whole_summary(summary, SUMMARY_CHARS)
         if type not in NOTE_TYPES:
             raise PayloadError(f"type must be one of {', '.join(NOTE_TYPES)}, got {type!r}.")
         project = self._writing_to(_project_named(project))
         kind = next(t for t in NOTE_TYPES if t == type)
-        summary = whole_summary(redact(printable(title, one_line=True))[0], SUMMARY_CHARS)
-        body = redact(printable(content))[0]
         # A key is text from outside too: redacted before it becomes a slug (a key is
         # shown everywhere, and kept, hashed, in a forget tombstone).
         key = redact(printable(key, one_line=True))[0] if key else None
@@ -723,13 +731,11 @@ class Service:
     def edit(self, memory_id: int, *, summary: str, body: str, type: str) -> Edited:
         """A person's correction: new text or type, the old kept in history with the
         reason ``edited``. Redacted like any save; nothing changes when nothing differs."""
-        summary, body = summary.strip(), body.strip()
-        if not summary or not body:
-            raise PayloadError("A memory needs a summary and a text; one of them was empty.")
+        summary, body = _memory_text(summary, body, ("summary", "text"))
+        summary = summary[:SUMMARY_CHARS]
         if type not in NOTE_TYPES:
             raise PayloadError(f"type must be one of {', '.join(NOTE_TYPES)}, got {type!r}.")
         kind = next(t for t in NOTE_TYPES if t == type)
-        summary, body = redact(summary)[0][:SUMMARY_CHARS], redact(body)[0]
         conn = self.conn
         with transaction(conn):
             found = _existing(conn, memory_id)

@@ -76,8 +76,10 @@ def capture(
     options = options or CaptureOptions()
     check_payload(text)
     # As memory will keep it: escape sequences out before notes, keys and the
-    # report are made of it ("[31m" would split a word and name a key).
+    # report are made of it ("[31m" would split a word and name a key); a payload
+    # of nothing else is empty.
     text = printable(text)
+    check_payload(text)
     cap = note_cap(options.max_entities)
     origin = origin or manual_origin()
     _check_slice_id(conn, origin.slice_id)

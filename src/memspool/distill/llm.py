@@ -21,7 +21,6 @@ the timeout is one deadline for the whole call.
 from __future__ import annotations
 
 import dataclasses
-import re
 import urllib.parse
 from typing import Any, Final
 
@@ -31,7 +30,7 @@ from memspool.distill.classify import coerce_type
 from memspool.distill.keys import SUMMARY_CHARS, whole_summary
 from memspool.distill.note import Note
 from memspool.redact import redact
-from memspool.untrusted import parse_json
+from memspool.untrusted import parse_json, printable
 
 __all__ = ["LlmError", "LlmOptions", "distill_with_llm"]
 
@@ -41,7 +40,6 @@ __all__ = ["LlmError", "LlmOptions", "distill_with_llm"]
 MAX_INPUT_CHARS: Final = 100_000
 #: A note body from the model is clipped here: memories are notes, not transcripts.
 MAX_BODY_CHARS: Final = 4000
-_CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 _INSTRUCTIONS: Final = """\
 You distil notes from a software engineering session into durable memory.
@@ -116,8 +114,7 @@ def _reply_text(kind: str, raw: bytes) -> str:
 def _clean(value: object, limit: int, *, one_line: bool) -> str:
     if not isinstance(value, str):
         return ""
-    text = _CONTROL.sub("", value)
-    text = " ".join(text.split()) if one_line else text.strip()
+    text = printable(value, one_line=one_line).strip()
     text, _ = redact(text)
     # A summary is whole or cut at a sentence end (keys.whole_summary); a body is
     # cut at its limit.
