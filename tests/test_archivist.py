@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -332,6 +334,56 @@ def test_a_trusted_line_without_times_is_a_memory_made_now_not_in_1970(
     assert iso is not None and iso.created_at == iso.updated_at == 1_796_025_600.0
     maintain(conn, config, now=now + 60)
     assert {m.layer for m in rows.list_memories(conn, "tr")} == {"canonical"}
+
+
+def test_an_import_from_an_endless_stream_stops_at_the_line_limit() -> None:
+    """No line end ever comes (/dev/zero): the line is refused once it passes the limit,
+    not read until memory runs out."""
+    with open("/dev/zero", "rb") as endless:
+        proc = subprocess.run([sys.executable, "-m", "memspool", "memories", "import", "-"],
+                              stdin=endless, capture_output=True, timeout=120, check=False)
+    assert proc.returncode == 1 and b"Traceback" not in proc.stderr
+    assert b"Line 1 is longer than 8388608 bytes" in proc.stderr
+
+
+def test_old_exports_leave_forgotten_text_out_even_under_a_key_taken_since(
+        config: Config, conn: Any) -> None:
+    """Saved under a key, exported, forgotten, the key given to a new text: importing
+    the old export does not write the forgotten text back over the new one."""
+    from memspool.archivist.transfer import export_lines, import_lines
+
+    with Service() as service:
+        first = service.save("Staging DB", "The staging DB password is hunter2-rotated.",
+                             key="staging-db", project="shop")
+        old = list(export_lines(service.conn))
+        service.forget(first.id)
+        service.save("Staging DB", "The staging DB is reached through the bastion.",
+                     key="staging-db", project="shop")
+        report = import_lines(service.conn, old, trust=True)
+        assert (report.forgotten, report.updated, report.created) == (1, 0, 0)
+        (kept,) = service.memories()
+        assert kept.memory.body == "The staging DB is reached through the bastion."
+
+
+def test_trusted_provenance_times_are_read_as_the_memory_times_are(
+        config: Config, conn: Any) -> None:
+    from memspool.archivist.transfer import import_lines
+
+    def line(at: object) -> bytes:
+        return json.dumps({"project": "p", "key": "k", "summary": "A summary of it",
+                           "body": "A body that is long enough.",
+                           "provenance": [{"session": "s1", "at": at}]}).encode()
+
+    import_lines(conn, [line("2026-11-30T08:00:00Z")], trust=True)
+    (memory,) = rows.list_memories(conn, "p")
+    assert [p.at for p in rows.provenance(conn, memory.id)] == [1_796_025_600.0]
+    for bad in (float("nan"), "soon"):
+        with pytest.raises(PayloadError, match="Line 1: 'at' must be"):
+            import_lines(conn, [line(bad).replace(b'"k"', b'"k2"')], trust=True)
+    # A number of 400 digits is a number, clamped like any other (it was a traceback).
+    import_lines(conn, [line(10**400).replace(b'"k"', b'"k3"')], trust=True)
+    assert [p.at for m in rows.list_memories(conn, "p") if m.key == "k3"
+            for p in rows.provenance(conn, m.id)] == [1e11]
 
 
 def test_a_bad_line_past_a_saved_batch_says_which_lines_were_imported(

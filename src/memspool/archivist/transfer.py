@@ -24,7 +24,7 @@ import math
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 import orjson
 
@@ -39,7 +39,7 @@ from memspool.store import memories as memory_rows
 from memspool.store import transaction
 from memspool.untrusted import parse_json, printable
 
-__all__ = ["EXPORT_FIELDS", "ImportReport", "export_lines", "import_lines"]
+__all__ = ["EXPORT_FIELDS", "ImportReport", "export_lines", "import_lines", "read_lines"]
 
 #: The fields of one exported memory, in order.
 EXPORT_FIELDS: Final = (
@@ -110,10 +110,11 @@ def _number(value: object, field: str, line: int, default: float, high: float = 
     is absent or null, a :class:`PayloadError` naming the line when it is no number."""
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, int | float) or \
-            not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float) or (
+            isinstance(value, float) and not math.isfinite(value)):
         raise PayloadError(f"Line {line}: {field!r} must be a number from 0 to {high:g}, "
                            f"got {_shown(value)}; {_UNSAID}. Fix the line and import again.")
+    # Compared before it is made a float: an int of 400 digits has no float.
     return float(min(high, max(0.0, value)))
 
 
@@ -134,6 +135,14 @@ def _time(record: dict[str, Any], field: str, line: int, default: float) -> floa
 def _shown(value: object) -> str:
     shown = repr(value)
     return shown if len(shown) <= 60 else f"{shown[:60]}..."
+
+
+def read_lines(handle: BinaryIO) -> Iterator[bytes]:
+    """``handle``'s lines, none read past ``MAX_LINE_BYTES`` + 1 bytes: a stream with no
+    line end (``/dev/zero``) gives a line :func:`import_lines` refuses as too long,
+    instead of filling memory."""
+    while line := handle.readline(MAX_LINE_BYTES + 1):
+        yield line
 
 
 def _parse(raw: bytes, line: int) -> dict[str, Any]:
@@ -249,7 +258,11 @@ def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *
     layer, confidence, importance = claims.standing(record, number)
     created, updated = claims.times(record, number)
     existing = memory_rows.get_by_key(conn, project, key)
-    if existing is None and memory_rows.forgotten(conn, project, text_hash(body)):
+    same = existing is not None and (existing.type, existing.summary, existing.body) == (
+        note_type, summary, body)
+    if not same and memory_rows.forgotten(conn, project, text_hash(body)):
+        # Not under a new memory's key either: an old export must not write a
+        # forgotten text back over whatever holds its key now.
         report.forgotten += 1
         return None
     if existing is None:
@@ -259,8 +272,9 @@ def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *
                                        at=created, layer=layer, importance=importance,
                                        confidence=confidence, updated_at=updated)
         report.created += 1
-        _provenance(conn, memory_id, record, body, claims=claims, action="created")
-    elif (existing.type, existing.summary, existing.body) == (note_type, summary, body):
+        _provenance(conn, memory_id, record, body, claims=claims, action="created",
+                    line=number)
+    elif same:
         memory_id = existing.id
         report.unchanged += 1
     else:
@@ -270,7 +284,8 @@ def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *
                                  reason="imported")
         memory_rows.set_standing(conn, memory_id, layer=layer, confidence=confidence)
         report.updated += 1
-        _provenance(conn, memory_id, record, body, claims=claims, action="updated")
+        _provenance(conn, memory_id, record, body, claims=claims, action="updated",
+                    line=number)
     old_id = record.get("id")
     if isinstance(old_id, int):
         ids[old_id] = memory_id
@@ -290,14 +305,14 @@ def _schedule(conn: sqlite3.Connection, config: Config, memory_id: int) -> None:
 
 
 def _provenance(conn: sqlite3.Connection, memory_id: int, record: dict[str, Any],  # noqa: PLR0913 - one record's parts, private
-                body: str, *, claims: _Claims, action: Action) -> None:
+                body: str, *, claims: _Claims, action: Action, line: int) -> None:
     entries = record.get("provenance")
     saved = False
     for entry in entries if claims.trust and isinstance(entries, list) else []:
         if not isinstance(entry, dict) or not isinstance(entry.get("session"), str):
             continue
         kind: Action = next((a for a in ACTIONS if a == entry.get("action")), "created")
-        at = entry.get("at")
+        at = _time(entry, "at", line, claims.now)
         memory_rows.add_provenance(conn, memory_rows.Provenance(
             memory_id=memory_id,
             action=kind,
@@ -305,11 +320,11 @@ def _provenance(conn: sqlite3.Connection, memory_id: int, record: dict[str, Any]
             source=_clean(str(entry.get("source") or "import"), one_line=True),
             slice_id=None,  # slices belong to the store they were drained into
             text_hash=text_hash(body),
-            at=float(at) if isinstance(at, int | float) and not isinstance(at, bool) else 0.0,
+            at=at,
         ))
         saved = True
     if not saved:
         # Untrusted, the file's sessions are claims too: one save, by the import.
         memory_rows.add_provenance(conn, memory_rows.Provenance(
             memory_id=memory_id, action=action, session=IMPORT_SESSION, source="import",
-            slice_id=None, text_hash=text_hash(body), at=claims.now if not claims.trust else 0.0))
+            slice_id=None, text_hash=text_hash(body), at=claims.now))

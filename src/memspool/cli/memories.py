@@ -149,14 +149,16 @@ def _import(args: argparse.Namespace) -> int:
         handle = sys.stdin.buffer if args.file == "-" else path.open("rb")
     except OSError as exc:
         raise PayloadError(f"Cannot read {args.file}: {exc.strerror or exc}.") from None
+    from memspool.archivist.transfer import read_lines
+
     total = None
-    if args.file != "-" and path.is_file():
-        with path.open("rb") as counting:
-            total = sum(1 for _ in counting)
+    if args.file != "-" and path.is_file() and sys.stderr.isatty():
+        with path.open("rb") as counting:  # line ends counted a block at a time
+            total = sum(block.count(b"\n") for block in iter(lambda: counting.read(1 << 20), b""))
     with handle, open_service(args.home) as service, tqdm(
             total=total, unit=" memories", disable=not sys.stderr.isatty(),
             file=sys.stderr) as bar:
-        report = service.import_lines(handle, progress=bar.update, trust=args.trust)
+        report = service.import_lines(read_lines(handle), progress=bar.update, trust=args.trust)
     if args.json:
         print_json({"ok": True, **report.as_dict()})
     else:
