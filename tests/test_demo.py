@@ -42,10 +42,14 @@ def test_the_demo_leaves_no_temporary_folder_and_its_hint_runs(tmp_path: Path) -
     assert sorted(p.relative_to(tmp_path) for p in (tmp_path / "kept").rglob("*")) == before
 
 
-def test_the_demo_refuses_the_users_own_home(home: Path) -> None:
+def test_the_demo_refuses_the_users_own_home(home: Path, tmp_path: Path) -> None:
     """Kept there, the demo's config.toml would name only its own transcripts, and the
-    user's sessions would no longer be captured: refused, even while the home is new."""
-    for given in (["--home", str(home)], ["--home", f"{home}/"]):
+    user's sessions would no longer be captured: refused, even while the home is new,
+    however its path is spelled."""
+    link = tmp_path / "link-to-home"
+    link.symlink_to(home)
+    for given in (["--home", str(home)], ["--home", f"{home}/"], ["--home", str(link)],
+                  ["--home", f"{home}/../{home.name}"]):
         refused = run_cli("demo", *given, check=False)
         assert refused.returncode == 1 and "is your memspool home" in refused.stderr.decode()
     assert not home.exists()

@@ -126,6 +126,25 @@ def test_transcripts_outside_the_roots_are_a_problem_with_the_line_to_add(
     assert not _problems(diagnose(load_config()), "hooks")  # a root above it holds it
 
 
+def test_a_settings_file_linked_from_dotfiles_is_not_a_roots_problem(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """~/.claude/settings.json may be a link into a dotfiles folder; the transcripts are
+    still beside the link, in ~/.claude/projects, not in the dotfiles folder."""
+    monkeypatch.delenv("MEMSPOOL_TRANSCRIPT_ROOTS")
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    (dotfiles / "settings.json").write_text("{}")
+    (Path(os.environ["CLAUDE_CONFIG_DIR"]) / "settings.json").symlink_to(
+        dotfiles / "settings.json")
+    run_cli("install")
+    projects = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects"
+    assert projects in load_config().transcript_roots
+    # The roots that hold the transcripts, and nothing of the link's target: no problem.
+    (load_config().home / "config.toml").write_text(
+        f"transcript_roots = {json.dumps([str(projects)])}\n")
+    assert not _problems(diagnose(load_config()), "hooks")
+
+
 def test_the_plugin_form_is_not_checked_as_a_path(config: Config) -> None:
     _write_settings('p="${CLAUDE_PLUGIN_ROOT}/.venv/bin/python"; [ -x "$p" ] || p=python3; '
                     f'"$p" -I -S "${{CLAUDE_PLUGIN_ROOT}}/hooks/capture.py" {HOOK_MARKER}')

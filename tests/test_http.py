@@ -112,6 +112,7 @@ def server(start: Any) -> Server:
     ("[::1]:8765", True), ("[::1]", True), ("127.0.0.1:8766", False), ("evil.example", False),
     ("evil.example:8765", False), ("127.0.0.1:", False), ("[::1", False), ("", False),
     ("localhost.evil.example", False), ("127.0.0.1:87x", False),
+    ("127.0.0.1:008765", False), ("127.0.0.1:" + "9" * 5000, False),  # int() refuses 4,300+
 ])
 def test_the_host_check(header: str, accepted: bool) -> None:
     from memspool.http.limits import HostCheck
@@ -173,6 +174,9 @@ def test_a_foreign_host_header_is_refused(server: Server) -> None:
     assert status == 421
     for host in (f"127.0.0.1:{server.port}", f"localhost:{server.port}", "localhost"):
         assert server.request("GET", "/status", headers={"Host": host})[0] == 200
+    status, body = server.request("GET", "/health", token=None,
+                                  headers={"Host": "127.0.0.1:" + "9" * 5000})
+    assert status == 421 and body["ok"] is False  # refused, not a 500
 
 
 @pytest.mark.slow  # over 0.75 s in the inner loop (--durations)

@@ -107,6 +107,9 @@ def test_a_folder_name_with_controls_is_shown_without_them(tmp_path: Path, home:
     identity, name = identify(hostile)[:2]
     assert name == "ev\ufffd[2Jil\ufffdproj\ufffd\ufffdFAKE" and identity.endswith(name)
     assert identify(tmp_path / "ev[2Jilproj") [0] != identity  # still its own project
+    tricky = repo(tmp_path / "tricky", "https://example.com/acme/up\u202estream\x9b2J")
+    assert identify(tricky)[:2] == ("example.com/acme/up\ufffdstream\ufffd2j",
+                                    "up\ufffdstream\ufffd2j")  # a remote is cleaned too
     run_cli("capture", "--project", str(hostile), input=FACT)
     for block in (_hook(CONTEXT_SCRIPT, home, hostile),
                   run_cli("context", "--project", str(hostile)).stdout.decode()):

@@ -135,7 +135,9 @@ def check_hooks(config: Config, now: float) -> Report:
     else:
         yield "ok", f"Capture and {layout.CONTEXT_EVENT} hooks are in {settings}.", None
     if events:
-        yield from _roots_hold(config, settings.resolve().parent / "projects")
+        # The folder the file is in, not its symlink's target: Claude Code keeps
+        # transcripts beside the settings it reads (a dotfiles link points elsewhere).
+        yield from _roots_hold(config, settings.absolute().parent / "projects")
     if layout.RECALL_EVENT not in events:
         yield ("note", f"Recall on prompt ({layout.RECALL_EVENT}) is off; it is opt-in.",
                _install_fix(config, " --recall-on-prompt"))

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import os
 
+from memspool.base.controls import BIDI, LINE_SEPARATORS, characters
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Final
@@ -39,24 +41,28 @@ MAX_GIT_FILE: Final = 256 * 1024
 #: The remote that names the repository: ``origin`` where there is one, else
 #: ``upstream``, else the first remote in the file.
 PREFERRED_REMOTES: Final = ("origin", "upstream")
+#: The bidi controls and line separators, one by one (``_unsafe``).
+_BIDI_OR_SEPARATOR: Final = characters(BIDI + LINE_SEPARATORS)
 #: URL schemes git speaks; none of them changes which repository a URL names.
 _SCHEMES: Final = ("https://", "http://", "ssh://", "git+ssh://", "ssh+git://", "git://",
                    "ftp://", "ftps://")
 
 
-#: Characters a folder's name may hold that must not reach a terminal or an
-#: agent's context as they are: C0 and C1 controls, DEL, bidi overrides.
-_BIDI: Final = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+def _unsafe(char: str) -> bool:
+    """A character a folder's name or a remote may hold that must not reach a terminal
+    or an agent's context as it is: a C0 or C1 control, DEL, a bidi control or a line
+    separator (``memspool.base.controls``)."""
+    code = ord(char)
+    return code < 32 or 127 <= code < 160 or char in _BIDI_OR_SEPARATOR
 
 
-def _shown(path: str) -> str:
-    """``path`` with each control or bidi character as U+FFFD: a project's identity and
-    name are printed in headings and given to agents, and folder names come from
-    hook payloads. Replaced, not removed, so two folders stay two projects."""
-    if path.isprintable():
-        return path
-    return "".join("\ufffd" if ord(c) < 32 or 127 <= ord(c) < 160 or c in _BIDI else c
-                   for c in path)
+def _shown(text: str) -> str:
+    """``text`` (a path, a remote) with each unsafe character as U+FFFD: a project's
+    identity and name are printed in headings and given to agents, and folder names
+    come from hook payloads. Replaced, not removed, so two folders stay two projects."""
+    if text.isprintable():
+        return text
+    return "".join("\ufffd" if _unsafe(c) else c for c in text)
 
 
 def _checked(cwd: object) -> str | None:
@@ -266,6 +272,7 @@ def identify(cwd: object) -> tuple[str, str, str | None, str | None]:
             url = _chosen_remote(remote_urls(config_text)) if config_text else None
             remote = normalise_remote(url, found) if url else None
             if remote is not None:
+                remote = _shown(remote)  # .git/config is a file of the repository's
                 return remote, readable_name(remote), found, remote
             shown = _shown(found)
             return shown, os.path.basename(shown) or shown, found, None

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import orjson
 
+from memspool.base.controls import BIDI, LINE_SEPARATORS
+
 if TYPE_CHECKING:
     from memspool.results import Bound
     from memspool.service import Service
@@ -62,8 +64,8 @@ def add_json(parser: argparse.ArgumentParser, what: str = "the result") -> None:
 
 #: What a terminal would act on instead of printing: C0 controls (ESC, BEL, CR, ...),
 #: DEL, C1 controls (CSI), and the bidi controls that reorder a line as it shows.
-_TERMINAL_CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_LINE_CONTROL: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_TERMINAL_CONTROL: Final = re.compile(f"[\x00-\x1f\x7f-\x9f{BIDI}{LINE_SEPARATORS}]")
+_LINE_CONTROL: Final = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI}{LINE_SEPARATORS}]")
 
 
 def _escaped(match: re.Match[str]) -> str:

@@ -51,7 +51,7 @@ def _install(args: argparse.Namespace) -> int:
     # A user-level settings.json sits in the Claude config folder, whose
     # projects/ holds the transcripts; a project's .claude/ holds none.
     roots = [] if args.scope == "project" and not args.settings else [
-        settings.resolve().parent / "projects"]
+        settings.absolute().parent / "projects"]  # beside the link, not its target
     result: dict[str, Any] = install_hooks(settings, config, transcript_roots=roots,
                                            recall_on_prompt=args.recall_on_prompt)
     if args.mcp:

@@ -171,7 +171,7 @@ def run_demo(home: Path | None = None, out: Callable[[str], None] = print) -> di
     the detached drainer has exited); a ``home`` given is kept to look around in.
     """
     if home is not None:
-        if home.absolute() == default_home().absolute():
+        if home.resolve() == default_home().resolve():
             # Its config.toml would name the demo's transcripts alone: the user's
             # own sessions would no longer be captured there.
             raise HomeError(f"{home} is your memspool home (MEMSPOOL_HOME, or the default): "

@@ -74,7 +74,9 @@ class HostCheck:
             rest = colon + port
         if rest:
             digits = rest[1:]
-            if not (rest.startswith(":") and digits.isascii() and digits.isdigit()):
+            # A port has at most 5 digits (int() refuses thousands of them).
+            if not (rest.startswith(":") and digits.isascii() and digits.isdigit()
+                    and len(digits) <= 5):
                 return False
             if self.port and int(digits) != self.port:
                 return False

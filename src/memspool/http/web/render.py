@@ -24,6 +24,7 @@ from markupsafe import Markup, escape
 from starlette.responses import HTMLResponse
 
 from memspool import __version__
+from memspool.base.controls import BIDI, LINE_SEPARATORS
 from memspool.base.project import readable_name
 from memspool.base.terms import query_terms, stem, terms_of
 
@@ -33,8 +34,7 @@ __all__ = ["HEADERS", "highlight", "html_page", "refusal_page", "visible", "when
 #: overrides and isolates, and lone surrogates (a slice decoded with
 #: surrogatepass may hold them; UTF-8 cannot).
 _UNSAFE: Final = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069"
-    "\ud800-\udfff]")
+    f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f{BIDI}{LINE_SEPARATORS}\ud800-\udfff]")
 #: Words as the search index's query side cuts them (memspool.base.terms).
 _WORDS: Final = re.compile(r"[A-Za-z0-9]+(?:[._/:-][A-Za-z0-9]+)*")
 _REPLACEMENT: Final = "\ufffd"
