@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -123,6 +122,12 @@ def _named(name: str | None) -> str | None:
     return redact(printable(name, one_line=True))[0] or None
 
 
+def _new_project(name: str) -> str:
+    """A new project's name from outside, as memory keeps it (:func:`_named`); a
+    folder's path is not one: it is identified, as the hooks identify it."""
+    return _named(name) or name
+
+
 def _memory_text(summary: str, body: str, names: tuple[str, str]) -> tuple[str, str]:
     """A person's summary and text as memory keeps them (printable, the summary on one
     line, redacted); a :class:`PayloadError` naming ``names`` of those left empty,
@@ -135,15 +140,6 @@ def _memory_text(summary: str, body: str, names: tuple[str, str]) -> tuple[str, 
                            f"{' and the '.join(empty)} {'was' if len(empty) == 1 else 'were'}"
                            f" empty.")
     return cleaned
-
-
-def _project_named(name: str | None) -> str | None:
-    """A ``--project`` from outside: an existing folder's path is left whole for
-    :func:`identify` (which shows its controls as U+FFFD, as the hooks do: one
-    folder, one identity); any other name as :func:`_named` keeps it."""
-    if name is not None and os.sep in name and Path(name.strip()).expanduser().is_dir():
-        return name
-    return _named(name)
 
 
 class Service:
@@ -203,7 +199,7 @@ class Service:
         several projects share is a :class:`~memspool.base.errors.PayloadError` listing them."""
         if given is not None and given.strip():
             with self._reading() as conn:
-                return project_rows.resolve(conn, given, Path.cwd())
+                return project_rows.resolve(conn, given, Path.cwd(), new_name=_new_project)
         return identify(Path.cwd())[0]
 
     def _filter(self, given: str | None) -> str | None:
@@ -254,7 +250,7 @@ class Service:
         """The capture verb: distil ``text`` into notes and reconcile them with memory.
         ``options``: dry run, note cap, passive, LLM (the similarity cache is the
         Service's own)."""
-        origin = archivist.manual_origin(self._writing_to(_project_named(project)), _named(session),
+        origin = archivist.manual_origin(self._writing_to(project), _named(session),
                                          _named(source))
         options = dataclasses.replace(options or archivist.CaptureOptions(),
                                       profiles=self.profiles)
@@ -282,7 +278,7 @@ class Service:
         summary = whole_summary(summary, SUMMARY_CHARS)
         if type not in NOTE_TYPES:
             raise PayloadError(f"type must be one of {', '.join(NOTE_TYPES)}, got {type!r}.")
-        project = self._writing_to(_project_named(project))
+        project = self._writing_to(project)
         kind = next(t for t in NOTE_TYPES if t == type)
         # A key is text from outside too: redacted before it becomes a slug (a key is
         # shown everywhere, and kept, hashed, in a forget tombstone).

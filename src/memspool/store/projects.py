@@ -18,6 +18,7 @@ import sqlite3
 import stat
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
@@ -74,7 +75,8 @@ def names(conn: sqlite3.Connection, identities: list[str] | set[str]) -> dict[st
     return found
 
 
-def resolve(conn: sqlite3.Connection, text: str, cwd: Path | None = None) -> str:
+def resolve(conn: sqlite3.Connection, text: str, cwd: Path | None = None, *,
+            new_name: Callable[[str], str] = str) -> str:
     """The identity ``--project TEXT`` means.
 
     An identity the store knows is taken as is; else a readable name that
@@ -83,7 +85,8 @@ def resolve(conn: sqlite3.Connection, text: str, cwd: Path | None = None) -> str
     project: `--project api` in a clone of ``github.com/acme/api`` is that
     repository even before it has a memory.
     A name several projects share is refused with their identities. Anything
-    else is a new project named ``TEXT``.
+    else is a new project named ``new_name(TEXT)`` (the caller's cleaning of a
+    name from outside; a folder's identity is cleaned by ``identify``).
     """
     text = text.strip()
     if not text:
@@ -109,7 +112,7 @@ def resolve(conn: sqlite3.Connection, text: str, cwd: Path | None = None) -> str
         here, name = identify(str(cwd))[:2]
         if name == text:
             return here
-    return text
+    return new_name(text) or text
 
 
 def _transcript_cwd(path: str, roots: tuple[Path, ...]) -> str | None:
