@@ -289,6 +289,16 @@ def test_bad_input_is_a_400_sentence(server: Server, method: str, path: str,
     assert body["error"].endswith(".") and "Traceback" not in body["error"]
 
 
+def test_a_body_cut_short_by_its_client_is_no_server_error(server: Server) -> None:
+    """The client says 100 bytes and hangs up after 8: nobody reads the answer, and
+    the log holds no traceback (the fixture checks the log when the server stops)."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(f"POST /capture HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                     f"Authorization: Bearer {server.token}\r\nContent-Type: application/json"
+                     f"\r\nContent-Length: 100\r\n\r\n{{\"text\":".encode())
+    assert server.request("GET", "/health", token=None)[0] == 200  # still serving
+
+
 def test_unknown_routes_and_methods_are_json(server: Server) -> None:
     status, body = server.request("GET", "/nowhere")
     assert status == 404 and "/nowhere" in body["error"]

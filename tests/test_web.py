@@ -57,6 +57,9 @@ def _csrf(page: str) -> str:
 
 def test_a_login_code_opens_a_session_once(web: WebServer) -> None:
     url = web.login_url()
+    # A link checker or a preview asks with HEAD first: the code stays the person's.
+    peek = web.request("HEAD", url[len(web.origin):])
+    assert peek.status == 200 and "set-cookie" not in peek.headers
     answer = web.request("GET", url[len(web.origin):])
     assert answer.status == 303 and answer.headers["location"] == "/"
     cookie = answer.headers["set-cookie"]
@@ -186,6 +189,7 @@ def test_forms_refuse_what_they_do_not_take(signed_in: WebServer) -> None:
          "Unknown field"),
         (f"/ui/memories/{memory}/forget", {"csrf": csrf}, "confirm=yes"),
         (f"/ui/memories/{memory}/pin", {"csrf": csrf, "pinned": "maybe"}, "pinned must be"),
+        ("/logout", {"csrf": csrf, "x": "1"}, "this form takes no field but its csrf"),
     ]
     for path, fields, said in cases:
         answer = signed_in.post_form(path, fields, cookie=True)
@@ -310,6 +314,18 @@ def test_the_list_filters_and_pages(signed_in: WebServer, home: Path) -> None:
     for query in (f"page={'1' * 5000}", f"forgot={'2' * 5000}"):  # past what int() reads
         huge = signed_in.request("GET", f"/ui/memories?{query}", cookie=True)
         assert huge.status == 400 and "must be a whole number" in huge.text, huge.text[:300]
+    # A refused value is quoted, not sent back whole; a time is plain seconds.
+    long = signed_in.request("GET", f"/ui/search?q=x&all={'a' * 100_000}", cookie=True)
+    assert long.status == 400 and "(100000 characters)" in long.text and len(long.text) < 20_000
+    many = "&".join(f"x{n}=1" for n in range(2000))
+    listed = signed_in.request("GET", f"/ui/memories?{many}", cookie=True)
+    assert listed.status == 400 and "(2000 in all)" in listed.text and len(listed.text) < 20_000
+    for before in ("nan", "-inf", "\uff11\uff12", "1e9", "-5"):
+        timeline = signed_in.request("GET", f"/ui/timeline?project=api&before={quote(before)}",
+                                     cookie=True)
+        assert timeline.status == 400 and "before must be a time in seconds" in timeline.text
+    assert signed_in.request("GET", "/ui/timeline?project=api&before=1796025600.5",
+                             cookie=True).status == 200
 
 
 @pytest.mark.slow  # real processes, several seconds (--durations)

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Final
 
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from memspool.base.errors import MemspoolError, NotFound, StoreError
@@ -75,6 +75,13 @@ async def _http(request: Request, exc: Exception) -> Response:
     return _answer(request, exc.status_code, message, headers)
 
 
+async def _gone(request: Request, exc: Exception) -> Response:
+    """The client stopped sending before its body ended (or the server's deadline
+    cut it): nobody reads the answer, and it is no failure of the server's, so
+    nothing is logged as one."""
+    return _answer(request, 400, "The request ended before its body did; send it again.")
+
+
 async def _internal(request: Request, exc: Exception) -> Response:
     return _answer(request, 500, INTERNAL)
 
@@ -83,5 +90,6 @@ HANDLERS: Final[Mapping[int | type[Exception], Handler]] = {
     MemspoolError: _memspool,
     sqlite3.Error: _sqlite,
     HTTPException: _http,
+    ClientDisconnect: _gone,
     Exception: _internal,
 }

@@ -12,7 +12,7 @@ from typing import Any, Final
 from memspool.base.errors import PayloadError
 from memspool.untrusted import no_surrogates, parse_json
 
-__all__ = ["Fields", "parse_body", "parse_query", "path_id"]
+__all__ = ["Fields", "listed", "parse_body", "parse_query", "path_id", "shown"]
 
 _TRUE: Final = frozenset({"1", "true", "yes", "on"})
 _FALSE: Final = frozenset({"0", "false", "no", "off", ""})
@@ -21,6 +21,29 @@ _FALSE: Final = frozenset({"0", "false", "no", "off", ""})
 #: Digits read from a path's id at most; a longer one is no id (any number past
 #: 19 digits names no row: the service answers that there is none).
 MAX_ID_DIGITS: Final = 40
+
+
+#: Characters of a refused value an error quotes at most.
+SHOWN_CHARS: Final = 60
+
+
+def shown(value: object) -> str:
+    """``value`` as an error quotes it: its repr, cut to ``SHOWN_CHARS`` with its length
+    said (a refused value of 100 KB is not sent back whole)."""
+    quoted = repr(value)
+    if len(quoted) <= SHOWN_CHARS:
+        return quoted
+    size = len(value) if isinstance(value, str) else len(quoted)
+    return f"{quoted[:SHOWN_CHARS]}... ({size} characters)"
+
+
+def listed(names: list[str]) -> str:
+    """Refused names as an error lists them: the first few, then how many in all."""
+    head = ", ".join(names)
+    if len(head) <= SHOWN_CHARS:
+        return head
+    first = head[:SHOWN_CHARS].rpartition(", ")[0] or head[:SHOWN_CHARS]
+    return f"{first}, ... ({len(names)} in all)"
 
 
 def path_id(raw: str, refusal: str) -> int:
@@ -43,7 +66,7 @@ def parse_body(raw: bytes, allowed: Collection[str]) -> Fields:
         raise PayloadError(f"The body must be a JSON object, got a JSON {_kind(data)}.")
     unknown = sorted(set(data) - set(allowed))
     if unknown:
-        raise PayloadError(f"Unknown field(s) {', '.join(unknown)}; this route takes "
+        raise PayloadError(f"Unknown field(s) {listed(unknown)}; this route takes "
                          f"{', '.join(sorted(allowed))}.")
     return Fields(data, query=False)
 
@@ -76,7 +99,7 @@ class Fields:
     def choice(self, name: str, choices: Collection[str]) -> str | None:
         value = self.text(name)
         if value is not None and value not in choices:
-            raise PayloadError(f"{name} must be one of {', '.join(choices)}, got {value!r}.")
+            raise PayloadError(f"{name} must be one of {', '.join(choices)}, got {shown(value)}.")
         return value
 
     def flag(self, name: str) -> bool:
@@ -87,7 +110,7 @@ class Fields:
             return value.lower() in _TRUE
         if isinstance(value, bool):
             return value
-        raise PayloadError(f"{name} must be true or false, got {value!r}.")
+        raise PayloadError(f"{name} must be true or false, got {shown(value)}.")
 
     def count(self, name: str, *, most: int, least: int = 1) -> int | None:
         """A whole number from ``least`` to ``most``, or ``None`` when absent."""
@@ -101,11 +124,8 @@ class Fields:
             number = int(value) if len(value) <= MAX_ID_DIGITS else most + 1
         if isinstance(number, bool) or not isinstance(number, int) \
                 or not least <= number <= most:
-            shown = repr(value)
-            if len(shown) > MAX_ID_DIGITS:
-                shown = f"{shown[:MAX_ID_DIGITS]}... ({len(shown)} characters)"
             raise PayloadError(f"{name} must be a whole number from {least} to {most}, "
-                               f"got {shown}.")
+                               f"got {shown(value)}.")
         return number
 
 
@@ -113,6 +133,6 @@ def parse_query(params: Mapping[str, str], allowed: Collection[str]) -> Fields:
     """A query string's parameters; any not in ``allowed`` is refused (a typo)."""
     unknown = sorted(set(params) - set(allowed))
     if unknown:
-        raise PayloadError(f"Unknown parameter(s) {', '.join(unknown)}; this route takes "
+        raise PayloadError(f"Unknown parameter(s) {listed(unknown)}; this route takes "
                          f"{', '.join(sorted(allowed))}.")
     return Fields(dict(params), query=True)

@@ -18,7 +18,7 @@ from starlette.responses import RedirectResponse, Response
 
 from memspool.base.errors import PayloadError
 from memspool.base.kinds import NOTE_TYPES
-from memspool.http.fields import parse_query
+from memspool.http.fields import listed, parse_query
 from memspool.http.web import LOGIN_PATH
 from memspool.http.web.auth import CODE_SECS, SESSION_SECS, Logins
 from memspool.http.web.pages import browser, common, memory_id
@@ -62,8 +62,8 @@ async def read_form(request: Request, allowed: tuple[str, ...]) -> dict[str, str
                                  "token does not match); reload the page and try again.")
     unknown = sorted(set(fields) - set(allowed))
     if unknown:
-        raise PayloadError(f"Unknown field(s) {', '.join(unknown)}; this form takes "
-                           f"{', '.join(allowed)}.")
+        takes = f"takes {', '.join(allowed)}" if allowed else "takes no field but its csrf"
+        raise PayloadError(f"Unknown field(s) {listed(unknown)}; this form {takes}.")
     return fields
 
 
@@ -114,6 +114,9 @@ async def login(request: Request) -> Response:
                        "here, run `memspool open` (or `memspool serve --open`) and follow "
                        "the link it prints."}, status=200 if signed_out else 401)
     logins = _logins(request)
+    if request.method == "HEAD":
+        # A link checker or a preview asks with HEAD: the code is for the person.
+        return Response(status_code=200, headers={"cache-control": "no-store"})
     session = logins.redeem(code)
     if session is None:
         return html_page("message.html", {

@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from memspool.base.errors import PayloadError
 from memspool.base.kinds import LAYERS, NOTE_TYPES
-from memspool.http.fields import parse_query, path_id
+from memspool.http.fields import MAX_ID_DIGITS, parse_query, path_id, shown
 from memspool.http.web.auth import Session
 from memspool.http.web.render import html_page
 from memspool.http.workers import Workers
@@ -144,10 +144,12 @@ async def timeline(request: Request) -> Response:
     raw_before = fields.text("before")
     before = None
     if raw_before is not None:
-        try:
-            before = float(raw_before)
-        except ValueError:
-            raise PayloadError(f"before must be a time in seconds, got {raw_before!r}.") from None
+        # Plain ASCII seconds: float() also takes "nan", "-inf" and full-width digits.
+        whole, _, part = raw_before.partition(".")
+        if not (whole.isascii() and whole.isdigit() and (not part or (
+                part.isascii() and part.isdigit()))) or len(raw_before) > MAX_ID_DIGITS:
+            raise PayloadError(f"before must be a time in seconds, got {shown(raw_before)}.")
+        before = float(raw_before)
 
     def call(service: Service) -> tuple[Timeline | None, list[tuple[str, str]]]:
         names = service.project_choices()
