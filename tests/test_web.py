@@ -326,6 +326,8 @@ def test_the_list_filters_and_pages(signed_in: WebServer, home: Path) -> None:
         assert timeline.status == 400 and "before must be a time in seconds" in timeline.text
     assert signed_in.request("GET", "/ui/timeline?project=api&before=1796025600.5",
                              cookie=True).status == 200
+    unknown = signed_in.request("GET", "/ui/search?q=pool&project=nosuch", cookie=True).text
+    assert "No memory matches" in unknown and "No project is known as &#39;nosuch&#39;" in unknown
 
 
 @pytest.mark.slow  # real processes, several seconds (--durations)
