@@ -474,6 +474,43 @@ def test_a_planted_secret_never_reaches_the_server(machines: dict[str, Machine])
     assert "REDACTED" in dump
 
 
+@pytest.mark.slow  # real processes and a PostgreSQL server
+def test_rows_written_past_memspool_are_cleaned_or_skipped_never_a_stuck_sync(
+        machines: dict[str, Machine]) -> None:
+    """A row the server holds is text from outside: a NaN or far-future time, a secret,
+    an escape sequence in a key, a text of nothing are cleaned or left out, the sync
+    goes on, and nothing of them fails later."""
+    a, b = machines["alice"], machines["bob"]
+    a.join()
+    for n in range(4):
+        a.capture(f"Pitfall: worker pool {n} drains when the queue holds {n + 8} jobs.")
+    a.sync()
+    gids = [row[0] for row in a.team.owner_sql(
+        "SELECT gid::text FROM memspool.memories ORDER BY seq")]
+    assert len(gids) == 4
+    changes = (("changed_at = 'NaN'", ()), ("changed_at = 1e300", ()),
+               ("summary = %s, body = %s, key = %s",
+                (f"Pitfall: the key {SECRET} \x1b[2Jleaks", f"Use {GITHUB} \x1b]0;t\x07here.",
+                 "ctl-\x1b[2J")),
+               ("summary = %s, body = %s", ("\x1b[2J", "\x1b[0m")))
+    for gid, (assignment, values) in zip(gids, changes, strict=True):
+        a.team.owner_sql(f"UPDATE memspool.memories SET {assignment},"  # noqa: S608 - fixed
+                         f" revision = revision + 1 WHERE gid = %s::uuid RETURNING seq",
+                         *values, gid)
+    _grant_all(machines, "bob")
+    b.join()
+    b.sync()
+    with contextlib_closing(b.db()) as conn:
+        rows = conn.execute("SELECT id, key, summary, body, created_at, updated_at FROM memories"
+                            " ORDER BY id").fetchall()
+    dump = json.dumps([list(r) for r in rows])
+    assert len(rows) == 3  # the row of nothing but escape sequences is left out
+    assert SECRET not in dump and GITHUB not in dump and "\\u001b" not in dump
+    assert all(0 < r["updated_at"] < time.time() + 60 for r in rows)
+    for row in rows:
+        assert b.cli("memories", "show", str(row["id"])).returncode == 0
+
+
 def test_status_and_doctor_show_the_team(machines: dict[str, Machine]) -> None:
     a = machines["alice"]
     a.capture(FACT)
@@ -536,3 +573,20 @@ def test_with_the_server_unreachable_everything_local_keeps_working(
     status = json.loads(a.cli("status", "--json").stdout)["team"]
     assert status["pending"] == 2 and status["servers"][0]["failures"] >= 1
     assert "***" in status["servers"][0]["server"]
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://alice:Secr3t-pw@[bad/memspool",
+    "host=db user=carol password = Secr3t-pw dbname=team",
+    "host=db user=carol PASSWORD=Secr3t-pw dbname=team",
+    "postgresql://carol@db/team?PassWord=Secr3t-pw&sslmode=disable",
+    "host=db password='Secr3t-pw with blanks' dbname=team",
+])
+def test_a_password_is_masked_in_every_form_libpq_takes(url: str) -> None:
+    """Output and logs show a server's URL masked, and so is a driver's error quoting
+    the URL it could not parse."""
+    from memspool.team.server import mask
+
+    said = f'invalid connection option in URI: "{url}"'
+    for text in (mask(url), mask(said, url)):
+        assert "Secr3t" not in text and "***" in text, text

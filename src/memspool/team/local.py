@@ -175,12 +175,17 @@ def _mapping(conn: sqlite3.Connection, gid: str) -> sqlite3.Row | None:
     return found
 
 
-def local_id(conn: sqlite3.Connection, gid: str | None) -> int | None:
-    """The local memory of a shared one, if it is here."""
+def local_id(conn: sqlite3.Connection, gid: str | None,
+             project: str | None = None) -> int | None:
+    """The local memory of a shared one, if it is here (and of ``project`` when given:
+    a row of one project must not reach a memory of another through its gid)."""
     if gid is None:
         return None
-    row = conn.execute("SELECT memory_id FROM team_memories WHERE gid = ?", (gid,)).fetchone()
-    return None if row is None or row[0] is None else int(row[0])
+    row = conn.execute("SELECT memory_id, project FROM team_memories WHERE gid = ?",
+                       (gid,)).fetchone()
+    if row is None or row[0] is None or (project is not None and row[1] != project):
+        return None
+    return int(row[0])
 
 
 def has_pending(conn: sqlite3.Connection, gid: str, after: int = 0) -> bool:
@@ -203,10 +208,11 @@ def _free_key(conn: sqlite3.Connection, project: str, key: str, gid: str,
     return key[: KEY_CHARS - len(suffix)] + suffix
 
 
-def _standing(conn: sqlite3.Connection, memory_id: int, remote: RemoteMemory) -> None:
+def _standing(conn: sqlite3.Connection, memory_id: int, remote: RemoteMemory,
+              project: str) -> None:
     """Superseded (pointing at the newer memory where it is here) or back in recall."""
     if remote.status in ("superseded", "merged"):
-        target = local_id(conn, remote.superseded_by)
+        target = local_id(conn, remote.superseded_by, project)
         conn.execute("UPDATE memories SET layer = 'superseded', superseded_by = ? WHERE id = ?",
                      (target, memory_id))
         link = remote.superseded_by if target is None else None
@@ -222,7 +228,7 @@ def resolve_links(conn: sqlite3.Connection, project: str) -> None:
     for gid, memory_id, link in conn.execute(
             "SELECT gid, memory_id, link FROM team_memories WHERE project = ?"
             " AND link IS NOT NULL AND memory_id IS NOT NULL", (project,)).fetchall():
-        target = local_id(conn, link)
+        target = local_id(conn, link, project)
         if target is not None:
             conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?",
                          (target, memory_id))
@@ -263,7 +269,7 @@ def apply_memory(conn: sqlite3.Connection, project: str, remote: RemoteMemory, *
         conn.execute("UPDATE team_memories SET revision = ? WHERE gid = ?",
                      (remote.revision, remote.gid))
         return "skipped"
-    survivor = local_id(conn, remote.superseded_by)
+    survivor = local_id(conn, remote.superseded_by, project)
     if remote.status == "merged" and memory is not None and survivor is not None:
         target = memory_rows.get(conn, survivor)
         if target is not None and target.id != memory.id:
@@ -292,7 +298,7 @@ def apply_memory(conn: sqlite3.Connection, project: str, remote: RemoteMemory, *
             " revision = excluded.revision, state = 'live'",
             (remote.gid, memory_id, project, remote.revision, *origin))
         if layer == "superseded":
-            _standing(conn, memory_id, remote)
+            _standing(conn, memory_id, remote, project)
         return "created"
     if (kind, remote.summary, remote.body) != (memory.type, memory.summary, memory.body):
         memory_rows.replace_text(conn, memory, type=kind, summary=remote.summary, body=remote.body,
@@ -306,19 +312,20 @@ def apply_memory(conn: sqlite3.Connection, project: str, remote: RemoteMemory, *
     conn.execute("UPDATE team_memories SET revision = ?, origin_user = coalesce(origin_user, ?),"
                  " origin_machine = coalesce(origin_machine, ?) WHERE gid = ?",
                  (remote.revision, *origin, remote.gid))
-    _standing(conn, memory.id, remote)
+    _standing(conn, memory.id, remote, project)
     return "updated"
 
 
 def apply_provenance(conn: sqlite3.Connection, record: RemoteProvenance, *,
-                     now: float, counted: set[int] | None = None) -> bool:
+                     now: float, counted: set[int] | None = None,
+                     project: str | None = None) -> bool:
     """Record another machine's save of a shared memory here; its sessions count towards
     corroboration as sessions of their own (``role@machine:session``). ``counted``: the
     caller recounts the sessions of these memories once, after a batch."""
     found = conn.execute(
-        "SELECT m.id, m.body FROM team_memories t JOIN memories m ON m.id = t.memory_id"
-        " WHERE t.gid = ?", (record.gid,)).fetchone()
-    if found is None:
+        "SELECT m.id, m.body, t.project FROM team_memories t JOIN memories m"
+        " ON m.id = t.memory_id WHERE t.gid = ?", (record.gid,)).fetchone()
+    if found is None or (project is not None and found[2] != project):
         return False
     memory_id = int(found[0])
     action: Action = next((a for a in ACTIONS if a == record.action), "merged")

@@ -11,10 +11,13 @@ next one starts where the last commit left off.
 from __future__ import annotations
 
 import dataclasses
+import math
 import sqlite3
 import time
 from typing import TYPE_CHECKING, Any, Final
 
+from memspool.distill.keys import SUMMARY_CHARS, note_key, whole_summary
+from memspool.redact import redact
 from memspool.team.local import (
     RemoteMemory,
     RemoteProvenance,
@@ -24,6 +27,7 @@ from memspool.team.local import (
     recount,
     resolve_links,
 )
+from memspool.untrusted import printable
 
 if TYPE_CHECKING:
     import psycopg
@@ -32,6 +36,13 @@ __all__ = ["PullReport", "pull_project"]
 
 #: Changes read per batch (one local transaction each).
 BATCH: Final = 2000
+#: A one-line field of a teammate's row (a name, a session, a type) at most.
+LINE_CHARS: Final = 200
+#: How far past this machine's clock a teammate's may run before its times are not
+#: believed.
+CLOCK_SKEW_SECS: Final = 86400.0
+#: A teammate's memory text at most: memories are notes, not transcripts.
+BODY_CHARS: Final = 100_000
 
 _CHANGES: Final = """
     (SELECT seq, 'm' AS kind, gid::text, key, type, summary, body, status,
@@ -58,6 +69,8 @@ class PullReport:
     merged: int = 0
     saves: int = 0
     batches: int = 0
+    #: Rows left out: nothing of their text was left once cleaned.
+    skipped: int = 0
 
     def add(self, other: PullReport) -> None:
         for field in dataclasses.fields(self):
@@ -72,25 +85,62 @@ def fetch(pg: psycopg.Connection[Any], project: str, after: int,
         return list(pg.execute(_CHANGES, {"p": project, "after": after, "n": limit}))
 
 
+def _line(value: object, most: int = LINE_CHARS) -> str:
+    """One line of a teammate's row as memory keeps it: printable, redacted, cut."""
+    return redact(printable(str(value or ""), one_line=True))[0][:most]
+
+
+def _time(value: object, now: float) -> float:
+    """A time from the server, in seconds: one that is no number, NaN, or later than
+    a day past now (a member may write any; a memory from the future would sort
+    first for ever) is now."""
+    try:
+        seconds = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return now
+    if not math.isfinite(seconds) or seconds > now + CLOCK_SKEW_SECS:
+        return now
+    return max(0.0, seconds)
+
+
+def _memory(change: tuple[Any, ...], now: float) -> RemoteMemory | None:
+    """A teammate's memory as memory keeps text from outside (printable, redacted, its
+    key a slug, its summary at most SUMMARY_CHARS, sane times), or ``None`` when
+    nothing of its summary or body is left (unless it says it was forgotten)."""
+    summary = whole_summary(_line(change[5], len(str(change[5] or ""))), SUMMARY_CHARS)
+    body = redact(printable(str(change[6] or "")))[0].strip()[:BODY_CHARS]
+    if (not summary.strip() or not body) and change[7] != "forgotten":
+        return None  # (a forgotten one has no text left: it still forgets it here)
+    return RemoteMemory(change[2], note_key(_line(change[3])), _line(change[4]), summary, body,
+                        change[7], change[8], int(change[9]), _time(change[10], now),
+                        _time(change[11], now), _line(change[12]), _line(change[13]),
+                        _line(change[14]), _line(change[15]))
+
+
 def apply_batch(conn: sqlite3.Connection, project: str, changes: list[tuple[Any, ...]],
                 machine: str, *, now: float) -> PullReport:
-    """Apply one fetched batch and move the cursor past it, in one local transaction."""
+    """Apply one fetched batch and move the cursor past it, in one local transaction.
+    A teammate's row is text from outside, cleaned as a capture is (:func:`_memory`);
+    one that cannot be kept is skipped, and the cursor still moves past it, so a bad
+    row never stops the team's sync."""
     report = PullReport(changes=len(changes), batches=1)
     counted: set[int] = set()
     with quiet(conn):
         for change in changes:
             if change[1] == "m":
-                remote = RemoteMemory(change[2], change[3], change[4], change[5], change[6],
-                                      change[7], change[8], int(change[9]), float(change[10]),
-                                      float(change[11]), change[12], change[13], change[14],
-                                      change[15])
+                remote = _memory(change, now)
+                if remote is None:
+                    report.skipped += 1
+                    continue
                 done = apply_memory(conn, project, remote, now=now)
                 if done in ("created", "updated", "forgotten", "merged"):
                     setattr(report, done, getattr(report, done) + 1)
             elif change[13] != machine:  # this machine's own saves are here already
-                record = RemoteProvenance(change[2], change[12], change[13], change[16],
-                                          change[17], change[18], float(change[11]))
-                report.saves += apply_provenance(conn, record, now=now, counted=counted)
+                record = RemoteProvenance(change[2], _line(change[12]), _line(change[13]),
+                                          _line(change[16]), _line(change[17]), change[18],
+                                          _time(change[11], now))
+                report.saves += apply_provenance(conn, record, now=now, counted=counted,
+                                                 project=project)
         recount(conn, counted, now=now)
         resolve_links(conn, project)
         conn.execute("UPDATE team_projects SET pulled_seq = ? WHERE project = ?",

@@ -45,10 +45,22 @@ def load() -> Any:
     return psycopg
 
 
-def mask(url: str) -> str:
-    """``url`` with any password replaced by ``***``, for output and logs."""
-    masked = re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", url)
-    return re.sub(r"(password=)\S+", r"\1***", masked)
+#: A URL's password (``://user:PASSWORD@``) and a keyword's (``password = X``, any case,
+#: quoted or not, in a query string too).
+_USERINFO: Final = re.compile(r"(://[^:/@\s]*:)([^@\s]*)@")
+_KEYWORD: Final = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)", re.IGNORECASE)
+
+
+def mask(text: str, url: str | None = None) -> str:
+    """``text`` (a URL, or a message that may quote one) with every password replaced by
+    ``***``, for output and logs; the passwords ``url`` holds are replaced wherever
+    they appear in ``text`` (a driver's error quotes a URL it could not parse)."""
+    found = [m.group(2) for m in _USERINFO.finditer(url or "")]
+    found += [m.group(2).strip("'") for m in _KEYWORD.finditer(url or "")]
+    masked = _KEYWORD.sub(r"\1***", _USERINFO.sub(r"\1***@", text))
+    for secret in sorted({f for f in found if f and f != "***"}, key=len, reverse=True):
+        masked = masked.replace(secret, "***")
+    return masked
 
 
 def translate(exc: BaseException, url: str) -> TeamError:
@@ -56,25 +68,25 @@ def translate(exc: BaseException, url: str) -> TeamError:
     psycopg = load()
     where = mask(url)
     if isinstance(exc, psycopg.errors.InsufficientPrivilege):
-        return TeamError(f"The team server {where} refused: {_first_line(exc)}. Ask the team's "
-                         f"administrator for the grant (docs/team.md#roles-and-grants).")
+        return TeamError(f"The team server {where} refused: {_first_line(exc, url)}. Ask the "
+                         f"team's administrator for the grant (docs/team.md#roles-and-grants).")
     if isinstance(exc, psycopg.errors.UndefinedTable | psycopg.errors.InvalidSchemaName):
         return TeamError(f"The team server {where} has no memspool schema yet. Run "
                          f"`memspool team init URL` there as the team's administrator.")
     if isinstance(exc, psycopg.OperationalError):
-        return TeamError(f"Cannot reach the team server {where}: {_first_line(exc)}. Check "
+        return TeamError(f"Cannot reach the team server {where}: {_first_line(exc, url)}. Check "
                          f"that it runs and the URL, user and password are right; local "
                          f"memory keeps working and changes wait in the outbox.", retry=True)
     if isinstance(exc, psycopg.errors.SerializationFailure | psycopg.errors.DeadlockDetected
                   | psycopg.errors.QueryCanceled | psycopg.errors.LockNotAvailable):
-        return TeamError(f"The team server {where} was busy ({_first_line(exc)}); the next "
+        return TeamError(f"The team server {where} was busy ({_first_line(exc, url)}); the next "
                          f"sync tries again.", retry=True)
-    return TeamError(f"The team server {where} failed: {_first_line(exc)}.", retry=True)
+    return TeamError(f"The team server {where} failed: {_first_line(exc, url)}.", retry=True)
 
 
-def _first_line(exc: BaseException) -> str:
+def _first_line(exc: BaseException, url: str = "") -> str:
     text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+    return mask(text[0], url) if text else type(exc).__name__
 
 
 def _options() -> dict[str, Any]:

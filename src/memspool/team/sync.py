@@ -33,6 +33,8 @@ __all__ = ["SyncReport", "due", "record_failure", "sync"]
 MAX_BACKOFF: Final = 16
 #: Seconds a sync spends on the term index of what it pulled; the rest waits.
 TERMS_BUDGET_SECS: Final = 0.5
+#: The file one sync of a home holds while it runs (beside the store).
+SYNC_LOCK: Final = "team-sync.lock"
 
 
 def _index(conn: sqlite3.Connection, budget: float | None) -> int:
@@ -90,6 +92,16 @@ def sync(conn: sqlite3.Connection, config: Config, *, project: str | None = None
     Raises :class:`~memspool.base.errors.TeamError` for the first server that
     fails, after recording it; servers before it are synced.
     """
+    import filelock  # here: only a sync needs it, and it is slow to load
+
+    # One sync of a home at a time (the drainer's, `maintain`'s, a person's): two
+    # at once each applied the same pulled saves, and kept both.
+    with filelock.FileLock(config.home / SYNC_LOCK, mode=0o600):
+        return _sync(conn, config, project=project, pools=pools)
+
+
+def _sync(conn: sqlite3.Connection, config: Config, *, project: str | None,
+          pools: dict[str, psycopg_pool.ConnectionPool[Any]] | None) -> SyncReport:
     started = time.monotonic()
     report = SyncReport()
     servers = _servers(conn, project)
@@ -133,7 +145,8 @@ def _sync_server(conn: sqlite3.Connection, config: Config, url: str, *, projects
         except psycopg.Error as exc:
             raise server.translate(exc, url) from None
         except TimeoutError as exc:
-            raise TeamError(f"Cannot reach the team server {server.mask(url)}: {exc}. Local "
+            raise TeamError(f"Cannot reach the team server {server.mask(url)}: "
+                            f"{server.mask(str(exc), url)}. Local "
                             f"memory keeps working; changes wait in the outbox.",
                             retry=True) from None
         return
