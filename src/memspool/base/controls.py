@@ -3,7 +3,8 @@
 Standard library only (the hooks import it through ``memspool.base.project``).
 Each output decides what to do with them (remove, escape, show a stand-in)
 and which line ends it keeps; the lists themselves are here, so they cannot
-drift apart.
+drift apart. Each list is its characters one by one: it is a regular
+expression's class body as it is, and a string to test ``in``.
 """
 
 from __future__ import annotations
@@ -12,25 +13,11 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Final
 
-__all__ = ["BIDI", "LINE_SEPARATORS", "characters"]
+__all__ = ["BIDI", "LINE_SEPARATORS"]
 
-#: Direction marks, embeddings, overrides and isolates, as a regular expression's
-#: class body: they reorder a line as it shows (U+202E writes it backwards).
-BIDI: Final = "\u200e\u200f\u202a-\u202e\u2066-\u2069"
+#: Direction marks, embeddings, overrides and isolates: they reorder a line as it
+#: shows (U+202E writes it backwards).
+BIDI: Final = ("\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+               "\u2066\u2067\u2068\u2069")
 #: The line and paragraph separators: a line break to some renderers.
 LINE_SEPARATORS: Final = "\u2028\u2029"
-
-
-def characters(body: str) -> frozenset[str]:
-    """The characters a class body of these lists names (``a-z`` ranges expanded), for
-    code that tests characters one by one instead of with a regular expression."""
-    found: set[str] = set()
-    index = 0
-    while index < len(body):
-        if index + 2 < len(body) and body[index + 1] == "-":
-            found.update(map(chr, range(ord(body[index]), ord(body[index + 2]) + 1)))
-            index += 3
-        else:
-            found.add(body[index])
-            index += 1
-    return frozenset(found)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 
-from memspool.base.controls import BIDI, LINE_SEPARATORS, characters
+from memspool.base.controls import BIDI, LINE_SEPARATORS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ MAX_GIT_FILE: Final = 256 * 1024
 #: ``upstream``, else the first remote in the file.
 PREFERRED_REMOTES: Final = ("origin", "upstream")
 #: The bidi controls and line separators, one by one (``_unsafe``).
-_BIDI_OR_SEPARATOR: Final = characters(BIDI + LINE_SEPARATORS)
+_BIDI_OR_SEPARATOR: Final = frozenset(BIDI + LINE_SEPARATORS)
 #: URL schemes git speaks; none of them changes which repository a URL names.
 _SCHEMES: Final = ("https://", "http://", "ssh://", "git+ssh://", "ssh+git://", "git://",
                    "ftp://", "ftps://")
