@@ -46,7 +46,6 @@ from memspool.recall import render, render_dirty, search
 from memspool.recall.context import stored
 from memspool.recall.embed import SemanticState, semantic_state
 from memspool.recall.vectors import VectorIndex, bump_epoch, remove_sets
-from memspool.redact import redact
 from memspool.results import (
     CONTEXT_CHARS,
     SEARCH_LIMIT,
@@ -88,7 +87,7 @@ from memspool.store import vectors as vector_rows
 from memspool.store.slices import SliceRow, list_slices, slice_text
 from memspool.store.slices import scrub as scrub_slices
 from memspool.team.local import origins
-from memspool.untrusted import printable
+from memspool.untrusted import kept
 
 if TYPE_CHECKING:
     from memspool.archivist import CaptureOptions, CaptureReport, DigestReport
@@ -119,7 +118,7 @@ def _named(name: str | None) -> str | None:
     printable, on one line, redacted."""
     if name is None:
         return None
-    return redact(printable(name, one_line=True))[0] or None
+    return kept(name, one_line=True) or None
 
 
 def _new_project(name: str) -> str:
@@ -132,8 +131,7 @@ def _memory_text(summary: str, body: str, names: tuple[str, str]) -> tuple[str, 
     """A person's summary and text as memory keeps them (printable, the summary on one
     line, redacted); a :class:`PayloadError` naming ``names`` of those left empty,
     also when nothing but control characters and escape sequences was given."""
-    cleaned = (redact(printable(summary, one_line=True))[0].strip(),
-               redact(printable(body))[0].strip())
+    cleaned = (kept(summary, one_line=True).strip(), kept(body).strip())
     empty = [name for name, value in zip(names, cleaned, strict=True) if not value]
     if empty:
         raise PayloadError(f"A memory needs a {names[0]} and a {names[1]}; the "
@@ -282,7 +280,7 @@ class Service:
         kind = next(t for t in NOTE_TYPES if t == type)
         # A key is text from outside too: redacted before it becomes a slug (a key is
         # shown everywhere, and kept, hashed, in a forget tombstone).
-        key = redact(printable(key, one_line=True))[0] if key else None
+        key = kept(key, one_line=True) if key else None
         conn = self.conn
         if key:
             slug = note_key(key)

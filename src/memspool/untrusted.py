@@ -21,8 +21,13 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["REPLACEMENT", "no_surrogates", "parse_json", "printable"]
+from memspool.redact import redact
 
+__all__ = ["REPLACEMENT", "SHOWN_CHARS", "kept", "no_surrogates", "parse_json", "printable",
+           "shown"]
+
+#: Characters of a refused value an error quotes at most.
+SHOWN_CHARS: Final = 60
 #: What a lone surrogate becomes: U+FFFD, the Unicode replacement character.
 REPLACEMENT: Final = "\ufffd"
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
@@ -76,3 +81,18 @@ def printable(text: str, *, one_line: bool = False) -> str:
     blank."""
     text = _CONTROL.sub("", _ESCAPE.sub("", _LINE_BREAK.sub("\n", no_surrogates(text))))
     return " ".join(text.split()) if one_line else text
+
+
+def kept(text: str, *, one_line: bool = False) -> str:
+    """Text from outside as memory keeps it: :func:`printable`, then redacted."""
+    return redact(printable(text, one_line=one_line))[0]
+
+
+def shown(value: object) -> str:
+    """``value`` as an error quotes it: its repr, cut to ``SHOWN_CHARS`` with its length
+    said (a refused value of 100 KB is not sent back whole)."""
+    quoted = repr(value)
+    if len(quoted) <= SHOWN_CHARS:
+        return quoted
+    size = len(value) if isinstance(value, str) else len(quoted)
+    return f"{quoted[:SHOWN_CHARS]}... ({size} characters)"

@@ -34,10 +34,9 @@ from memspool.base.kinds import ACTIONS, LAYERS, NOTE_TYPES, Action, Layer, Note
 from memspool.config import Config
 from memspool.distill.keys import note_key, text_hash
 from memspool.distill.similarity import Profiles, index_terms
-from memspool.redact import redact
 from memspool.store import memories as memory_rows
 from memspool.store import transaction
-from memspool.untrusted import parse_json, printable
+from memspool.untrusted import kept, parse_json, shown
 
 __all__ = ["EXPORT_FIELDS", "ImportReport", "export_lines", "import_lines", "read_lines"]
 
@@ -91,14 +90,9 @@ class ImportReport:
         return dataclasses.asdict(self)
 
 
-def _clean(value: str, *, one_line: bool = False) -> str:
-    """Text of a file as memory may keep it: printable, then redacted."""
-    return redact(printable(value, one_line=one_line))[0]
-
-
 def _text(record: dict[str, Any], field: str, line: int, *, one_line: bool = False) -> str:
     value = record.get(field)
-    if isinstance(value, str) and (cleaned := _clean(value, one_line=one_line)).strip():
+    if isinstance(value, str) and (cleaned := kept(value, one_line=one_line)).strip():
         return cleaned
     raise PayloadError(f"Line {line}: {field!r} must be a non-empty string; {_UNSAID}. Fix "
                        f"the line and import again.")
@@ -113,7 +107,7 @@ def _number(value: object, field: str, line: int, default: float, high: float = 
     if isinstance(value, bool) or not isinstance(value, int | float) or (
             isinstance(value, float) and not math.isfinite(value)):
         raise PayloadError(f"Line {line}: {field!r} must be a number from 0 to {high:g}, "
-                           f"got {_shown(value)}; {_UNSAID}. Fix the line and import again.")
+                           f"got {shown(value)}; {_UNSAID}. Fix the line and import again.")
     # Compared before it is made a float: an int of 400 digits has no float.
     return float(min(high, max(0.0, value)))
 
@@ -127,14 +121,9 @@ def _time(record: dict[str, Any], field: str, line: int, default: float) -> floa
             value = datetime.datetime.fromisoformat(value.strip()).timestamp()
         except (ValueError, OverflowError, OSError):
             raise PayloadError(f"Line {line}: {field!r} must be seconds since 1970 or an ISO "
-                               f"8601 time, got {_shown(value)}; {_UNSAID}. Fix the line and "
+                               f"8601 time, got {shown(value)}; {_UNSAID}. Fix the line and "
                                f"import again.") from None
     return _number(value, field, line, default, high=LATEST_TIME)
-
-
-def _shown(value: object) -> str:
-    shown = repr(value)
-    return shown if len(shown) <= 60 else f"{shown[:60]}..."
 
 
 def read_lines(handle: BinaryIO) -> Iterator[bytes]:
@@ -316,8 +305,8 @@ def _provenance(conn: sqlite3.Connection, memory_id: int, record: dict[str, Any]
         memory_rows.add_provenance(conn, memory_rows.Provenance(
             memory_id=memory_id,
             action=kind,
-            session=_clean(entry["session"], one_line=True),
-            source=_clean(str(entry.get("source") or "import"), one_line=True),
+            session=kept(entry["session"], one_line=True),
+            source=kept(str(entry.get("source") or "import"), one_line=True),
             slice_id=None,  # slices belong to the store they were drained into
             text_hash=text_hash(body),
             at=at,

@@ -29,8 +29,7 @@ from memspool.config import Config
 from memspool.distill.classify import coerce_type
 from memspool.distill.keys import SUMMARY_CHARS, whole_summary
 from memspool.distill.note import Note
-from memspool.redact import redact
-from memspool.untrusted import parse_json, printable
+from memspool.untrusted import kept, parse_json
 
 __all__ = ["LlmError", "LlmOptions", "distill_with_llm"]
 
@@ -114,8 +113,7 @@ def _reply_text(kind: str, raw: bytes) -> str:
 def _clean(value: object, limit: int, *, one_line: bool) -> str:
     if not isinstance(value, str):
         return ""
-    text = printable(value, one_line=one_line).strip()
-    text, _ = redact(text)
+    text = kept(value, one_line=one_line).strip()
     # A summary is whole or cut at a sentence end (keys.whole_summary); a body is
     # cut at its limit.
     return whole_summary(text, limit) if one_line else text[:limit].rstrip()

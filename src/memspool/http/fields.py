@@ -10,7 +10,7 @@ from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 from memspool.base.errors import PayloadError
-from memspool.untrusted import no_surrogates, parse_json
+from memspool.untrusted import SHOWN_CHARS, no_surrogates, parse_json, shown
 
 __all__ = ["Fields", "listed", "parse_body", "parse_query", "path_id", "shown"]
 
@@ -21,20 +21,6 @@ _FALSE: Final = frozenset({"0", "false", "no", "off", ""})
 #: Digits read from a path's id at most; a longer one is no id (any number past
 #: 19 digits names no row: the service answers that there is none).
 MAX_ID_DIGITS: Final = 40
-
-
-#: Characters of a refused value an error quotes at most.
-SHOWN_CHARS: Final = 60
-
-
-def shown(value: object) -> str:
-    """``value`` as an error quotes it: its repr, cut to ``SHOWN_CHARS`` with its length
-    said (a refused value of 100 KB is not sent back whole)."""
-    quoted = repr(value)
-    if len(quoted) <= SHOWN_CHARS:
-        return quoted
-    size = len(value) if isinstance(value, str) else len(quoted)
-    return f"{quoted[:SHOWN_CHARS]}... ({size} characters)"
 
 
 def listed(names: list[str]) -> str:
@@ -50,7 +36,7 @@ def path_id(raw: str, refusal: str) -> int:
     """The id in a path segment, a whole number; else :class:`PayloadError` with
     ``refusal``, which ``{given}`` in it names."""
     if not (raw.isascii() and raw.isdigit()) or len(raw) > MAX_ID_DIGITS:
-        raise PayloadError(refusal.format(given=repr(raw[:MAX_ID_DIGITS])))
+        raise PayloadError(refusal.format(given=shown(raw)))
     return int(raw)
 
 

@@ -17,7 +17,6 @@ import time
 from typing import TYPE_CHECKING, Any, Final
 
 from memspool.distill.keys import SUMMARY_CHARS, note_key, whole_summary
-from memspool.redact import redact
 from memspool.team.local import (
     RemoteMemory,
     RemoteProvenance,
@@ -27,7 +26,7 @@ from memspool.team.local import (
     recount,
     resolve_links,
 )
-from memspool.untrusted import printable
+from memspool.untrusted import kept
 
 if TYPE_CHECKING:
     import psycopg
@@ -87,7 +86,7 @@ def fetch(pg: psycopg.Connection[Any], project: str, after: int,
 
 def _line(value: object, most: int = LINE_CHARS) -> str:
     """One line of a teammate's row as memory keeps it: printable, redacted, cut."""
-    return redact(printable(str(value or ""), one_line=True))[0][:most]
+    return kept(str(value or ""), one_line=True)[:most]
 
 
 def _time(value: object, now: float) -> float:
@@ -107,8 +106,8 @@ def _memory(change: tuple[Any, ...], now: float) -> RemoteMemory | None:
     """A teammate's memory as memory keeps text from outside (printable, redacted, its
     key a slug, its summary at most SUMMARY_CHARS, sane times), or ``None`` when
     nothing of its summary or body is left (unless it says it was forgotten)."""
-    summary = whole_summary(_line(change[5], len(str(change[5] or ""))), SUMMARY_CHARS)
-    body = redact(printable(str(change[6] or "")))[0].strip()[:BODY_CHARS]
+    summary = whole_summary(kept(str(change[5] or ""), one_line=True), SUMMARY_CHARS)
+    body = kept(str(change[6] or "")).strip()[:BODY_CHARS]
     if (not summary.strip() or not body) and change[7] != "forgotten":
         return None  # (a forgotten one has no text left: it still forgets it here)
     return RemoteMemory(change[2], note_key(_line(change[3])), _line(change[4]), summary, body,

@@ -10,12 +10,13 @@ from starlette.responses import Response
 
 from memspool.base.errors import PayloadError
 from memspool.base.kinds import LAYERS, NOTE_TYPES
-from memspool.http.fields import MAX_ID_DIGITS, parse_query, path_id, shown
+from memspool.http.fields import MAX_ID_DIGITS, parse_query, path_id
 from memspool.http.web.auth import Session
 from memspool.http.web.render import html_page
 from memspool.http.workers import Workers
 from memspool.results import SEARCH_LIMIT, SearchPage, Timeline
 from memspool.service import Service
+from memspool.untrusted import shown
 
 __all__ = ["common", "memory_id", "page_routes"]
 
