@@ -122,9 +122,10 @@ def _named(name: str | None) -> str | None:
 
 
 def _new_project(name: str) -> str:
-    """A new project's name from outside, as memory keeps it (:func:`_named`); a
-    folder's path is not one: it is identified, as the hooks identify it."""
-    return _named(name) or name
+    """A new project's name from outside, as memory keeps it (printable, on one line,
+    redacted; ``resolve`` keeps the name as given if nothing is left); a folder's path
+    is not one: it is identified, as the hooks identify it."""
+    return kept(name, one_line=True)
 
 
 def _memory_text(summary: str, body: str, names: tuple[str, str]) -> tuple[str, str]:
