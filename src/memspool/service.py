@@ -46,6 +46,7 @@ from memspool.recall import render, render_dirty, search
 from memspool.recall.context import stored
 from memspool.recall.embed import SemanticState, semantic_state
 from memspool.recall.vectors import VectorIndex, bump_epoch, remove_sets
+from memspool.redact import kept
 from memspool.results import (
     CONTEXT_CHARS,
     SEARCH_LIMIT,
@@ -87,7 +88,6 @@ from memspool.store import vectors as vector_rows
 from memspool.store.slices import SliceRow, list_slices, slice_text
 from memspool.store.slices import scrub as scrub_slices
 from memspool.team.local import origins
-from memspool.untrusted import kept
 
 if TYPE_CHECKING:
     from memspool.archivist import CaptureOptions, CaptureReport, DigestReport

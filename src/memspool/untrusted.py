@@ -21,10 +21,7 @@ from typing import Any, Final
 
 import orjson
 
-from memspool.redact import redact
-
-__all__ = ["REPLACEMENT", "SHOWN_CHARS", "kept", "no_surrogates", "parse_json", "printable",
-           "shown"]
+__all__ = ["REPLACEMENT", "SHOWN_CHARS", "no_surrogates", "parse_json", "printable", "shown"]
 
 #: Characters of a refused value an error quotes at most.
 SHOWN_CHARS: Final = 60
@@ -81,11 +78,6 @@ def printable(text: str, *, one_line: bool = False) -> str:
     blank."""
     text = _CONTROL.sub("", _ESCAPE.sub("", _LINE_BREAK.sub("\n", no_surrogates(text))))
     return " ".join(text.split()) if one_line else text
-
-
-def kept(text: str, *, one_line: bool = False) -> str:
-    """Text from outside as memory keeps it: :func:`printable`, then redacted."""
-    return redact(printable(text, one_line=one_line))[0]
 
 
 def shown(value: object) -> str:

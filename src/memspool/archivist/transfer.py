@@ -34,9 +34,10 @@ from memspool.base.kinds import ACTIONS, LAYERS, NOTE_TYPES, Action, Layer, Note
 from memspool.config import Config
 from memspool.distill.keys import note_key, text_hash
 from memspool.distill.similarity import Profiles, index_terms
+from memspool.redact import kept
 from memspool.store import memories as memory_rows
 from memspool.store import transaction
-from memspool.untrusted import kept, parse_json, shown
+from memspool.untrusted import parse_json, shown
 
 __all__ = ["EXPORT_FIELDS", "ImportReport", "export_lines", "import_lines", "read_lines"]
 

@@ -29,7 +29,8 @@ from memspool.config import Config
 from memspool.distill.classify import coerce_type
 from memspool.distill.keys import SUMMARY_CHARS, whole_summary
 from memspool.distill.note import Note
-from memspool.untrusted import kept, parse_json
+from memspool.redact import kept
+from memspool.untrusted import parse_json
 
 __all__ = ["LlmError", "LlmOptions", "distill_with_llm"]
 

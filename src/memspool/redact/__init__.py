@@ -6,7 +6,8 @@
     normal.py        the normalised view: a disguised secret read as it reads
 
 ``redact(text) -> (text, counts)`` is the whole interface; a second pass
-changes nothing.
+changes nothing. ``kept(text)`` is text from outside as memory keeps it:
+made printable (``memspool.untrusted``), then redacted.
 
 The rules compile on the first call, not at import: a command that never
 redacts (a search, a listing) does not pay the tens of milliseconds their
@@ -19,7 +20,9 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["FAMILIES", "redact", "replacement"]
+from memspool.untrusted import printable
+
+__all__ = ["FAMILIES", "kept", "redact", "replacement"]
 
 
 _engine: Callable[[str], tuple[str, dict[str, int]]] | None = None
@@ -33,6 +36,12 @@ def redact(text: str) -> tuple[str, dict[str, int]]:
 
         _engine = engine_redact
     return _engine(text)
+
+
+def kept(text: str, *, one_line: bool = False) -> str:
+    """Text from outside as memory keeps it: printable (escape sequences and controls
+    out; with ``one_line`` on one line), then redacted."""
+    return redact(printable(text, one_line=one_line))[0]
 
 
 def __getattr__(name: str) -> Any:

@@ -17,6 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any, Final
 
 from memspool.distill.keys import SUMMARY_CHARS, note_key, whole_summary
+from memspool.redact import kept
 from memspool.team.local import (
     RemoteMemory,
     RemoteProvenance,
@@ -26,7 +27,6 @@ from memspool.team.local import (
     recount,
     resolve_links,
 )
-from memspool.untrusted import kept
 
 if TYPE_CHECKING:
     import psycopg
