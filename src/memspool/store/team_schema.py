@@ -27,13 +27,15 @@ NOW_SQL: Final = "((julianday('now') - 2440587.5) * 86400.0)"
 
 #: A UUID version 7 in SQL: 48 bits of milliseconds since the epoch, the
 #: version, the variant, and 72 random bits, so ids sort by creation time on
-#: every machine and never collide between them.
+#: every machine and never collide between them. A plain expression, not a
+#: subquery: SQLite works an uncorrelated subquery out once per statement, so
+#: ``INSERT ... SELECT`` of many rows would give them all one id.
+_MILLIS: Final = "printf('%012x', CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER))"
 UUID7_SQL: Final = (
-    "(SELECT substr(ms, 1, 8) || '-' || substr(ms, 9, 4) || '-7' || substr(r, 1, 3) || '-'"
-    " || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(r, 4, 3) || '-'"
-    " || substr(r, 7, 12)"
-    " FROM (SELECT printf('%012x', CAST((julianday('now') - 2440587.5) * 86400000.0"
-    " AS INTEGER)) AS ms, lower(hex(randomblob(9))) AS r))"
+    f"(substr({_MILLIS}, 1, 8) || '-' || substr({_MILLIS}, 9, 4) || '-7'"
+    " || substr(lower(hex(randomblob(2))), 1, 3) || '-'"
+    " || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(2))), 1, 3)"
+    " || '-' || lower(hex(randomblob(6))))"
 )
 
 #: Only a memory whose shared fields changed goes out: its text, key, type,
