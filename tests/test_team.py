@@ -287,6 +287,64 @@ def test_forget_on_a_removes_it_from_b_and_leaves_no_text_on_the_server(
     assert "double-inserts" not in dump and "refund" not in dump
 
 
+def test_joining_with_many_memories_gives_each_its_own_id(machines: dict[str, Machine]) -> None:
+    a = machines["alice"]
+    for text in (FACT, PORT_OLD, "Pitfall: the cron job runs twice when the clock jumps back."):
+        a.capture(text)
+    assert a.join()["memories_to_push"] == 3
+    a.sync()
+    rows = _server_rows(a.team)
+    assert len({r[0] for r in rows}) == 3 and {r[3] for r in rows} >= {FACT, PORT_OLD}
+
+
+def test_a_forget_made_while_away_reaches_the_machine_that_joins_again(
+        machines: dict[str, Machine]) -> None:
+    a, b = machines["alice"], machines["bob"]
+    a.join()
+    _grant_all(machines, "bob")
+    b.join()
+    a.capture(FACT)
+    _save(a, PORT_OLD, PORT_OLD)
+    a.sync()
+    b.sync()
+    assert len(b.memories()) == 2
+    b.cli("team", "leave", "--project", PROJECT)
+    forgotten = next(m for m in a.memories() if m["body"] == FACT)
+    a.cli("memories", "forget", str(forgotten["id"]))
+    a.sync()
+    # Bob, away, gives the port its new value and forgets nothing; then joins again.
+    time.sleep(0.05)
+    _save(b, PORT_NEW, PORT_NEW)
+    assert b.join()["memories_to_push"] == 2
+    b.sync()
+    # The forget wins: the memory is gone from Bob's machine and stays a tombstone.
+    assert [m["body"] for m in b.memories()] == [PORT_NEW]
+    rows = _server_rows(a.team)
+    assert sorted(r[4] for r in rows) == ["forgotten", "live"]
+    assert "double-inserts" not in json.dumps(a.team.owner_sql(
+        "SELECT * FROM memspool.memories"), default=str)
+    # What changed while away went out under the memories' own ids.
+    a.sync()
+    assert [m["body"] for m in a.memories()] == [PORT_NEW]
+
+
+def test_a_memory_forgotten_here_while_away_is_not_pulled_back(
+        machines: dict[str, Machine]) -> None:
+    a, b = machines["alice"], machines["bob"]
+    a.join()
+    _grant_all(machines, "bob")
+    b.join()
+    a.capture(FACT)
+    a.sync()
+    b.sync()
+    b.cli("team", "leave", "--project", PROJECT)
+    b.cli("memories", "forget", str(b.memories()[0]["id"]))
+    b.join()
+    b.sync()
+    assert b.memories() == []
+    assert [r[4] for r in _server_rows(a.team)] == ["live"]  # the team's copy is theirs
+
+
 def test_the_server_stopped_mid_sync_and_started_again(tmp_path: Path) -> None:
     assert BINARIES is not None
     with running(BINARIES) as server:

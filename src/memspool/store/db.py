@@ -22,7 +22,7 @@ from memspool.base.errors import HomeError, StoreError
 from memspool.base.terms import identifiers
 from memspool.config import FILE_MODE, Config, tighten_home
 from memspool.store.projects import migrate_to_identities
-from memspool.store.team_schema import TEAM_TABLES
+from memspool.store.team_schema import TEAM_LEFT, TEAM_TABLES
 from memspool.store.upgrades import ids_never_reused, tombstones_keyed
 
 __all__ = [
@@ -344,6 +344,8 @@ MIGRATIONS: Final[list[Migration]] = [
     # memory's global id, and the outbox the triggers fill in the same
     # transaction as every change (memspool.store.team_schema).
     TEAM_TABLES,
+    # 14: the global ids of a project this machine left, for when it joins again.
+    TEAM_LEFT,
 ]
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["NOW_SQL", "TEAM_TABLES", "UUID7_SQL"]
+__all__ = ["NOW_SQL", "TEAM_LEFT", "TEAM_TABLES", "UUID7_SQL"]
 
 #: Seconds since the epoch, in SQL (julianday has millisecond precision).
 NOW_SQL: Final = "((julianday('now') - 2440587.5) * 86400.0)"
@@ -36,6 +36,15 @@ UUID7_SQL: Final = (
     " || substr(lower(hex(randomblob(2))), 1, 3) || '-'"
     " || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(2))), 1, 3)"
     " || '-' || lower(hex(randomblob(6))))"
+)
+#: The same, as migration 13 shipped it in its trigger (one row per run there, so
+#: one id per memory); a shipped migration is never edited.
+_UUID7_IN_TRIGGER: Final = (
+    "(SELECT substr(ms, 1, 8) || '-' || substr(ms, 9, 4) || '-7' || substr(r, 1, 3) || '-'"
+    " || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(r, 4, 3) || '-'"
+    " || substr(r, 7, 12)"
+    " FROM (SELECT printf('%012x', CAST((julianday('now') - 2440587.5) * 86400000.0"
+    " AS INTEGER)) AS ms, lower(hex(randomblob(9))) AS r))"
 )
 
 #: Only a memory whose shared fields changed goes out: its text, key, type,
@@ -96,7 +105,7 @@ TEAM_TABLES: Final = f"""
     WHEN new.project IN (SELECT project FROM team_projects)
          AND NOT EXISTS (SELECT 1 FROM team_quiet)
     BEGIN
-        INSERT INTO team_memories (gid, memory_id, project) VALUES ({UUID7_SQL}, new.id,
+        INSERT INTO team_memories (gid, memory_id, project) VALUES ({_UUID7_IN_TRIGGER}, new.id,
                                                                     new.project);
         INSERT INTO team_outbox (project, gid, kind, at)
             SELECT project, gid, 'memory', {NOW_SQL} FROM team_memories
@@ -132,3 +141,20 @@ TEAM_TABLES: Final = f"""
         DELETE FROM memory_merges WHERE memory_id = old.id;
     END;
 """  # noqa: S608
+
+#: Migration 14: the global ids of a project this machine left, kept so that
+#: joining it again pushes each memory under the id the team knows it by (a
+#: forget made meanwhile then reaches it, and nothing comes back twice).
+TEAM_LEFT: Final = """
+    CREATE TABLE team_left (
+        gid            TEXT PRIMARY KEY,
+        memory_id      INTEGER,
+        project        TEXT NOT NULL,
+        revision       INTEGER NOT NULL DEFAULT 0,
+        state          TEXT NOT NULL DEFAULT 'live',
+        origin_user    TEXT,
+        origin_machine TEXT,
+        link           TEXT
+    );
+    CREATE INDEX team_left_project ON team_left (project);
+"""

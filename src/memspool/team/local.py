@@ -128,6 +128,7 @@ def join(conn: sqlite3.Connection, project: str, server: str, role: str) -> int:
                                f"already; `memspool team leave --project {project}` first.")
         conn.execute("INSERT OR IGNORE INTO team_projects (project, server, joined_at)"
                      " VALUES (?, ?, ?)", (project, server, time.time()))
+        _rejoin(conn, project)
         conn.execute(
             f"INSERT INTO team_memories (gid, memory_id, project)"  # noqa: S608 - constants
             f" SELECT {UUID7_SQL}, m.id, m.project FROM memories m WHERE m.project = ?"
@@ -146,11 +147,33 @@ def join(conn: sqlite3.Connection, project: str, server: str, role: str) -> int:
                             " AND memory_id IS NOT NULL", (project,)).fetchone()[0])
 
 
+_SHARED_COLUMNS: Final = ("gid, memory_id, project, revision, state, origin_user, origin_machine,"
+                          " link")
+
+
+def _rejoin(conn: sqlite3.Connection, project: str) -> None:
+    """Give the memories of ``project`` back the global ids they had when this machine
+    left it. One forgotten (or merged away) here meanwhile stays gone: its id is
+    marked so, and a pull does not bring it back."""
+    conn.execute(
+        f"INSERT OR IGNORE INTO team_memories ({_SHARED_COLUMNS})"  # noqa: S608 - constants
+        " SELECT l.gid, CASE WHEN here THEN l.memory_id END, l.project, l.revision,"
+        " CASE WHEN here OR l.memory_id IS NULL THEN l.state ELSE 'forgotten' END,"
+        " l.origin_user, l.origin_machine, l.link FROM (SELECT *, EXISTS (SELECT 1 FROM"
+        " memories m WHERE m.id = team_left.memory_id AND m.project = team_left.project)"
+        " AS here FROM team_left WHERE project = ?) l", (project,))
+    conn.execute("DELETE FROM team_left WHERE project = ?", (project,))
+
+
 def leave(conn: sqlite3.Connection, project: str) -> bool:
-    """Stop sharing ``project`` here: its outbox and global ids go, its memories stay."""
+    """Stop sharing ``project`` here: its outbox goes, its memories stay, and their
+    global ids are kept aside for a join of the same project later."""
     with transaction(conn):
         gone = conn.execute("DELETE FROM team_projects WHERE project = ?", (project,)).rowcount
         conn.execute("DELETE FROM team_outbox WHERE project = ?", (project,))
+        conn.execute(f"INSERT OR REPLACE INTO team_left ({_SHARED_COLUMNS})"  # noqa: S608 - constants
+                     f" SELECT {_SHARED_COLUMNS} FROM team_memories WHERE project = ?",
+                     (project,))
         conn.execute("DELETE FROM team_memories WHERE project = ?", (project,))
         conn.execute("DELETE FROM team_servers WHERE url NOT IN"
                      " (SELECT server FROM team_projects)")
