@@ -8,13 +8,13 @@ from typing import Any, Final
 from starlette.requests import Request
 from starlette.responses import Response
 
-from memspool.base.errors import PayloadError
+from memspool.base.errors import NotFound, PayloadError
 from memspool.base.kinds import LAYERS, NOTE_TYPES
 from memspool.http.fields import MAX_ID_DIGITS, parse_query, path_id
 from memspool.http.web.auth import Session
 from memspool.http.web.render import html_page
 from memspool.http.workers import Workers
-from memspool.results import SEARCH_LIMIT, SearchPage, Timeline
+from memspool.results import SEARCH_LIMIT, BrowsePage, SearchPage, Timeline
 from memspool.service import Service
 from memspool.untrusted import shown
 
@@ -73,13 +73,28 @@ async def memories(request: Request) -> Response:
     kind, layer = fields.choice("type", NOTE_TYPES), fields.choice("layer", LAYERS)
     page = fields.count("page", most=MAX_PAGE) or 1
     forgot = fields.count("forgot", most=10**18)
-    found = await _workers(request).run(lambda service: service.browse(
-        project=project, type=kind, layer=layer, text=text, page=page, per_page=PER_PAGE))
+
+    def call(service: Service) -> tuple[BrowsePage, bool]:
+        found = service.browse(project=project, type=kind, layer=layer, text=text, page=page,
+                               per_page=PER_PAGE)
+        return found, forgot is not None and not _exists(service, forgot)
+
+    found, gone = await _workers(request).run(call)
     filters = {"project": project or "", "type": kind or "", "layer": layer or "",
                "q": text or ""}
     return html_page("memories.html", {
         **common(request, "memories"), **found.as_dict(), "filters": filters, "types": NOTE_TYPES,
-        "layers": LAYERS, "note": _note(fields.text("note")), "forgot": forgot})
+        "layers": LAYERS, "note": _note(fields.text("note")), "forgot": forgot if gone else None})
+
+
+def _exists(service: Service, wanted: int) -> bool:
+    """Whether memory ``wanted`` is there: a page says one is gone only when it is (the
+    number in its URL is anyone's to write)."""
+    try:
+        service.memory_page(wanted)
+    except NotFound:
+        return False
+    return True
 
 
 async def memory(request: Request) -> Response:
@@ -123,14 +138,17 @@ async def context_block(request: Request) -> Response:
     fields = parse_query(request.query_params, ("project",))
     project = fields.text("project")
 
-    def call(service: Service) -> tuple[str, str, list[tuple[str, str]]]:
+    def call(service: Service) -> tuple[str, str, list[tuple[str, str]], str | None]:
         names = service.project_choices()
+        unknown = service.unknown_project(project)
+        if unknown is not None:
+            return "", "", names, unknown
         chosen = (service.project(project) if project else _latest_project(service)) or ""
-        return chosen, service.injected_context(chosen) if chosen else "", names
+        return chosen, service.injected_context(chosen) if chosen else "", names, None
 
-    chosen, text, projects = await _workers(request).run(call)
+    chosen, text, projects, unknown = await _workers(request).run(call)
     return html_page("context.html", {**common(request, "context"), "project": chosen,
-                                      "text": text, "projects": projects})
+                                      "text": text, "projects": projects, "unknown": unknown})
 
 
 def _latest_project(service: Service) -> str | None:
