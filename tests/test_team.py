@@ -156,6 +156,15 @@ def _grant_all(machines: dict[str, Machine], *people: str) -> None:
                               PROJECT)
 
 
+def _both_joined(machines: dict[str, Machine]) -> tuple[Machine, Machine]:
+    """Alice and Bob, both sharing the project (Alice joined first, then granted Bob)."""
+    a, b = machines["alice"], machines["bob"]
+    a.join()
+    _grant_all(machines, "bob")
+    b.join()
+    return a, b
+
+
 def _server_rows(team: Team) -> list[tuple[Any, ...]]:
     return team.owner_sql("SELECT gid::text, key, summary, body, status FROM memspool.memories"
                           " ORDER BY gid")
@@ -191,10 +200,7 @@ def test_a_fact_learned_on_a_is_in_bs_context_block_after_a_sync(
 
 
 def test_the_same_fact_from_a_and_b_corroborates(machines: dict[str, Machine]) -> None:
-    a, b = machines["alice"], machines["bob"]
-    a.join()
-    _grant_all(machines, "bob")
-    b.join()
+    a, b = _both_joined(machines)
     a.capture(FACT)
     b.capture(FACT)  # learned independently, before either synced
     a.sync()
@@ -211,10 +217,7 @@ def test_the_same_fact_from_a_and_b_corroborates(machines: dict[str, Machine]) -
 
 
 def test_a_changed_value_on_b_supersedes_as(machines: dict[str, Machine]) -> None:
-    a, b = machines["alice"], machines["bob"]
-    a.join()
-    _grant_all(machines, "bob")
-    b.join()
+    a, b = _both_joined(machines)
     _save(a, PORT_OLD, PORT_OLD)
     a.sync()
     b.sync()
@@ -246,10 +249,7 @@ def _save(machine: Machine, title: str, content: str) -> None:
 
 def test_concurrent_edits_are_resolved_newest_first_and_the_loser_is_kept(
         machines: dict[str, Machine]) -> None:
-    a, b = machines["alice"], machines["bob"]
-    a.join()
-    _grant_all(machines, "bob")
-    b.join()
+    a, b = _both_joined(machines)
     _save(a, "Billing port", PORT_OLD)
     a.sync()
     b.sync()
@@ -267,10 +267,7 @@ def test_concurrent_edits_are_resolved_newest_first_and_the_loser_is_kept(
 
 def test_forget_on_a_removes_it_from_b_and_leaves_no_text_on_the_server(
         machines: dict[str, Machine]) -> None:
-    a, b = machines["alice"], machines["bob"]
-    a.join()
-    _grant_all(machines, "bob")
-    b.join()
+    a, b = _both_joined(machines)
     a.capture(FACT)
     a.sync()
     b.sync()
@@ -299,10 +296,7 @@ def test_joining_with_many_memories_gives_each_its_own_id(machines: dict[str, Ma
 
 def test_a_forget_made_while_away_reaches_the_machine_that_joins_again(
         machines: dict[str, Machine]) -> None:
-    a, b = machines["alice"], machines["bob"]
-    a.join()
-    _grant_all(machines, "bob")
-    b.join()
+    a, b = _both_joined(machines)
     a.capture(FACT)
     _save(a, PORT_OLD, PORT_OLD)
     a.sync()
@@ -315,7 +309,7 @@ def test_a_forget_made_while_away_reaches_the_machine_that_joins_again(
     # Bob, away, gives the port its new value and forgets nothing; then joins again.
     time.sleep(0.05)
     _save(b, PORT_NEW, PORT_NEW)
-    assert b.join()["memories_to_push"] == 2
+    assert b.join()["memories_to_push"] == 1  # only what changed while away
     b.sync()
     # The forget wins: the memory is gone from Bob's machine and stays a tombstone.
     assert [m["body"] for m in b.memories()] == [PORT_NEW]
@@ -328,12 +322,90 @@ def test_a_forget_made_while_away_reaches_the_machine_that_joins_again(
     assert [m["body"] for m in a.memories()] == [PORT_NEW]
 
 
+def test_an_unchanged_copy_never_overwrites_a_newer_text_after_a_rejoin(
+        machines: dict[str, Machine]) -> None:
+    a, b = _both_joined(machines)
+    _save(a, PORT_OLD, PORT_OLD)
+    a.sync()
+    b.sync()
+    b.cli("team", "leave", "--project", PROJECT)
+    time.sleep(0.05)
+    _save(a, PORT_NEW, PORT_NEW)
+    a.sync()
+    time.sleep(0.05)
+    _save(b, PORT_OLD, PORT_OLD)  # Bob's agent saves what it already had: nothing changes
+    before = _saves(b)
+    assert b.join()["memories_to_push"] == 0
+    report = b.sync()
+    assert report["push"]["conflicts"] == 0
+    for machine in (a, b):
+        assert [m["body"] for m in machine.memories()] == [PORT_NEW]
+    assert _saves(b) == before  # no save of the team's arrives a second time
+    b.cli("team", "leave", "--project", PROJECT)
+    b.join()
+    b.sync()
+    assert _saves(b) == before
+
+
+def test_a_late_copy_of_a_replaced_value_stays_replaced(machines: dict[str, Machine]) -> None:
+    a, c = machines["alice"], machines["carol"]
+    a.cli("capture", "--project", PROJECT, "--session", "a1", input=PORT_OLD.encode())
+    c.cli("capture", "--project", PROJECT, "--session", "c1", input=PORT_OLD.encode())
+    a.join()
+    time.sleep(0.05)
+    # A later session's new value supersedes the old, here and then on the server.
+    a.cli("capture", "--project", PROJECT, "--session", "a2", input=PORT_NEW.encode())
+    a.sync()
+    assert sorted(r[4] for r in _server_rows(a.team)) == ["live", "superseded"]
+    _grant_all(machines, "carol")  # Carol learned the old value before she joined
+    c.join()
+    c.sync()
+    a.sync()
+    for machine in (a, c):
+        current = [m["body"] for m in machine.memories() if m["layer"] != "superseded"]
+        assert current == [PORT_NEW] and "8080" not in machine.context()
+    assert sorted(r[4] for r in _server_rows(a.team)) == ["live", "superseded"]
+
+
+def test_a_late_joiner_gets_the_saves_of_a_memory_edited_since(
+        machines: dict[str, Machine]) -> None:
+    a, b = _both_joined(machines)
+    c = machines["carol"]
+    a.capture(FACT)
+    b.capture(FACT)
+    a.sync()
+    b.sync()
+    a.sync()
+    memory = a.memories()[0]
+    assert memory["sessions"] == 2
+    # An edit after both saves puts the memory after them in the change log.
+    _edit(a, memory["id"], FACT, FACT + " Dedupe on the event id.")
+    a.sync()
+    _grant_all(machines, "carol")
+    c.join()
+    c.sync()
+    (copy,) = c.memories()
+    assert copy["sessions"] == 2 and copy["body"].endswith("Dedupe on the event id.")
+
+
+def _saves(machine: Machine) -> int:
+    with contextlib_closing(machine.db()) as conn:
+        return int(conn.execute("SELECT count(*) FROM provenance").fetchone()[0])
+
+
+def _edit(machine: Machine, memory_id: int, summary: str, body: str) -> None:
+    """A person's edit of a memory (the web page's form), through the service."""
+    code = ("import sys\nfrom memspool.service import Service\n"
+            "with Service() as s:\n"
+            "    s.edit(int(sys.argv[1]), summary=sys.argv[2], body=sys.argv[3], type='pitfall')\n")
+    subprocess.run([sys.executable, "-c", code, str(memory_id), summary, body], check=True,
+                   capture_output=True, timeout=WAIT_SECS,
+                   env={**os.environ, "MEMSPOOL_HOME": str(machine.home)})
+
+
 def test_a_memory_forgotten_here_while_away_is_not_pulled_back(
         machines: dict[str, Machine]) -> None:
-    a, b = machines["alice"], machines["bob"]
-    a.join()
-    _grant_all(machines, "bob")
-    b.join()
+    a, b = _both_joined(machines)
     a.capture(FACT)
     a.sync()
     b.sync()
@@ -401,10 +473,7 @@ def _wait_pushed_some(team: Team) -> None:
 @pytest.mark.parametrize("seed", [1, 2])
 def test_sigkill_during_push_and_pull_loses_and_doubles_nothing(
         machines: dict[str, Machine], seed: int) -> None:
-    a, b = machines["alice"], machines["bob"]
-    a.join()
-    _grant_all(machines, "bob")
-    b.join()
+    a, b = _both_joined(machines)
     _bulk(a, 600)
     chance = random.Random(seed)
     for home in (a.home, b.home, a.home, b.home, a.home, b.home):

@@ -142,9 +142,14 @@ TEAM_TABLES: Final = f"""
     END;
 """  # noqa: S608
 
-#: Migration 14: the global ids of a project this machine left, kept so that
-#: joining it again pushes each memory under the id the team knows it by (a
-#: forget made meanwhile then reaches it, and nothing comes back twice).
+#: Migration 14. ``team_left``: the global ids of a project this machine left,
+#: each with a hash of its shared fields then, and ``team_left_projects``: the
+#: server, cursor and last save pushed of each such project. Joining it again
+#: gives every memory the id the team knows it by and pushes only what changed
+#: while away (a forget made meanwhile then reaches it, and nothing comes back
+#: twice). ``team_saves_waiting``: a teammate's save pulled before the memory
+#: it is a save of (the memory changed after it, so its ``seq`` is later),
+#: recorded once the memory arrives.
 TEAM_LEFT: Final = """
     CREATE TABLE team_left (
         gid            TEXT PRIMARY KEY,
@@ -154,7 +159,26 @@ TEAM_LEFT: Final = """
         state          TEXT NOT NULL DEFAULT 'live',
         origin_user    TEXT,
         origin_machine TEXT,
-        link           TEXT
+        link           TEXT,
+        shared_hash    TEXT
     );
     CREATE INDEX team_left_project ON team_left (project);
+    CREATE TABLE team_left_projects (
+        project         TEXT PRIMARY KEY,
+        server          TEXT NOT NULL,
+        pulled_seq      INTEGER NOT NULL,
+        provenance_seen INTEGER NOT NULL
+    );
+    CREATE TABLE team_saves_waiting (
+        id      INTEGER PRIMARY KEY,
+        gid     TEXT NOT NULL,
+        project TEXT NOT NULL,
+        role    TEXT NOT NULL,
+        machine TEXT NOT NULL,
+        session TEXT NOT NULL,
+        source  TEXT NOT NULL,
+        action  TEXT NOT NULL,
+        at      REAL NOT NULL
+    );
+    CREATE INDEX team_saves_waiting_gid ON team_saves_waiting (gid);
 """

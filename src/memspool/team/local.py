@@ -18,18 +18,17 @@ import time
 from collections.abc import Iterator
 from typing import Final
 
-from memspool.base.errors import PayloadError, TeamError
+from memspool.base.errors import TeamError
 from memspool.base.kinds import ACTIONS, NOTE_TYPES, Action, Layer, NoteType
-from memspool.base.project import is_path_identity
 from memspool.distill.keys import text_hash
 from memspool.distill.similarity import index_terms
 from memspool.store import get_state, set_state, transaction
 from memspool.store import memories as memory_rows
-from memspool.store.team_schema import NOW_SQL, UUID7_SQL
 
 __all__ = [
     "Joined", "RemoteMemory", "RemoteProvenance", "apply_memory", "apply_provenance",
-    "by_origin", "join", "joined", "leave", "machine", "origins", "pending", "quiet",
+    "apply_waiting",
+    "by_origin", "joined", "machine", "origins", "pending", "quiet",
 ]
 
 #: How long a key may be (``memspool.distill.keys``).
@@ -109,75 +108,6 @@ def pending(conn: sqlite3.Connection, project: str | None = None) -> int:
         return int(conn.execute("SELECT count(*) FROM team_outbox").fetchone()[0])
     return int(conn.execute("SELECT count(*) FROM team_outbox WHERE project = ?",
                             (project,)).fetchone()[0])
-
-
-def join(conn: sqlite3.Connection, project: str, server: str, role: str) -> int:
-    """Share ``project`` through ``server``: every memory it has gets a global id and
-    goes to the outbox, with its provenance. Returns how many memories wait."""
-    if is_path_identity(project) or "/" not in project:
-        raise PayloadError(
-            f"The project {project} has no git remote, so no teammate's clone can name it. "
-            f"Add a remote (`git remote add origin URL`) and join from the repository.")
-    with transaction(conn):
-        conn.execute("INSERT INTO team_servers (url, role) VALUES (?, ?)"
-                     " ON CONFLICT (url) DO UPDATE SET role = excluded.role", (server, role))
-        other = conn.execute("SELECT server FROM team_projects WHERE project = ?",
-                             (project,)).fetchone()
-        if other is not None and other[0] != server:
-            raise PayloadError(f"The project {project} is shared through another server "
-                               f"already; `memspool team leave --project {project}` first.")
-        conn.execute("INSERT OR IGNORE INTO team_projects (project, server, joined_at)"
-                     " VALUES (?, ?, ?)", (project, server, time.time()))
-        _rejoin(conn, project)
-        conn.execute(
-            f"INSERT INTO team_memories (gid, memory_id, project)"  # noqa: S608 - constants
-            f" SELECT {UUID7_SQL}, m.id, m.project FROM memories m WHERE m.project = ?"
-            f" AND NOT EXISTS (SELECT 1 FROM team_memories t WHERE t.memory_id = m.id)",
-            (project,))
-        conn.execute(
-            f"INSERT INTO team_outbox (project, gid, kind, at)"  # noqa: S608 - constants
-            f" SELECT project, gid, 'memory', {NOW_SQL} FROM team_memories"
-            f" WHERE project = ? AND memory_id IS NOT NULL ORDER BY memory_id", (project,))
-        conn.execute(
-            f"INSERT INTO team_outbox (project, gid, kind, ref, at)"  # noqa: S608 - constants
-            f" SELECT t.project, t.gid, 'provenance', p.id, {NOW_SQL} FROM provenance p"
-            f" JOIN team_memories t ON t.memory_id = p.memory_id"
-            f" WHERE t.project = ? ORDER BY p.id", (project,))
-    return int(conn.execute("SELECT count(*) FROM team_memories WHERE project = ?"
-                            " AND memory_id IS NOT NULL", (project,)).fetchone()[0])
-
-
-_SHARED_COLUMNS: Final = ("gid, memory_id, project, revision, state, origin_user, origin_machine,"
-                          " link")
-
-
-def _rejoin(conn: sqlite3.Connection, project: str) -> None:
-    """Give the memories of ``project`` back the global ids they had when this machine
-    left it. One forgotten (or merged away) here meanwhile stays gone: its id is
-    marked so, and a pull does not bring it back."""
-    conn.execute(
-        f"INSERT OR IGNORE INTO team_memories ({_SHARED_COLUMNS})"  # noqa: S608 - constants
-        " SELECT l.gid, CASE WHEN here THEN l.memory_id END, l.project, l.revision,"
-        " CASE WHEN here OR l.memory_id IS NULL THEN l.state ELSE 'forgotten' END,"
-        " l.origin_user, l.origin_machine, l.link FROM (SELECT *, EXISTS (SELECT 1 FROM"
-        " memories m WHERE m.id = team_left.memory_id AND m.project = team_left.project)"
-        " AS here FROM team_left WHERE project = ?) l", (project,))
-    conn.execute("DELETE FROM team_left WHERE project = ?", (project,))
-
-
-def leave(conn: sqlite3.Connection, project: str) -> bool:
-    """Stop sharing ``project`` here: its outbox goes, its memories stay, and their
-    global ids are kept aside for a join of the same project later."""
-    with transaction(conn):
-        gone = conn.execute("DELETE FROM team_projects WHERE project = ?", (project,)).rowcount
-        conn.execute("DELETE FROM team_outbox WHERE project = ?", (project,))
-        conn.execute(f"INSERT OR REPLACE INTO team_left ({_SHARED_COLUMNS})"  # noqa: S608 - constants
-                     f" SELECT {_SHARED_COLUMNS} FROM team_memories WHERE project = ?",
-                     (project,))
-        conn.execute("DELETE FROM team_memories WHERE project = ?", (project,))
-        conn.execute("DELETE FROM team_servers WHERE url NOT IN"
-                     " (SELECT server FROM team_projects)")
-    return gone > 0
 
 
 @contextlib.contextmanager
@@ -348,6 +278,14 @@ def apply_provenance(conn: sqlite3.Connection, record: RemoteProvenance, *,
     found = conn.execute(
         "SELECT m.id, m.body, t.project FROM team_memories t JOIN memories m"
         " ON m.id = t.memory_id WHERE t.gid = ?", (record.gid,)).fetchone()
+    if found is None and project is not None and _mapping(conn, record.gid) is None:
+        # The memory changed after this save, so it comes later in the change log:
+        # the save waits for it (:func:`apply_waiting`).
+        conn.execute("INSERT INTO team_saves_waiting (gid, project, role, machine, session,"
+                     " source, action, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                     (record.gid, project, record.role, record.machine, record.session,
+                      record.source, record.action, record.at))
+        return False
     if found is None or (project is not None and found[2] != project):
         return False
     memory_id = int(found[0])
@@ -357,6 +295,10 @@ def apply_provenance(conn: sqlite3.Connection, record: RemoteProvenance, *,
         session=f"{record.role}@{record.machine}:{record.session}",
         source=f"team:{record.source}", slice_id=None, text_hash=text_hash(found[1]),
         at=record.at)
+    if conn.execute("SELECT 1 FROM provenance WHERE memory_id = ? AND session = ?"
+                    " AND source = ? AND at = ?",
+                    (memory_id, saved.session, saved.source, saved.at)).fetchone():
+        return False  # pulled again (a cursor set back): recorded already
     if counted is None:
         memory_rows.add_provenance(conn, saved)
         recount(conn, {memory_id}, now=now)
@@ -367,6 +309,21 @@ def apply_provenance(conn: sqlite3.Connection, record: RemoteProvenance, *,
             (memory_id, saved.action, saved.session, saved.source, saved.text_hash, saved.at))
         counted.add(memory_id)
     return True
+
+
+def apply_waiting(conn: sqlite3.Connection, project: str, *, now: float,
+                  counted: set[int]) -> int:
+    """Record the saves of ``project`` that waited for a memory that has now arrived;
+    how many."""
+    done = 0
+    for row in conn.execute(
+            "SELECT w.id, w.gid, w.role, w.machine, w.session, w.source, w.action, w.at"
+            " FROM team_saves_waiting w JOIN team_memories t ON t.gid = w.gid"
+            " WHERE w.project = ? AND t.memory_id IS NOT NULL", (project,)).fetchall():
+        done += apply_provenance(conn, RemoteProvenance(*row[1:]), now=now, counted=counted,
+                                 project=project)
+        conn.execute("DELETE FROM team_saves_waiting WHERE id = ?", (row[0],))
+    return done
 
 
 def recount(conn: sqlite3.Connection, memory_ids: set[int], *, now: float) -> None:

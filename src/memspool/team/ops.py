@@ -17,7 +17,8 @@ from memspool.base.errors import TeamError
 from memspool.base.project import readable_name
 from memspool.config import Config
 from memspool.team import server
-from memspool.team.local import check_joined, join, joined, leave, machine, pending
+from memspool.team.joining import join, leave
+from memspool.team.local import check_joined, joined, machine, pending
 
 __all__ = [
     "Granted", "Initialised", "Joined", "Left", "Member", "Revoked", "grant", "init",

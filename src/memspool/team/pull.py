@@ -23,6 +23,7 @@ from memspool.team.local import (
     RemoteProvenance,
     apply_memory,
     apply_provenance,
+    apply_waiting,
     quiet,
     recount,
     resolve_links,
@@ -140,6 +141,7 @@ def apply_batch(conn: sqlite3.Connection, project: str, changes: list[tuple[Any,
                                           _time(change[11], now))
                 report.saves += apply_provenance(conn, record, now=now, counted=counted,
                                                  project=project)
+        report.saves += apply_waiting(conn, project, now=now, counted=counted)
         recount(conn, counted, now=now)
         resolve_links(conn, project)
         conn.execute("UPDATE team_projects SET pulled_seq = ? WHERE project = ?",

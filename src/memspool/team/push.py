@@ -194,6 +194,8 @@ class _Batch:
         self.pg, self.project, self.machine, self.role = pg, project, machine, role
         self.rows: dict[str, _Row] = {}
         self.live: dict[str, _Row] = {}
+        #: Superseded memories by key: an old copy of one is that memory, not a new one.
+        self.superseded: dict[str, list[_Row]] = {}
         self.aliases: dict[str, str] = {}
         self.new_aliases: list[tuple[str, str]] = []
         self.history: list[tuple[str, int, str, str, str, str, float]] = []
@@ -212,8 +214,9 @@ class _Batch:
             self._keep(_Row(RemoteMemory(*r)))
         keys = sorted({i.key for i in items if i.op == "upsert"})
         for r in self.pg.execute(f"SELECT {_SERVER_COLUMNS} FROM memspool.memories"  # noqa: S608
-                                 " WHERE project_id = %s AND status = 'live'"
-                                 " AND key = ANY(%s)", (self.project, keys)):
+                                 " WHERE project_id = %s AND status IN ('live', 'superseded')"
+                                 " AND key = ANY(%s) ORDER BY changed_at",
+                                 (self.project, keys)):
             if r[0] not in self.rows:
                 self._keep(_Row(RemoteMemory(*r)))
 
@@ -221,6 +224,8 @@ class _Batch:
         self.rows[row.state.gid] = row
         if row.state.status == "live":
             self.live[row.state.key] = row
+        elif row.state.status == "superseded":
+            self.superseded.setdefault(row.state.key, []).append(row)
 
     def resolve(self, gid: str | None) -> str | None:
         return None if gid is None else self.aliases.get(gid, gid)
@@ -293,7 +298,12 @@ class _Batch:
             return Outcome(item.gid, gid, row.state)
         if row is None:
             holder = self.live.get(item.key) if item.status == "live" else None
-            if holder is not None and self._same_fact(holder, item):
+            if holder is None or not self._same_fact(holder, item):
+                # A copy of a fact the team has since replaced is that old memory: it
+                # takes its state (superseded) instead of making the old value live.
+                holder = next((old for old in self.superseded.get(item.key, ())
+                               if self._same_fact(old, item)), None)
+            if holder is not None:
                 self.aliases[item.gid] = holder.state.gid
                 self.new_aliases.append((item.gid, holder.state.gid))
                 self.report.corroborated += 1
