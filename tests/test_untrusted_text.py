@@ -101,6 +101,20 @@ def test_importing_an_export_twice_still_adds_nothing(home: Path, tmp_path: Path
     assert (again["created"], again["updated"], again["unchanged"]) == (0, 0, 1)
 
 
+def test_an_export_naming_a_project_by_its_old_folder_name_lands_in_that_project(
+        home: Path, tmp_path: Path) -> None:
+    run_cli("capture", "--project", "github.com/acme/api",
+            input=b"Pitfall: the refund webhook double-inserts rows when Stripe retries.")
+    lines = [json.loads(line) for line in run_cli("memories", "export").stdout.splitlines()]
+    # An export made before projects were their repositories names the folder.
+    old = tmp_path / "old-export.jsonl"
+    old.write_text("".join(json.dumps({**line, "project": "api"}) + "\n" for line in lines))
+    again = json.loads(run_cli("memories", "import", str(old), "--json").stdout)
+    assert (again["created"], again["unchanged"]) == (0, 1)
+    listed = json.loads(run_cli("memories", "list", "--project", "api", "--json").stdout)
+    assert [m["project"] for m in listed] == ["github.com/acme/api"]
+
+
 def test_a_topic_key_is_redacted_before_it_becomes_a_slug(home: Path) -> None:
     with Service() as service:
         saved = service.save("Deploy key", "Deploys use the deploy role.", key=AWS_ID,

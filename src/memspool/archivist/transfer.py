@@ -210,6 +210,22 @@ class _Claims:
 
     trust: bool
     now: float
+    #: Each project named by the file, and the identity it is in this store.
+    projects: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def project(self, conn: sqlite3.Connection, given: str) -> str:
+        """The project a line names, as this store knows it: an identity as is; a
+        readable name one project has (an export made before projects were their
+        repositories says ``api`` for ``github.com/acme/api``), that project; anything
+        else as given."""
+        if given not in self.projects:
+            known = conn.execute("SELECT 1 FROM projects WHERE id = ? UNION ALL SELECT 1"
+                                 " FROM memories WHERE project = ? LIMIT 1",
+                                 (given, given)).fetchone()
+            named = [] if known else conn.execute(
+                "SELECT id FROM projects WHERE name = ? LIMIT 2", (given,)).fetchall()
+            self.projects[given] = str(named[0][0]) if len(named) == 1 else given
+        return self.projects[given]
 
     def standing(self, record: dict[str, Any], line: int) -> tuple[Layer, float, float]:
         """The layer, confidence and importance the memory gets."""
@@ -238,7 +254,7 @@ class _Claims:
 def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *,  # noqa: PLR0913 - one import's state, private
                 report: ImportReport, ids: dict[int, int], links: list[tuple[int, int]],
                 profiles: Profiles, claims: _Claims) -> int | None:
-    project = _text(record, "project", number, one_line=True)
+    project = claims.project(conn, _text(record, "project", number, one_line=True))
     # A key becomes a slug again: whatever the file says, it is a slug of its text.
     key = note_key(_text(record, "key", number, one_line=True))
     summary = _text(record, "summary", number, one_line=True)
