@@ -89,6 +89,36 @@ def test_save_search_get_context_forget_and_stats(home: Path) -> None:
     _session(home, body)
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
+def test_a_value_saved_in_a_later_session_supersedes_and_a_rule_saved_again_corroborates(
+        home: Path) -> None:
+    said: dict[str, Any] = {}
+
+    def saving(title: str, name: str) -> Callable[[ClientSession], Awaitable[None]]:
+        async def body(session: ClientSession) -> None:
+            said[name] = _data(await session.call_tool("save", {
+                "title": title, "content": f"{title}.", "type": "decision",
+                "project": "shop"}))
+        return body
+
+    # Each agent session starts a server of its own, as Claude Code does.
+    _session(home, saving("The API listens on port 8080", "old"))
+    _session(home, saving("Never run migrations from a laptop", "rule"))
+    _session(home, saving("The API now listens on port 9090", "new"))
+    _session(home, saving("Never run migrations from a laptop", "again"))
+
+    async def check(session: ClientSession) -> None:
+        old = _data(await session.call_tool("get", {"ids": [said["old"]["id"]]}))
+        assert old["memories"][0]["layer"] == "superseded"
+        rule = _data(await session.call_tool("get", {"ids": [said["rule"]["id"]]}))
+        assert said["again"]["id"] == said["rule"]["id"]
+        assert rule["memories"][0]["sessions"] == 2
+        block = _data(await session.call_tool("context", {"project": "shop"}))
+        assert "9090" in block["text"] and "8080" not in block["text"]
+
+    _session(home, check)
+
+
 @pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 @pytest.mark.parametrize("query", ['"', "NOT (", "x" * 10_000])
 def test_search_pages_and_takes_any_text(home: Path, query: str) -> None:

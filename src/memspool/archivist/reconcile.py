@@ -6,7 +6,8 @@ order, up to the cap:
 
 1. its key was already used in this call by the same fact: ``skipped``;
 2. it was forgotten on purpose (a slice's note only): ``skipped``;
-3. its normalized text was saved in the project within 15 minutes: ``skipped``;
+3. its normalized text was saved in the project by the same session within 15
+   minutes: ``skipped``;
 4. the memory that holds its key, then the memories sharing its rarer terms,
    are compared with it (:func:`memspool.distill.similarity.relate`):
 
@@ -366,8 +367,10 @@ def _known(ctx: _Context, note: Note, key: str) -> NoteOutcome | None:
         # Forgotten on purpose: digesting a transcript again does not bring
         # it back (a person capturing it by hand does).
         return _skipped(note, key)
+    # The same session saying it again (a hook fired twice, a capture run again);
+    # another session saying it is a second session's word: it corroborates.
     recent = memory_rows.recent_save(ctx.conn, ctx.project, text_hash(note.body),
-                                     ctx.now - DUPLICATE_WINDOW_SECS)
+                                     ctx.now - DUPLICATE_WINDOW_SECS, ctx.origin.session)
     if recent is not None:
         ctx.seen_keys[key] = (recent.id, note.body)
         return _landed(ctx, recent, SKIPPED)

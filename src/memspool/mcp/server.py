@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Annotated, Any, Final, TypeVar
@@ -69,6 +70,11 @@ INSTRUCTIONS: Final = (
 def build_server(home: Path | None = None) -> MCPServer:
     """The MCP server for the store in ``home`` (default: as the CLI resolves it)."""
     service = Service(home)
+    # An agent's session starts its own server: what it saves without naming a
+    # session is this session's. One session for every save ever made would keep
+    # a new value from superseding an old one (a memory is replaced by what
+    # another session says) and a rule saved again from counting a second session.
+    session_of_server = f"mcp-{uuid.uuid4().hex[:12]}"
 
     @contextlib.asynccontextmanager
     async def lifespan(server: MCPServer) -> AsyncIterator[None]:
@@ -93,8 +99,9 @@ def build_server(home: Path | None = None) -> MCPServer:
         "note's id, key, type and summary. At most 20 notes per call. Secrets are redacted."))
     async def capture(text: str, project: str | None = None, session: str | None = None,
                       source: str | None = None, dry_run: bool = False) -> dict[str, Any]:
-        report = call(service.capture, text, project=project, session=session,
-                      source=source or "mcp", options=CaptureOptions(dry_run=dry_run))
+        report = call(service.capture, text, project=project,
+                      session=session or session_of_server, source=source or "mcp",
+                      options=CaptureOptions(dry_run=dry_run))
         return dict(report.as_dict())
 
     @server.tool(description=(
@@ -103,8 +110,8 @@ def build_server(home: Path | None = None) -> MCPServer:
     async def capture_passive(content: str, session_id: str | None = None,
                               project: str | None = None,
                               source: str | None = None) -> dict[str, int]:
-        return call(service.capture_passive, content, session=session_id, project=project,
-                    source=source or "mcp").as_dict()
+        return call(service.capture_passive, content, session=session_id or session_of_server,
+                    project=project, source=source or "mcp").as_dict()
 
     @server.tool(description=(
         "Save one explicit memory: a title (one line), its content, and a type (root-cause, "
@@ -113,7 +120,7 @@ def build_server(home: Path | None = None) -> MCPServer:
     async def save(title: str, content: str, type: NoteType = "takeaway",
                    key: str | None = None, project: str | None = None) -> dict[str, Any]:
         return call(service.save, title, content, type=type, key=key, project=project,
-                    source="mcp").as_dict()
+                    session=session_of_server, source="mcp").as_dict()
 
     @server.tool(description=(
         "Search memories (every project unless one is given). Returns compact rows: id, "

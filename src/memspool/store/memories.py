@@ -206,15 +206,16 @@ def list_memories(conn: sqlite3.Connection, project: str | None = None) -> list[
 
 
 def recent_save(
-    conn: sqlite3.Connection, project: str, text_hash: str, since: float
+    conn: sqlite3.Connection, project: str, text_hash: str, since: float, session: str
 ) -> Memory | None:
-    """The memory of ``project`` a save of the same normalized text touched since ``since``."""
+    """The memory of ``project`` a save of the same normalized text in ``session``
+    touched since ``since``."""
     row = conn.execute(
         f"SELECT {_M_COLUMNS} "  # noqa: S608 - constant columns, bound values
         "FROM provenance p JOIN memories m ON m.id = p.memory_id "
-        "WHERE p.text_hash = ? AND p.at >= ? AND m.project = ? "
+        "WHERE p.text_hash = ? AND p.at >= ? AND m.project = ? AND p.session = ? "
         "ORDER BY p.at DESC LIMIT 1",
-        (text_hash, since, project),
+        (text_hash, since, project, session),
     ).fetchone()
     return None if row is None else Memory.from_row(row)
 
