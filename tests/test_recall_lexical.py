@@ -82,6 +82,20 @@ def test_relevance_is_the_share_of_the_query_held(home: Path) -> None:
         assert (full[1], part[1]) == (3, 1)
 
 
+@pytest.mark.parametrize(("query", "found"), [
+    ("Zürich", "a"), ("Zurich", "a"), ("naïve scheduler", "a"), ("café menu", "b"),
+    ("データベース バックアップ", "c"), ("مرحبا", "d")])
+def test_words_with_accents_and_in_other_scripts_are_query_terms(home: Path, query: str,
+                                                                 found: str) -> None:
+    notes = [{"key": "a", "text": "Deploys to the Zürich region use the naïve scheduler."},
+             {"key": "b", "text": "The café menu service caches prices for an hour."},
+             {"key": "c", "text": "データベース の バックアップ は 毎晩 3時 に 走る"},
+             {"key": "d", "text": "The greeting screen says مرحبا to Arabic users."}]
+    with _import(home, notes) as service:
+        hits = search(service.conn, query)
+        assert hits and hits[0].summary == next(n["text"] for n in notes if n["key"] == found)
+
+
 @pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
 def test_a_query_about_nothing_stored_returns_nothing(home: Path) -> None:
     notes = [{"key": "n", "text": "Celery ETA tasks ran twice because the Redis visibility "

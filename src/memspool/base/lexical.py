@@ -34,10 +34,9 @@ from __future__ import annotations
 import heapq
 import math
 import re
-import unicodedata
 
 from memspool.base.porter import porter_stem
-from memspool.base.terms import identifiers, quoted
+from memspool.base.terms import folded, identifiers, quoted
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -81,11 +80,7 @@ class Term:
 
 def _words(text: str) -> list[str]:
     """``text``'s words as FTS5's ``unicode61 remove_diacritics 2`` finds them."""
-    text = text.lower()
-    if not text.isascii():
-        text = "".join(c for c in unicodedata.normalize("NFKD", text)
-                       if not unicodedata.combining(c))
-    return _TOKEN.findall(text)
+    return _TOKEN.findall(folded(text.lower()))
 
 
 def tokens(text: str) -> list[str]:

@@ -21,13 +21,14 @@ if TYPE_CHECKING:
     from typing import Final
 
 __all__ = [
-    "SEARCH_STOP_WORDS", "every_expression", "held", "identifiers", "match_expression",
+    "SEARCH_STOP_WORDS", "every_expression", "folded", "held", "identifiers", "match_expression",
     "query_terms", "stem", "terms_of",
 ]
 
-_TOKEN: Final = re.compile(r"[A-Za-z0-9]+(?:[._/:-][A-Za-z0-9]+)*")
+# Letters and digits of any script (FTS5's unicode61 tokenizer reads them so).
+_TOKEN: Final = re.compile(r"[^\W_]+(?:[._/:-][^\W_]+)*")
 _CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|\d+|[A-Z]+")
-_WORD: Final = re.compile(r"[A-Za-z0-9]+")
+_WORD: Final = re.compile(r"[^\W_]+")
 #: Words too common to say what a query is about. Search's own list; the
 #: distiller compares notes with another (memspool.distill.words).
 SEARCH_STOP_WORDS: Final = frozenset({
@@ -48,10 +49,39 @@ _ENDINGS: Final = ("ing", "ed", "es", "s")
 MAX_TERMS: Final = 24
 
 
+def folded(text: str) -> str:
+    """``text`` with each accented Latin letter as its plain letter, as the index's
+    ``remove_diacritics 2`` reads it ("Zürich" is "Zurich", "naïve" "naive"); other
+    scripts' marks stay (FTS5 keeps the voicing marks of "データベース"), and
+    plain ASCII is as it was."""
+    if text.isascii():
+        return text
+    import unicodedata  # only for text beyond ASCII, off the hooks' usual path
+
+    out = []
+    for char in text:
+        plain = char
+        if not char.isascii():
+            parts = unicodedata.normalize("NFD", char)
+            if len(parts) > 1 and parts[0].isascii() and all(
+                    unicodedata.combining(mark) for mark in parts[1:]):
+                plain = parts[0]
+        out.append(plain)
+    return "".join(out)
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(folded(text))
+
+
 def _parts(token: str) -> list[str]:
-    """The lowercase parts of one token: path and snake pieces, then camelCase humps."""
+    """The lowercase parts of one token: path and snake pieces, then camelCase humps (a
+    piece in another script is one part)."""
     parts: list[str] = []
     for piece in _WORD.findall(token):
+        if not piece.isascii():
+            parts.append(piece.lower())
+            continue
         humps = _CAMEL.findall(piece)
         parts.extend(h.lower() for h in humps if h)
     return parts
@@ -70,7 +100,7 @@ def identifiers(text: str) -> str:
     form (``sparklinechart``) is there too, so a partial paste matches.
     """
     out: list[str] = []
-    for token in _TOKEN.findall(text):
+    for token in _tokens(text):
         if _one_part(token):
             continue
         parts = _parts(token)
@@ -83,7 +113,7 @@ def identifiers(text: str) -> str:
 def terms_of(text: str) -> set[str]:
     """Every term ``text`` holds, stop words included, uncapped (for matching in memory)."""
     found: set[str] = set()
-    for token in _TOKEN.findall(text):
+    for token in _tokens(text):
         parts = _parts(token)
         found.update(parts)
         if len(parts) > 1:
@@ -94,7 +124,7 @@ def terms_of(text: str) -> set[str]:
 def query_terms(text: str) -> list[str]:
     """The distinct search terms of user text, in order: whole tokens and their parts."""
     seen: dict[str, None] = {}
-    for token in _TOKEN.findall(text):
+    for token in _tokens(text):
         parts = _parts(token)
         whole = "".join(parts)
         if len(parts) > 1 and whole not in SEARCH_STOP_WORDS:
@@ -121,7 +151,7 @@ def held(terms: list[str], text: str) -> int:
     """How many of ``terms`` ``text`` holds: by stem among its words and identifier parts,
     or, for a long identifier, inside its words run together."""
     stems = {stem(term) for term in terms_of(text)}
-    joined = "".join(_WORD.findall(text.lower()))
+    joined = "".join(_WORD.findall(folded(text).lower()))
     return sum(1 for term in terms
                if stem(term) in stems or (len(term) > 6 and term in joined))
 
@@ -139,7 +169,7 @@ def every_expression(text: str) -> str:
     has no term.
     """
     groups: dict[str, None] = {}
-    for token in _TOKEN.findall(text):
+    for token in _tokens(text):
         every = _parts(token)
         parts = [p for p in dict.fromkeys(every) if p not in SEARCH_STOP_WORDS
                  and (len(p) > 1 or p.isdigit())]
