@@ -179,6 +179,23 @@ def test_the_current_repositorys_name_is_that_repository_before_it_has_memory(
     assert projects == {"github.com/acme/api", "notes"}
 
 
+def test_in_a_clone_its_name_is_the_repository_though_a_bare_project_has_it(
+        tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    run_cli("capture", "--project", "api", input=FACT)  # a project known only as "api"
+    clone = repo(tmp_path / "work" / "api", "git@github.com:acme/api.git")
+    monkeypatch.chdir(clone)
+    run_cli("capture", "--project", "api", input=b"Pitfall: the webhook secret rotates daily.")
+    run_cli("capture", "--project", "api", input=b"Decision: releases are cut on Mondays.")
+    listed = json.loads(run_cli("memories", "list", "--project", "api", "--json").stdout)
+    assert [m["project"] for m in listed] == ["github.com/acme/api"] * 2
+    block = json.loads(run_cli("context", "--project", "api", "--json").stdout)
+    assert "Mondays" in block["text"] and "counted twice" not in block["text"]
+    monkeypatch.chdir(tmp_path)  # elsewhere, the bare project keeps its name
+    elsewhere = json.loads(run_cli("memories", "list", "--project", "api", "--json").stdout)
+    assert [m["project"] for m in elsewhere] == ["api"]
+
+
 def test_a_project_name_the_store_never_saw_is_said_so_on_reads(
         tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)

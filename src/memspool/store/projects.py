@@ -79,11 +79,12 @@ def resolve(conn: sqlite3.Connection, text: str, cwd: Path | None = None, *,
             new_name: Callable[[str], str] = str) -> str:
     """The identity ``--project TEXT`` means.
 
-    An identity the store knows is taken as is; else a readable name that
-    one project has; else an existing folder's path, identified; else, when
-    the project of ``cwd`` (the current folder) is named ``TEXT``, that
+    When the project of ``cwd`` (the current folder) is named ``TEXT``, that
     project: `--project api` in a clone of ``github.com/acme/api`` is that
-    repository even before it has a memory.
+    repository, even before it has a memory and even where a project known
+    only as ``api`` exists too. Else an identity the store knows, as is; else
+    a readable name that one project has; else an existing folder's path,
+    identified.
     A name several projects share is refused with their identities. Anything
     else is a new project named ``new_name(TEXT)`` (the caller's cleaning of a
     name from outside; a folder's identity is cleaned by ``identify``).
@@ -91,6 +92,13 @@ def resolve(conn: sqlite3.Connection, text: str, cwd: Path | None = None, *,
     text = text.strip()
     if not text:
         raise PayloadError("The project is empty; give a project's name or identity.")
+    if cwd is not None and "/" not in text and os.sep not in text:
+        # Inside a repository its own name means it, even where a project known
+        # only by that name exists too (`capture --project api` made one once):
+        # an agent in a clone of acme/api passes "api" for the repository.
+        here, name = identify(str(cwd))[:2]
+        if name == text:
+            return here
     known = conn.execute("SELECT 1 FROM projects WHERE id = ?", (text,)).fetchone()
     if known is not None or conn.execute(
             "SELECT 1 FROM memories WHERE project = ? LIMIT 1", (text,)).fetchone():
@@ -107,11 +115,6 @@ def resolve(conn: sqlite3.Connection, text: str, cwd: Path | None = None, *,
     folder = Path(text).expanduser()
     if os.sep in text and folder.is_dir():
         return identify(str(folder.absolute()))[0]
-    if cwd is not None:
-        # Identified only here, where nothing else matched: it reads .git/config.
-        here, name = identify(str(cwd))[:2]
-        if name == text:
-            return here
     return new_name(text) or text
 
 
