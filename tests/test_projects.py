@@ -304,6 +304,23 @@ def test_a_store_filed_by_basename_moves_to_identities(
         old.execute("INSERT INTO provenance (memory_id, action, session, source, slice_id,"
                     " text_hash, at) VALUES (?, 'created', ?, 'archivist', ?, 'h', 1.0)",
                     (number, f"s{number}", number))
+    # A second clone of acme/shop in a folder of its own name: one project now.
+    clone = repo(tmp_path / "shop-clone", "git@github.com:acme/shop.git")
+    transcript = projects / "p6" / "s6.jsonl"
+    transcript.parent.mkdir()
+    transcript.write_text(json.dumps({"type": "user", "cwd": str(clone)}) + "\n")
+    old.execute("INSERT INTO cursors (path, session_id, project, offset, updated_at)"
+                " VALUES (?, 's6', 'shop-clone', 0, 1.0)", (str(transcript),))
+    old.execute(
+        "INSERT INTO slices (id, session_id, project, event, transcript_path, byte_start,"
+        " byte_end, records_kept, records_dropped, raw_bytes, text_chars, stored_bytes,"
+        " body, created_at) VALUES (6, 's6', 'shop-clone', 'Stop', ?, 0, 1, 1, 0, 1, 1, 1,"
+        " x'00', 1.0)", (str(transcript),))
+    old.execute("INSERT INTO memories (id, project, key, type, summary, body, created_at,"
+                " updated_at) VALUES (6, 'shop-clone', 'refunds-3', 'pitfall', 'S', 'B', 1.0,"
+                " 1.0)")
+    old.execute("INSERT INTO provenance (memory_id, action, session, source, slice_id,"
+                " text_hash, at) VALUES (6, 'created', 's6', 'archivist', 6, 'h', 1.0)")
     # Captured by hand, no slice: its name maps to one repository only.
     old.execute("INSERT INTO memories (id, project, key, type, summary, body, created_at,"
                 " updated_at) VALUES (4, 'shop', 'by-hand', 'decision', 'S', 'B', 1.0, 1.0)")
@@ -317,9 +334,13 @@ def test_a_store_filed_by_basename_moves_to_identities(
     try:
         placed = dict(conn.execute("SELECT id, project FROM memories").fetchall())
         assert placed == {1: "github.com/clienta/api", 2: str(b.resolve()),
-                          3: "github.com/acme/shop", 4: "github.com/acme/shop", 5: "gone"}
+                          3: "github.com/acme/shop", 4: "github.com/acme/shop", 5: "gone",
+                          6: "github.com/acme/shop"}
         slices = dict(conn.execute("SELECT id, project FROM slices").fetchall())
-        assert slices == {1: placed[1], 2: placed[2], 3: placed[3]}
+        assert slices == {1: placed[1], 2: placed[2], 3: placed[3], 6: placed[6]}
+        # The two clones' memories may say one fact twice: the next major pass looks.
+        changed = dict(conn.execute("SELECT id, updated_at > 1.0 FROM memories").fetchall())
+        assert changed == {1: 0, 2: 0, 3: 1, 4: 1, 5: 0, 6: 1}
         assert conn.execute("SELECT count(*) FROM forgotten WHERE project = ?",
                             ("github.com/acme/shop",)).fetchone()[0] == 1
         names = dict(conn.execute("SELECT id, name FROM projects").fetchall())

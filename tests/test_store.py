@@ -43,6 +43,23 @@ def test_a_newer_store_is_refused_with_advice(home: Path) -> None:
         connect(load_config())
 
 
+def test_a_store_that_reached_version_4_before_its_last_column_is_mended(home: Path) -> None:
+    conn = connect(load_config())
+    # As a build of 2026-12-01 left it: migration 4 without digest_note and its index.
+    conn.execute("DROP INDEX memories_summary")
+    conn.execute("ALTER TABLE slices DROP COLUMN digest_note")
+    conn.execute("PRAGMA user_version = 14")
+    conn.close()
+    conn = connect(load_config())
+    try:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(slices)")}
+        assert "digest_note" in columns
+        assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memories_summary'"
+                            ).fetchone() is not None
+    finally:
+        conn.close()
+
+
 def test_a_damaged_store_is_a_clear_error(home: Path) -> None:
     home.mkdir(mode=0o700)
     (home / "memspool.db").write_bytes(b"this is not a database" * 100)

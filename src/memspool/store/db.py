@@ -23,7 +23,7 @@ from memspool.base.terms import identifiers
 from memspool.config import FILE_MODE, Config, tighten_home
 from memspool.store.projects import migrate_to_identities
 from memspool.store.team_schema import TEAM_LEFT, TEAM_TABLES
-from memspool.store.upgrades import ids_never_reused, tombstones_keyed
+from memspool.store.upgrades import ids_never_reused, slices_note_column, tombstones_keyed
 
 __all__ = [
     "MIGRATIONS", "connect", "connect_readonly", "damaged", "diagnose", "get_state", "names_a_row",
@@ -346,6 +346,8 @@ MIGRATIONS: Final[list[Migration]] = [
     TEAM_TABLES,
     # 14: the global ids of a project this machine left, for when it joins again.
     TEAM_LEFT,
+    # 15: a store that reached version 4 before migration 4 had its last column.
+    slices_note_column,
 ]
 
 

@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import orjson
 
@@ -172,6 +172,18 @@ def _identities_of_transcripts(conn: sqlite3.Connection, roots: tuple[Path, ...]
     return by_path, per_name
 
 
+def _joined(memories: list[Any], moves: list[tuple[int, str, str]]) -> set[str]:
+    """The identities that take the memories of two projects or more (two clones'
+    folders): they may now hold one fact twice, so their moved memories count as
+    changed and the next major pass compares them and merges what says the same."""
+    olds = {int(memory_id): str(old) for memory_id, old, _ in memories}
+    moved = {memory_id: target for memory_id, target, _ in moves}
+    sources: dict[str, set[str]] = {}
+    for memory_id, old in olds.items():
+        sources.setdefault(moved.get(memory_id, old), set()).add(old)
+    return {target for target, names in sources.items() if len(names) > 1}
+
+
 def migrate_to_identities(conn: sqlite3.Connection, config: Config) -> None:
     """Move every row filed under a folder's basename to its project's identity.
 
@@ -201,6 +213,8 @@ def migrate_to_identities(conn: sqlite3.Connection, config: Config) -> None:
         target = sources.most_common(1)[0][0] if sources else single.get(old)
         if target is not None and target != old:
             moves.append((memory_id, target, key))
+    joined = _joined(memories, moves)
+    now = time.time()
     for memory_id, target, key in moves:
         taken = conn.execute("SELECT 1 FROM memories WHERE project = ? AND key = ?",
                              (target, key)).fetchone()
@@ -209,8 +223,9 @@ def migrate_to_identities(conn: sqlite3.Connection, config: Config) -> None:
         # them if they say the same.
         suffix = f"-m{memory_id}"
         new_key = key if taken is None else key[: KEY_CHARS - len(suffix)] + suffix
-        conn.execute("UPDATE memories SET project = ?, key = ? WHERE id = ?",
-                     (target, new_key, memory_id))
+        conn.execute("UPDATE memories SET project = ?, key = ?, updated_at = CASE WHEN ?"
+                     " THEN max(updated_at, ?) ELSE updated_at END WHERE id = ?",
+                     (target, new_key, target in joined, now, memory_id))
     if moves:
         conn.execute("UPDATE memory_terms SET project = (SELECT m.project FROM memories m"
                      " WHERE m.id = memory_terms.memory_id)")
@@ -229,7 +244,6 @@ def migrate_to_identities(conn: sqlite3.Connection, config: Config) -> None:
                      (identity, name))
     conn.execute("INSERT OR IGNORE INTO context_dirty (project)"
                  " SELECT DISTINCT project FROM memories")
-    now = time.time()
     for identity, name, root, remote in rows.values():
         remember(conn, identity, name, root, remote, at=now)
     for (old,) in conn.execute("SELECT DISTINCT project FROM memories").fetchall():

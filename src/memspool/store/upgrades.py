@@ -13,6 +13,10 @@ added), the rows are copied with their ids, and every index and trigger on
 the table is re-created from its stored SQL. The full-text and vector tables
 are keyed by memory id, so they stay in step without being touched.
 
+``slices_note_column`` mends stores that reached version 4 before migration 4
+gained ``slices.digest_note`` and the ``memories_summary`` index (a build of
+2026-12-01 between the two): without the column no slice is ever digested.
+
 ``tombstones_keyed`` replaces what a forget tombstone kept in clear (the
 memory's key, which may be a slug of a secret, and an unkeyed hash of its
 text) with keyed hashes (see :mod:`memspool.store.tombstones`).
@@ -26,7 +30,7 @@ from typing import Final
 
 from memspool.store import tombstones
 
-__all__ = ["ids_never_reused", "tombstones_keyed"]
+__all__ = ["ids_never_reused", "slices_note_column", "tombstones_keyed"]
 
 _TABLE: Final = "memories"
 _REBUILT: Final = "memories_rebuilt"
@@ -73,3 +77,11 @@ def tombstones_keyed(conn: sqlite3.Connection, config: object = None) -> None:
         "INSERT OR IGNORE INTO forgotten (project, key, text_hash, at) VALUES (?, ?, ?, ?)",
         [(project, tombstones.keyed(secret, key), tombstones.keyed(secret, text_hash), at)
          for project, key, text_hash, at in rows])
+
+
+def slices_note_column(conn: sqlite3.Connection, config: object = None) -> None:
+    """Add ``slices.digest_note`` and ``memories_summary`` where the store lacks them."""
+    columns = {str(row[1]) for row in conn.execute("PRAGMA table_info(slices)")}
+    if "digest_note" not in columns:
+        conn.execute("ALTER TABLE slices ADD COLUMN digest_note TEXT")
+    conn.execute("CREATE INDEX IF NOT EXISTS memories_summary ON memories (project, summary)")
