@@ -83,6 +83,8 @@ def test_a_damaged_store_is_reported_by_status_and_advice_is_given(
     status = json.loads(run_cli("status", "--json").stdout)
     assert status["store"].startswith("unusable:") and "damaged" in status["store"]
     assert status["slices_total"] is None
+    plain = run_cli("status").stdout.decode()  # counts it cannot read say so, not "None"
+    assert "None" not in plain and "slices queued:     unknown (of unknown)" in plain
     failed = run_cli("slices", "list", check=False)
     assert failed.returncode == 1 and b"Move it aside" in failed.stderr
     assert b"Traceback" not in failed.stderr

@@ -560,8 +560,14 @@ def test_a_non_member_reads_nothing_even_with_plain_sql(
     assert refused.returncode == 1 and b"not a member" in refused.stderr
     a.cli("team", "grant", team.role("eve"), "--project", PROJECT)
     assert len(team.sql("eve", "SELECT * FROM memspool.memories")) == 1
+    eve.join()
     a.cli("team", "revoke", team.role("eve"), "--project", PROJECT)
     assert team.sql("eve", "SELECT * FROM memspool.memories") == []
+    # Revoked, a sync says so: it does not report success having pulled nothing.
+    stopped = eve.cli("team", "sync", check=False)
+    assert stopped.returncode == 1 and b"not a member" in stopped.stderr
+    assert "not a member" in json.loads(eve.cli("status", "--json").stdout)["team"][
+        "servers"][0]["last_error"]
     members = json.loads(a.cli("team", "members", "--project", PROJECT, "--json").stdout)
     assert [m["role"] for m in members] == [team.role("alice")] and members[0]["admin"]
 
@@ -648,12 +654,15 @@ def test_status_and_doctor_show_the_team(machines: dict[str, Machine]) -> None:
     status = json.loads(a.cli("status", "--json").stdout)["team"]
     assert status["pending"] == 2 and "***" in status["servers"][0]["server"]
     assert PASSWORD not in json.dumps(status)
+    plain = a.cli("status").stdout.decode()  # the plain output shows the team too
+    assert f"project:         {PROJECT}: 2 waiting" in plain and PASSWORD not in plain
     found = json.loads(a.cli("doctor", "--json", check=False).stdout)
     team = [f for f in found["findings"] if f["check"] == "team"]
     assert any("membership" in f["message"] and f["level"] == "ok" for f in team)
     assert any("schema: version 1" in f["message"] for f in team)
     a.cli("team", "leave", "--project", PROJECT, "--revoke")
     assert json.loads(a.cli("status", "--json").stdout)["team"] is None
+    assert "team memory:       off" in a.cli("status").stdout.decode()
     assert len(a.memories()) == 2  # leaving keeps what is here
 
 

@@ -36,11 +36,11 @@ def _status(args: argparse.Namespace) -> int:
     hooks = (f"{', '.join(events)} in {status.hooks_settings}" if events else
              f"not in {status.hooks_settings} for this home (run `memspool install`)")
     print(f"hooks:             {hooks}")
-    print(f"slices queued:     {status.slices_queued} (of {status.slices_total}) "
+    print(f"slices queued:     {_n(status.slices_queued)} (of {_n(status.slices_total)}) "
           f"not yet digested into memory")
     layers = status.memories_by_layer or {}
     shown = ", ".join(f"{n} {layer}" for layer, n in sorted(layers.items())) or "none"
-    print(f"memories:          {status.memories} ({shown})")
+    print(f"memories:          {_n(status.memories)} ({shown})")
     last = status.last_maintain
     print("last maintenance:  " + ("never (run `memspool maintain`)" if not last else
           f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(last['started_at']))}: "
@@ -48,14 +48,42 @@ def _status(args: argparse.Namespace) -> int:
           f"{last['superseded']} superseded, {last['promoted']} promoted, "
           f"{last['archived']} archived"))
     print(f"semantic recall:   {_semantic_line(status.semantic)}")
-    print(f"sessions tracked:  {status.sessions_tracked}")
-    print(f"held back:         {status.slices_held_back} slice(s) below the size floor")
-    print(f"missing:           {status.transcripts_missing} transcript(s) being retried")
+    print(f"sessions tracked:  {_n(status.sessions_tracked)}")
+    print(f"held back:         {_n(status.slices_held_back)} slice(s) below the size floor")
+    print(f"missing:           {_n(status.transcripts_missing)} transcript(s) being retried")
     print(f"quarantined:       {status.quarantined_files} damaged spool region(s)")
     print(f"hook errors:       {status.hook_errors}")
     print(f"last drain:        {when}")
     print(f"last error:        {status.last_error or 'none'}")
+    for line in _team_lines(status.team):
+        print(line)
     return 0
+
+
+def _n(count: int | None) -> str:
+    """A count, or "unknown" where the store could not be read (``store`` says why)."""
+    return "unknown" if count is None else str(count)
+
+
+def _when(seconds: object) -> str:
+    if not isinstance(seconds, (int, float)):
+        return "never"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
+
+
+def _team_lines(team: dict[str, object] | None) -> list[str]:
+    """Team memory as the plain output shows it: this machine, then each server with
+    its role, last sync and error, and each shared project's waiting changes."""
+    if not team:
+        return ["team memory:       off (no project shared)"]
+    lines = [f"team memory:       machine {team['machine']}, {team['pending']} change(s) "
+             f"waiting to be pushed"]
+    for server in team["servers"]:  # type: ignore[attr-defined]
+        lines.append(f"  server:          {server['server']} as {server['role']}; last sync "
+                     f"{_when(server['last_sync'])}; last error {server['last_error'] or 'none'}")
+        lines.extend(f"  project:         {one['project']}: {one['pending']} waiting"
+                     for one in server["projects"])
+    return lines
 
 
 def _semantic_line(semantic: dict[str, object]) -> str:

@@ -159,6 +159,13 @@ def _with_connection(conn: sqlite3.Connection, config: Config, pg: Any, url: str
     server.check_version(pg, url)
     role = server.session_role(pg)
     for project in projects:
+        if not server.membership(pg, project):
+            # The server's row security shows a non-member nothing: without this a
+            # revoked member's sync would report success, having pulled nothing.
+            raise TeamError(f"{role} is not a member of {project} on {server.mask(url)}: "
+                            f"nothing was pushed or pulled. Ask an admin (`memspool team "
+                            f"grant {role} --project {project}`), or stop sharing it here "
+                            f"(`memspool team leave --project {project}`).")
         report.push.add(push_project(conn, pg, project, name, role, batch=config.team_batch))
         # Pulled changes are applied locally, where a bigger batch means fewer
         # commits (each one flushed to disk).
