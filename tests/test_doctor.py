@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ from memspool.doctor import Finding, diagnose, diagnose_home
 from memspool.hooks import CONTEXT_SCRIPT, HOOK_SCRIPT
 from memspool.install import MAINTAIN_UNIT, UNIT_NAME, render_unit
 from memspool.spool import append
+from memspool.store import MIGRATIONS
 
 #: Well past the doctor's grace for a backlog a hook's drainer is still picking up.
 LATER = 120.0
@@ -221,6 +223,16 @@ def test_a_damaged_store_is_moved_aside_and_resumed(config: Config) -> None:
     assert "damaged" in problem.message
     assert f"mv {config.db_path} {config.db_path}.damaged" in (problem.fix or "")
     assert "memspool drainer --resume" in (problem.fix or "")
+
+
+def test_a_store_newer_than_this_memspool_is_a_problem(config: Config) -> None:
+    _healthy()
+    conn = sqlite3.connect(config.db_path)
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    conn.close()
+    problem = _one_problem(diagnose(config), "store")
+    assert "newer than this memspool knows" in problem.message
+    assert "upgrade memspool" in (problem.fix or "")
 
 
 def test_no_store_yet_is_a_note(config: Config) -> None:

@@ -30,7 +30,7 @@ from memspool.drainer.lock import drainer_pid
 from memspool.recall.embed import install_hint, semantic_state
 from memspool.recall.vectors import VECTORS_DIR
 from memspool.spool import ACTIVE_NAME, Spool
-from memspool.store import damaged
+from memspool.store import MIGRATIONS, damaged
 from memspool.store import vectors as vector_rows
 from memspool.untrusted import parse_json
 
@@ -248,6 +248,18 @@ def check_drainer(config: Config, now: float) -> Report:
         yield "problem", f"{waiting} and no drainer runs.", "run `memspool drainer --once`"
 
 
+def _schema_version(db: Path) -> int | None:
+    """The store's ``user_version``, read only; ``None`` when it cannot be read."""
+    try:
+        conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=1.0)
+        try:
+            return int(conn.execute("PRAGMA user_version").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+
+
 def check_store(config: Config, now: float) -> Report:
     db = config.db_path
     if not db.exists():
@@ -255,6 +267,13 @@ def check_store(config: Config, now: float) -> Report:
         return
     broken = damaged(db)
     if broken is None:
+        version = _schema_version(db)
+        if version is not None and version > len(MIGRATIONS):
+            yield ("problem", f"The store {db} is at schema version {version}, newer than this "
+                   f"memspool knows ({len(MIGRATIONS)}): every command refuses it.",
+                   "upgrade memspool (a newer install wrote it), then `memspool install` "
+                   "so the hooks run it")
+            return
         yield "ok", f"The store {db} passes SQLite's quick_check.", None
         return
     # The WAL holds committed pages of this database: it moves with it, or it
