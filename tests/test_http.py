@@ -256,8 +256,9 @@ def test_context_and_status(server: Server) -> None:
     status, context = server.request("GET", "/context?project=shop&max_chars=4000")
     assert status == 200 and context["project"] == "shop"
     assert "the cache never expires keys" in context["text"]
-    assert server.request("GET", "/context?project=empty")[1] == {"project": "empty",
-                                                                  "text": ""}
+    assert server.request("GET", "/context?project=empty")[1] == {
+        "project": "empty", "text": "",
+        "note": "no project is known as 'empty'; projects with memory here: shop"}
     status, state = server.request("GET", "/status")
     assert status == 200 and state["memories"] == 1 and state["store"] == "ok"
 

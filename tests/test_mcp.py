@@ -14,6 +14,8 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from memspool.base.kinds import NOTE_TYPES
+
 TOOLS = {"capture", "capture_passive", "save", "search", "get", "context", "forget", "stats"}
 
 
@@ -115,6 +117,10 @@ def test_a_value_saved_in_a_later_session_supersedes_and_a_rule_saved_again_corr
         assert rule["memories"][0]["sessions"] == 2
         block = _data(await session.call_tool("context", {"project": "shop"}))
         assert "9090" in block["text"] and "8080" not in block["text"]
+        typo = _data(await session.call_tool("context", {"project": "shopp"}))
+        assert typo["text"] == "" and "no project is known as 'shopp'" in typo["note"]
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        assert all(kind in (tools["save"].description or "") for kind in NOTE_TYPES)
 
     _session(home, check)
 

@@ -143,13 +143,18 @@ class SlicePage:
 @dataclasses.dataclass(frozen=True)
 class ContextBlock:
     """A project's context block (``text`` is empty when it has no memory in recall).
-    ``project`` is the project as the caller named it (its identity when none was named)."""
+    ``project`` is the project as the caller named it (its identity when none was named);
+    ``note``, as a search page's, says when it is a project the store has never seen."""
 
     project: str
     text: str
+    note: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        block: dict[str, Any] = {"project": self.project, "text": self.text}
+        if self.note is not None:
+            block["note"] = self.note
+        return block
 
 
 @dataclasses.dataclass(frozen=True)

@@ -371,7 +371,8 @@ class Service:
             # As asked, or (the current folder's) by its readable name, not its path.
             named = project if project is not None and project.strip() else \
                 project_rows.names(conn, {identity})[identity]
-        return ContextBlock(project=named, text=text)
+        return ContextBlock(project=named, text=text,
+                            note=None if text else self.unknown_project(project))
 
     def get(self, memory_id: int) -> MemoryView:
         """One memory with its history and provenance; :class:`~memspool.base.errors.NotFound`

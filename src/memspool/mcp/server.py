@@ -27,7 +27,7 @@ from pydantic import Field
 from memspool import __version__
 from memspool.archivist import CaptureOptions
 from memspool.base.errors import MemspoolError
-from memspool.base.kinds import NoteType
+from memspool.base.kinds import NOTE_TYPES, NoteType
 from memspool.mcp.wire import repaired_stdin
 from memspool.results import (
     COMPACT_SUMMARY_CHARS,
@@ -114,8 +114,8 @@ def build_server(home: Path | None = None) -> MCPServer:
                     project=project, source=source or "mcp").as_dict()
 
     @server.tool(description=(
-        "Save one explicit memory: a title (one line), its content, and a type (root-cause, "
-        "pitfall, decision, pattern, takeaway). With a topic key, saving again under the same "
+        "Save one explicit memory: a title (one line), its content, and a type ("
+        f"{', '.join(NOTE_TYPES)}). With a topic key, saving again under the same "
         "key replaces the text (the old text is kept in history). Returns {id, key, action}."))
     async def save(title: str, content: str, type: NoteType = "takeaway",
                    key: str | None = None, project: str | None = None) -> dict[str, Any]:
