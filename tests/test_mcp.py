@@ -19,9 +19,10 @@ from memspool.base.kinds import NOTE_TYPES
 TOOLS = {"capture", "capture_passive", "save", "search", "get", "context", "forget", "stats"}
 
 
-def _session(home: Path, body: Callable[[ClientSession], Awaitable[None]]) -> None:
+def _session(home: Path, body: Callable[[ClientSession], Awaitable[None]],
+             cwd: Path | None = None) -> None:
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "memspool", "mcp"],
+        command=sys.executable, args=["-m", "memspool", "mcp"], cwd=cwd,
         env={"MEMSPOOL_HOME": str(home), "HOME": os.environ["HOME"],
              "CLAUDE_CONFIG_DIR": os.environ["CLAUDE_CONFIG_DIR"]})
 
@@ -123,6 +124,28 @@ def test_a_value_saved_in_a_later_session_supersedes_and_a_rule_saved_again_corr
         assert all(kind in (tools["save"].description or "") for kind in NOTE_TYPES)
 
     _session(home, check)
+
+
+@pytest.mark.slow  # real processes, several seconds (--durations)
+def test_a_server_whose_folder_is_removed_says_why_and_still_answers_by_name(
+        home: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "worktree"
+    folder.mkdir()
+
+    async def body(session: ClientSession) -> None:
+        _data(await session.call_tool("save", {"title": "Releases are cut on Mondays",
+                                               "content": "Releases are cut on Mondays.",
+                                               "project": "shop"}))
+        folder.rmdir()  # a removed git worktree
+        gone = await session.call_tool("context", {})
+        assert gone.is_error and "folder this runs in is gone" in gone.content[0].text
+        named = _data(await session.call_tool("context", {"project": "shop"}))
+        assert "Mondays" in named["text"]
+        found = _data(await session.call_tool("search", {"query": "releases",
+                                                         "project": "shop"}))
+        assert len(found["results"]) == 1
+
+    _session(home, body, cwd=folder)
 
 
 @pytest.mark.slow  # over 0.75 s in the inner loop (--durations)

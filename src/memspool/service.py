@@ -198,8 +198,12 @@ class Service:
         several projects share is a :class:`~memspool.base.errors.PayloadError` listing them."""
         if given is not None and given.strip():
             with self._reading() as conn:
-                return project_rows.resolve(conn, given, Path.cwd(), new_name=_new_project)
-        return identify(Path.cwd())[0]
+                return project_rows.resolve(conn, given, _folder(), new_name=_new_project)
+        here = _folder()
+        if here is None:
+            raise PayloadError("The folder this runs in is gone (deleted or moved), so it "
+                               "names no project; name one (--project, or project=...).")
+        return identify(here)[0]
 
     def _filter(self, given: str | None) -> str | None:
         return None if given is None or not given.strip() else self.project(given)
@@ -210,9 +214,10 @@ class Service:
         with self._reading() as conn:  # a read-only or full store: said as such
             if conn.execute("SELECT 1 FROM projects WHERE id = ?",
                             (identity,)).fetchone() is None:
-                here = identify(Path.cwd())
+                folder = _folder()
+                here = identify(folder) if folder is not None else None
                 with transaction(conn):
-                    if here[0] == identity:
+                    if here is not None and here[0] == identity:
                         project_rows.remember(conn, *here)
                     else:
                         project_rows.remember(conn, identity)
@@ -818,3 +823,12 @@ def _by_day(saves: list[dict[str, Any]],
         day = time.strftime("%Y-%m-%d", time.localtime(entry["last_at"]))
         days.setdefault(day, []).append({**entry, "memories": list(entry["memories"].values())})
     return [{"day": day, "sessions": found} for day, found in days.items()]
+
+
+def _folder() -> Path | None:
+    """The current folder, or ``None`` when it is gone (a removed worktree: a
+    long-lived MCP server may outlive the folder it was started in)."""
+    try:
+        return Path.cwd()
+    except FileNotFoundError:
+        return None
