@@ -18,10 +18,12 @@ from memspool.archivist.lifecycle import confidence
 from memspool.archivist.reconcile import CaptureReport, Origin, save_notes
 from memspool.base.errors import PayloadError
 from memspool.config import Config
+from memspool.distill.keys import distinct_key
 from memspool.distill.transcript import transcript_notes
 from memspool.recall.search import search
 from memspool.service import Service
 from memspool.store import memories as rows
+from memspool.store import transaction
 
 DAY = 86400.0
 
@@ -428,6 +430,28 @@ def test_a_new_value_supersedes_every_memory_that_states_the_old_one(
         "Raised gunicorn to `--workers 4` on the production hosts."]
     old = rows.get(conn, again)
     assert old is not None and old.layer == "superseded" and old.superseded_by == note.id
+
+
+def test_a_value_changed_back_and_forth_never_collides_on_a_key(
+        config: Config, conn: Any) -> None:
+    old, new = ("Production runs gunicorn with `--workers 2 --threads 4`.",
+                "Production runs gunicorn with `--workers 4 --threads 4`.")
+    key = capture_with(old, config=config, conn=conn, project="api", session="s0",
+                       dry_run=True).notes[0].key
+    # As a value changed back and forth leaves them: the new text under the old
+    # one's key, and an older memory of the same new text already set aside.
+    with transaction(conn):
+        aside = rows.insert(conn, project="api", key=distinct_key(key, new), type="takeaway",
+                            summary=new, body=new, terms=(), at=1_000_000.0)
+        rows.set_standing(conn, aside, layer="superseded")
+        holder = rows.insert(conn, project="api", key=key, type="takeaway", summary=new,
+                             body=new, terms=(), at=1_000_060.0)
+    report = capture_with(old, config=config, conn=conn, project="api", session="s9",
+                          now=1_000_120.0)
+    (note,) = report.notes
+    assert note.action == "created" and note.supersedes == holder and note.key == key
+    keys = [m.key for m in rows.list_memories(conn, "api")]
+    assert len(keys) == len(set(keys)) == 3
 
 
 def test_a_changed_value_read_as_a_report_of_work_still_supersedes_the_old(

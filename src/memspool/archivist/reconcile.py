@@ -261,8 +261,14 @@ def _update(ctx: _Context, holder: memory_rows.Memory, key: str, note: Note) -> 
 def _create(ctx: _Context, key: str, note: Note, supersedes: memory_rows.Memory | None,
             ) -> NoteOutcome:
     if supersedes is not None and supersedes.key == key:
-        # The new value takes the subject's key; the old memory keeps its own text's.
-        memory_rows.rekey(ctx.conn, supersedes, distinct_key(key, supersedes.body))
+        # The new value takes the subject's key; the old memory keeps its own text's,
+        # or, when a value changed back and forth left an older memory of the same
+        # text holding that one, a key of its own id.
+        aside = distinct_key(key, supersedes.body)
+        holder = memory_rows.get_by_key(ctx.conn, ctx.project, aside)
+        if holder is not None and holder.id != supersedes.id:
+            aside = distinct_key(aside, f"memory {supersedes.id}")
+        memory_rows.rekey(ctx.conn, supersedes, aside)
     # A new value takes the old one's place, in the context block too: it is as
     # clear a statement of the subject as the one it replaces.
     clarity = note.clarity if supersedes is None else max(note.clarity, supersedes.clarity)
