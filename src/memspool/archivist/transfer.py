@@ -36,6 +36,7 @@ from memspool.distill.keys import note_key, text_hash
 from memspool.distill.similarity import Profiles, index_terms
 from memspool.redact import kept
 from memspool.store import memories as memory_rows
+from memspool.store import projects as project_rows
 from memspool.store import transaction
 from memspool.untrusted import parse_json, shown
 
@@ -219,12 +220,8 @@ class _Claims:
         repositories says ``api`` for ``github.com/acme/api``), that project; anything
         else as given."""
         if given not in self.projects:
-            known = conn.execute("SELECT 1 FROM projects WHERE id = ? UNION ALL SELECT 1"
-                                 " FROM memories WHERE project = ? LIMIT 1",
-                                 (given, given)).fetchone()
-            named = [] if known else conn.execute(
-                "SELECT id FROM projects WHERE name = ? LIMIT 2", (given,)).fetchall()
-            self.projects[given] = str(named[0][0]) if len(named) == 1 else given
+            named = project_rows.known_as(conn, given)
+            self.projects[given] = named[0] if len(named) == 1 else given
         return self.projects[given]
 
     def standing(self, record: dict[str, Any], line: int) -> tuple[Layer, float, float]:

@@ -29,7 +29,7 @@ from memspool.base.project import identify, readable_name
 from memspool.config import Config
 
 __all__ = [
-    "ProjectRow", "migrate_to_identities", "names", "remember", "resolve",
+    "ProjectRow", "known_as", "migrate_to_identities", "names", "remember", "resolve",
 ]
 
 #: A transcript's first records are read for its ``cwd``, up to these limits.
@@ -75,6 +75,17 @@ def names(conn: sqlite3.Connection, identities: list[str] | set[str]) -> dict[st
     return found
 
 
+def known_as(conn: sqlite3.Connection, text: str) -> list[str]:
+    """The projects this store knows as ``text``: the one whose identity it is (a
+    project recorded, or one with memories), else those with it as readable name."""
+    known = conn.execute("SELECT 1 FROM projects WHERE id = ?", (text,)).fetchone()
+    if known is not None or conn.execute(
+            "SELECT 1 FROM memories WHERE project = ? LIMIT 1", (text,)).fetchone():
+        return [text]
+    return [str(row[0]) for row in conn.execute(
+        "SELECT id FROM projects WHERE name = ? ORDER BY id", (text,))]
+
+
 def resolve(conn: sqlite3.Connection, text: str, cwd: Path | None = None, *,
             new_name: Callable[[str], str] = str) -> str:
     """The identity ``--project TEXT`` means.
@@ -99,14 +110,9 @@ def resolve(conn: sqlite3.Connection, text: str, cwd: Path | None = None, *,
         here, name = identify(str(cwd))[:2]
         if name == text:
             return here
-    known = conn.execute("SELECT 1 FROM projects WHERE id = ?", (text,)).fetchone()
-    if known is not None or conn.execute(
-            "SELECT 1 FROM memories WHERE project = ? LIMIT 1", (text,)).fetchone():
-        return text
-    named = [row[0] for row in conn.execute(
-        "SELECT id FROM projects WHERE name = ? ORDER BY id", (text,))]
+    named = known_as(conn, text)
     if len(named) == 1:
-        return str(named[0])
+        return named[0]
     if len(named) > 1:
         listed = ", ".join(named)
         raise PayloadError(
