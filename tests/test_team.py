@@ -238,13 +238,16 @@ def test_a_changed_value_on_b_supersedes_as(machines: dict[str, Machine]) -> Non
 
 def _save(machine: Machine, title: str, content: str) -> None:
     """An explicit memory under a topic key (MCP save / POST /memories), through the service."""
-    code = ("import sys, json\nfrom memspool.service import Service\n"
-            "with Service() as s:\n"
-            "    print(json.dumps(s.save(sys.argv[1], sys.argv[2], type='decision', "
-            "key='billing-port', project=sys.argv[3]).as_dict()))\n")
-    subprocess.run([sys.executable, "-c", code, title, content, PROJECT], check=True,
-                   capture_output=True, timeout=WAIT_SECS,
-                   env={**os.environ, "MEMSPOOL_HOME": str(machine.home)})
+    _through_service(machine, "s.save(sys.argv[1], sys.argv[2], type='decision', "
+                     "key='billing-port', project=sys.argv[3])", title, content, PROJECT)
+
+
+def _through_service(machine: Machine, call: str, *args: str) -> None:
+    """``call`` on the machine's Service (``s``) in a process of its own, ``args`` as
+    ``sys.argv[1:]``."""
+    code = f"import sys\nfrom memspool.service import Service\nwith Service() as s:\n    {call}\n"
+    subprocess.run([sys.executable, "-c", code, *args], check=True, capture_output=True,
+                   timeout=WAIT_SECS, env={**os.environ, "MEMSPOOL_HOME": str(machine.home)})
 
 
 def test_concurrent_edits_are_resolved_newest_first_and_the_loser_is_kept(
@@ -395,12 +398,8 @@ def _saves(machine: Machine) -> int:
 
 def _edit(machine: Machine, memory_id: int, summary: str, body: str) -> None:
     """A person's edit of a memory (the web page's form), through the service."""
-    code = ("import sys\nfrom memspool.service import Service\n"
-            "with Service() as s:\n"
-            "    s.edit(int(sys.argv[1]), summary=sys.argv[2], body=sys.argv[3], type='pitfall')\n")
-    subprocess.run([sys.executable, "-c", code, str(memory_id), summary, body], check=True,
-                   capture_output=True, timeout=WAIT_SECS,
-                   env={**os.environ, "MEMSPOOL_HOME": str(machine.home)})
+    _through_service(machine, "s.edit(int(sys.argv[1]), summary=sys.argv[2], "
+                     "body=sys.argv[3], type='pitfall')", str(memory_id), summary, body)
 
 
 def test_a_memory_forgotten_here_while_away_is_not_pulled_back(

@@ -24,8 +24,6 @@ def _status(args: argparse.Namespace) -> int:
     if args.json:
         print_json(status.as_dict())
         return 0
-    drained = status.last_drain
-    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(drained)) if drained else "never"
     note = "" if status.home_exists else " (does not exist yet: `memspool install` creates it)"
     print(f"home:              {status.home}{note}")
     print(f"store:             {status.store}")
@@ -53,7 +51,7 @@ def _status(args: argparse.Namespace) -> int:
     print(f"missing:           {_n(status.transcripts_missing)} transcript(s) being retried")
     print(f"quarantined:       {status.quarantined_files} damaged spool region(s)")
     print(f"hook errors:       {status.hook_errors}")
-    print(f"last drain:        {when}")
+    print(f"last drain:        {_when(status.last_drain)}")
     print(f"last error:        {status.last_error or 'none'}")
     for line in _team_lines(status.team):
         print(line)
@@ -66,7 +64,8 @@ def _n(count: int | None) -> str:
 
 
 def _when(seconds: object) -> str:
-    if not isinstance(seconds, (int, float)):
+    """A time as the status shows it; "never" for none."""
+    if not isinstance(seconds, (int, float)) or not seconds:
         return "never"
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
 
