@@ -186,6 +186,50 @@ def test_a_rule_applied_in_a_later_session_corroborates_it_in_other_words(
     assert [m for m in found if "REPORTS_DSN" in m.body and m.id != rule.id]
 
 
+def test_a_rule_said_again_in_passing_in_a_later_session_corroborates_it(
+        config: Config, conn: Any) -> None:
+    _queue_slice(conn, config, (
+        "[user] we never run the browser suite locally, the playwright tests only run in "
+        "the nightly `e2e-full` job on CI"), session="monday")
+    _queue_slice(conn, config, (
+        "[assistant] The checkout form validates the postcode now.\n\n"
+        "[assistant] I didn't run the browser suite here: the playwright tests run in the "
+        "nightly `e2e-full` job on CI. The unit tests pass."), session="thursday")
+    _queue_slice(conn, config, (
+        "[assistant] The cart badge shows the item count now. I ran the unit tests on "
+        "the badge component; the nightly job is unchanged."), session="friday")
+    digest(conn, config)
+    found = rows.list_memories(conn, "api")
+    (rule,) = [m for m in found if "e2e-full" in m.body]
+    # No "per your rule": the words it shares with the rule say it is said again.
+    assert rows.sessions_of(conn, rule.id) == {"monday", "thursday"}
+    assert rule.summary.startswith("We never run the browser suite locally")
+    # A report that shares a word or two with the rule corroborates nothing.
+    assert "friday" not in rows.sessions_of(conn, rule.id)
+
+
+def test_two_items_of_one_list_are_two_facts_whatever_their_introduction_shares(
+        config: Config, conn: Any) -> None:
+    _queue_slice(conn, config, (
+        "[assistant] The ingest pool is `max_conns=16` per pod, set through "
+        "`db.maxConns` in `deploy/values-prod.yaml`."), session="monday")
+    _queue_slice(conn, config, (
+        "[assistant] Both settings live in `deploy/values-prod.yaml`, nothing changed on "
+        "the cluster by hand:\n\n"
+        "- Memory: the container limit is `1536Mi` now and `GOMEMLIMIT` moves with it to "
+        "`1380MiB`, about 90% as before.\n"
+        "- Pool: the ingest pool is `max_conns=24` per pod now, since the sweeper holds up "
+        "to 4 connections during a batch."), session="thursday")
+    digest(conn, config)
+    live = [m for m in rows.list_memories(conn, "api") if m.live]
+    (memory,) = [m for m in live if "1536Mi" in m.body]
+    (pool,) = [m for m in live if "max_conns=24" in m.body]
+    assert memory.id != pool.id
+    # Keyed by its own subject, not by the introduction the two items share.
+    assert "pool" in pool.key and "settings" not in pool.key and "settings" not in memory.key
+    assert not [m for m in live if "max_conns=16" in m.body]  # the old value left
+
+
 def _minor_pass(notes: list[Any], config: Config, conn: Any, *, session: str,
                 at: float) -> CaptureReport:
     """``notes`` reconciled as the minor pass hands them over, in project "api"."""

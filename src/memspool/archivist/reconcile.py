@@ -58,6 +58,7 @@ from memspool.distill.similarity import (
     MIN_SHARED_TERMS,
     PINNED_MIN_DICE,
     Profiles,
+    RestateBar,
     Verdict,
     index_terms,
     lookup_terms,
@@ -440,17 +441,28 @@ def _among_candidates(ctx: _Context, note: Note, key: str) -> NoteOutcome:
 
 def _restated(ctx: _Context, note: Note,
               judged: list[tuple[memory_rows.Memory, Verdict]]) -> NoteOutcome | None:
-    """A transcript's note that says it restates something said before ("per your
-    rule, ...", a person's "remember ...") merges into the candidate it restates
-    most closely (``judged``: each candidate with how the note relates to it), with
-    a lower bar than other words (:func:`~memspool.distill.similarity.restates`):
-    the memory keeps its words and gains the restatement's, up to
+    """A transcript's note that restates something said before merges into the
+    candidate it restates most closely (``judged``: each candidate with how the note
+    relates to it), with a lower bar than other words
+    (:func:`~memspool.distill.similarity.restates`): a note that says it points back
+    ("per your rule, ...", a person's "remember ...") at its own bar; a claim under
+    the keep bar that says no such thing only into a memory of another session, at
+    the overlap bar. The memory keeps its words and gains the restatement's, up to
     RESTATED_BODY_CHARS (a claim under the keep bar adds none)."""
-    if note.restates is None or (ctx.origin.slice_id is None and note.only_if is None):
+    if note.restates is None and note.only_if is None:
+        # A fact the model keeps is news until it says it is not: a loose overlap
+        # would fold a new rule into the memory of another subject it shares a
+        # file name with, and it would leave recall with that memory's value.
+        return None
+    if ctx.origin.slice_id is None and note.only_if is None:
         return None  # a person's capture says what it says
+    bar: RestateBar = "overlap" if note.restates is None else note.restates
     best: tuple[float, memory_rows.Memory, Verdict] | None = None
     for candidate, related in judged:
-        verdict = restates(related, reminder=note.restates == "reminder")
+        if bar == "overlap" and (candidate.id in ctx.created_ids or ctx.origin.session
+                                 in memory_rows.sessions_of(ctx.conn, candidate.id)):
+            continue  # said again only in another session
+        verdict = restates(related, bar)
         if verdict is not None and (best is None or verdict.comparison.dice > best[0]):
             best = (verdict.comparison.dice, candidate, verdict)
     if best is None:

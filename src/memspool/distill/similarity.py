@@ -911,22 +911,37 @@ RULE_RESTATED_CONTAINMENT: Final = 0.3
 #: A person's reminder is held to more: it can also be a new fact.
 REMINDER_SHARED: Final = 3
 REMINDER_CONTAINMENT: Final = 0.6
+#: A later session's text that does not say it points back is held to more: this
+#: many shared terms and this share of the two texts' weight. A rule said again in
+#: passing ("I didn't run `connectedCheck`; the instrumented suite runs in the Test
+#: Lab job") words it its own way, a negation on one side included, but keeps the
+#: rule's names; a text about another subject seldom shares four of them.
+OVERLAP_RESTATED_SHARED: Final = 4
+OVERLAP_RESTATED_DICE: Final = 0.25
+#: What marks a text as said again: it points back at a rule, a person reminds,
+#: or nothing does (only the overlap with the older text says so).
+RestateBar = Literal["rule", "reminder", "overlap"]
 
 
-def restates(verdict: Verdict, *, reminder: bool = False) -> Verdict | None:
-    """A text that says it restates what was said before (the assistant applying a
-    rule, a person reminding), related to an older one by ``verdict``
-    (:func:`relate`): the verdict to merge it with (``same``: the memory keeps
-    its text), or ``None``. A new value or a contradiction is never a
-    restatement."""
+def restates(verdict: Verdict, bar: RestateBar = "rule") -> Verdict | None:
+    """A text that restates what was said before (the assistant applying a rule, a
+    person reminding, or a later session saying it in words of its own; ``bar``),
+    related to an older one by ``verdict`` (:func:`relate`): the verdict to merge it
+    with (``same``: the memory keeps its text), or ``None``. A new value or a
+    contradiction by a number, an order or an antonym is never a restatement."""
     if verdict.agrees:
         return verdict
     comparison = verdict.comparison
-    shared, containment = (REMINDER_SHARED, REMINDER_CONTAINMENT) if reminder else (
-        RULE_RESTATED_SHARED, RULE_RESTATED_CONTAINMENT)
-    if verdict.replaces or comparison.veto_kind in ("numbers", "reversed", "antonyms") \
-            or comparison.shared < shared or comparison.containment < containment:
+    if verdict.replaces or comparison.veto_kind in ("numbers", "reversed", "antonyms"):
         return None
+    if bar == "overlap":
+        if comparison.shared < OVERLAP_RESTATED_SHARED or comparison.dice < OVERLAP_RESTATED_DICE:
+            return None
+    else:
+        shared, containment = (REMINDER_SHARED, REMINDER_CONTAINMENT) if bar == "reminder" \
+            else (RULE_RESTATED_SHARED, RULE_RESTATED_CONTAINMENT)
+        if comparison.shared < shared or comparison.containment < containment:
+            return None
     return Verdict("same", comparison)
 
 
@@ -937,6 +952,11 @@ def _restates_a_part(old: str, new: str, profiles: Profiles | None) -> bool:
     parts = [part for part in _SENTENCE_END.split(old) if len(part) >= _PART_MIN_CHARS]
     if len(parts) < 2:  # one sentence is the whole, compared already
         return False
+    # A sentence both texts hold word for word beside more of their own is their
+    # shared context (the introduction of the list two items come from: "Both
+    # changes are in `values-prod.yaml`:"), not a fact one says again.
+    said = new.strip()
+    parts = [part for part in parts if part.strip() == said or part.strip() not in said]
     # The later text is that sentence, reworded ("same"): one that holds a short
     # sentence and says much more besides ("more") restates nothing of the memory
     # ("Melanie: Wow, love that painting!" is in many a longer message).

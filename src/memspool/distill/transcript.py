@@ -103,6 +103,10 @@ _RECURS: Final = re.compile(
 #: slice holds as many messages as a turn or a whole backfilled session, and what a
 #: long session learnt is not cut at a count made for one capture call.
 NOTES_PER_MESSAGE: Final = 20
+#: A claim under the keep bar whose own probability reaches this is kept where it
+#: says again, in a later session, what a memory says (the overlap bar of
+#: reconciliation); below it, a claim is chatter whatever words it shares.
+RESTATED_FLOOR: Final = 0.4
 #: A person's framing that reminds of something said before ("remember ...").
 _REMINDS: Final = re.compile(r"^\W{0,3}(?:please\s+)?(?:remember|keep in mind)\b",
                              re.IGNORECASE)
@@ -223,8 +227,12 @@ def _note(group: _Group) -> Note:
     summary = whole_summary(_sentence_case(headline))
     body = f"{lead}\n{said}".strip() if lead else said
     best = max(group.verdicts, key=lambda v: v.probability)
+    # An item's subject is its own ("Pool: `pool_max_conns=24` per pod"), not its
+    # list's introduction, which the other items share.
+    keyed = whole_summary(_sentence_case(said)) if lead and group.claims[0].kind == "item" \
+        else summary
     return Note(type=best.type, summary=summary, body=body,
-                key_text=subject_key(summary), clarity=round(best.clarity, 4),
+                key_text=subject_key(keyed), clarity=round(best.clarity, 4),
                 restates=restates)
 
 
@@ -311,6 +319,15 @@ def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Grou
         elif _REFERS_BACK.search(claim.text) or _RECURS.search(claim.text):
             yield dataclasses.replace(_note(_Group(role, [claim], [verdict])),
                                       only_if="restates", restates="rule")
+        elif role == "assistant" and verdict.probability >= RESTATED_FLOOR:
+            # A fact-like claim in the agent's report of work done ("I changed the
+            # replica count in the chart instead of running `kubectl scale`, since
+            # Argo ..."): a rule of an earlier session applied, when it says that
+            # rule's words again (reconciliation's overlap bar). A person's aside
+            # under the bar ("month end again, the tasks got OOM-killed") is news
+            # or chatter, not a rule kept.
+            yield dataclasses.replace(_note(_Group(role, [claim], [verdict])),
+                                      only_if="restates", restates=None)
 
 
 def notes_of(text: str, *, subagent: bool = False) -> tuple[list[Note], str]:
