@@ -8,7 +8,7 @@ message judged as a whole and each claim in it by the claim model
   end, marked with "...", past SUMMARY_CHARS);
 - a claim that opens by pointing back ("It", "This", "So") takes the
   sentence before it along, when that sentence is not chatter; the next
-  kept sentence joins it when it points back in turn or shares two terms of
+  kept sentence joins it when it points back in turn or shares a term of
   its subject (a problem and its fix are one note), and so does the next
   sentence just under the keep bar (CONTINUES_SHARE of it);
 - a list item takes its list's introduction ("The endpoint conventions:")
@@ -57,8 +57,11 @@ __all__ = ["CONTEXT_SHARE", "notes_of", "transcript_notes"]
 #: bring chatter into the memory's text, which costs more than a missing subject.
 CONTEXT_SHARE: Final = 1.0
 #: Terms two neighbouring kept sentences share when they are about the same
-#: things, and how many of each sentence's terms are compared.
-_SHARED_SUBJECT_TERMS: Final = 2
+#: things, and how many of each sentence's terms are compared. One is enough:
+#: a cause and its fix share few words ("a plain `ClusterIP` Service, and
+#: kube-proxy balances TCP connections" / "order-svc sends every call over one
+#: HTTP/2 connection"), and a fact cut in two is a fact no memory holds whole.
+_SHARED_SUBJECT_TERMS: Final = 1
 #: A sentence under the keep bar that goes on with the kept fact before it (see
 #: _goes_on) joins it when its probability reaches this share of the bar.
 CONTINUES_SHARE: Final = 0.9
