@@ -27,7 +27,8 @@ Scored per split (``tune`` and ``heldout`` side by side):
 - type accuracy: kept facts whose memory has the fact's type;
 - context lines cut: context-block lines that end mid-sentence (a line showing
   its memory's whole summary is not cut, full stop or not);
-- leaks: memories of another project holding a fact's anchors;
+- leaks: memories of another project holding a fact's anchors that its own
+  sessions never say;
 - noise: a search for something no session spoke of returns nothing.
 """
 
@@ -187,6 +188,22 @@ def _cut(line: str, summaries: dict[int, str]) -> bool:
     return not fact.endswith((".", "!", "?", "...", "`", ")", '"', "'"))
 
 
+def _project_texts(sessions: list[dict[str, Any]]) -> dict[str, str]:
+    """What each project's sessions say (prompts, answers, thinking), lower case."""
+    said: dict[str, list[str]] = defaultdict(list)
+    for session in sessions:
+        for turn in session["turns"]:
+            said[session["project"]] += [turn.get(k) or "" for k in ("user", "assistant",
+                                                                     "thinking")]
+    return {project: "\n".join(texts).lower() for project, texts in said.items()}
+
+
+def _said(said_in: dict[str, str], project: str, anchors: list[str]) -> bool:
+    """The project's own sessions say every anchor: its memory holding them is its own
+    fact (two projects can share a setting), not a leak."""
+    return all(anchor.lower() in said_in.get(project, "") for anchor in anchors)
+
+
 def _score_facts(sessions: list[dict[str, Any]], memories: list[dict[str, Any]],
                  scores: Scores) -> None:
     """Planted facts kept, corroborated, leaked; changed values superseded."""
@@ -194,6 +211,7 @@ def _score_facts(sessions: list[dict[str, Any]], memories: list[dict[str, Any]],
     facts: dict[str, dict[str, Any]] = {}
     replaced: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
     sessions_of: dict[str, set[str]] = defaultdict(set)
+    said_in = _project_texts(sessions)
     for session in sorted(sessions, key=lambda s: (s["project"], s["order"])):
         for planted in session["facts"]:
             fact = {**planted, "project": session["project"]}
@@ -219,7 +237,8 @@ def _score_facts(sessions: list[dict[str, Any]], memories: list[dict[str, Any]],
                 scores.misses.append(f"not corroborated {fact_id}: "
                                      f"{[(m['id'], m['sessions']) for m in mine]}")
         scores.leaks += sum(1 for m in memories if m["project"] != fact["project"]
-                            and _holds(m, fact["anchors"]))
+                            and _holds(m, fact["anchors"])
+                            and not _said(said_in, m["project"], fact["anchors"]))
     _score_unrestated(current, [f for f in facts.values() if len(sessions_of[f["id"]]) > 1],
                       scores)
     for old_id, (old, new) in replaced.items():
