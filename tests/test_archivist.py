@@ -563,3 +563,19 @@ def test_terminal_colours_leave_no_trace_in_memory_keys_or_search(
     assert len(texts) == 2 and all("the staging " in text for text in texts)
     assert not any(junk in text for text in texts for junk in ("[0m", "31m", "\x1b", "title"))
     assert len(search(conn, "staging", project="api")) == 2
+
+
+def test_a_value_change_is_offered_before_sentences_kept_only_as_restatements() -> None:
+    from memspool.distill.transcript import NOTES_PER_MESSAGE, transcript_notes
+    services = ["billing", "search", "ledger", "mailer", "exports", "webhooks", "audit",
+                "reports", "uploads", "payments", "inventory", "pricing", "geocoder",
+                "scheduler", "notifier", "catalog", "checkout", "importer", "sessions",
+                "thumbnails", "accounts", "alerts", "metrics", "gateway", "invoices",
+                "refunds", "coupons", "shipping", "returns", "reviews"]
+    assert len(services) > NOTES_PER_MESSAGE
+    report = " ".join(f"I checked the {s} service: its `{s}_worker` handles retries through "
+                      "the queue." for s in services)
+    said = f"[assistant] {report} The `statement_timeout` went from 5000 to 10000 ms."
+    notes = transcript_notes(said, conditional=True)
+    # A long report fills the message's share of notes; the change still has its place.
+    assert [n.only_if for n in notes if "10000" in n.body] == ["replaces"]

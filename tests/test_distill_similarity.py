@@ -427,27 +427,3 @@ def test_two_items_of_one_list_do_not_restate_each_other_by_their_introduction()
     assert not relate(memory, pool).agrees
     # The introduction said again on its own still restates that sentence.
     assert relate(memory, intro).agrees
-
-
-@pytest.mark.parametrize(("old", "new"), [
-    ("Set `workers: 2` on CI in `playwright.config.ts`, local runs keep choosing their own.",
-     "`workers: 3` on CI, not 4: `next start` runs on the same runner and needs a core."),
-    ("Send `DATABASE_URL` through the pooler on port 6543 with "
-     "`?pgbouncer=true&connection_limit=1`, so each instance holds one connection.",
-     "`DATABASE_URL` keeps port 6543 and `pgbouncer=true`, with `connection_limit=5`."),
-])
-def test_a_name_in_code_given_another_value_is_a_new_value(old: str, new: str) -> None:
-    # No word of change, and little else in common: the name and its value say it.
-    assert relate(old, new).relation == "new-value"
-
-
-@pytest.mark.parametrize(("old", "new"), [
-    # Each side's setting belongs to a subject the other text does not name.
-    ("The staging api sets `port: 8080` in its chart.",
-     "The prod worker sets `port: 9090` in its chart."),
-    # The same value: nothing changed.
-    ("Set `workers: 2` on CI.", "CI keeps `workers: 2` for the checkout specs."),
-])
-def test_a_name_in_code_given_a_value_of_another_subject_is_no_new_value(
-        old: str, new: str) -> None:
-    assert relate(old, new).relation != "new-value"

@@ -807,49 +807,6 @@ def _words_of(text: str) -> frozenset[str]:
     return frozenset(_canonical(w) for words in _clause_words(text) for w in words)
 
 
-#: A name in code given a value in the same span: "`workers: 2`",
-#: "`pool_max_conns=16`", "`rust-version = "1.74"`", "`?pgbouncer=true&connection_limit=1`".
-_ASSIGNED: Final = re.compile(
-    r"(?<![\w.\-])([A-Za-z_][\w.\-]*[A-Za-z_\d])\s*(?:=|:(?!/))\s*[\"']?([\w.\-*@+]*\d[\w.\-*@+]*)")
-#: The words just before a span that say whose setting it is ("the staging api's").
-_ASSIGNED_LEAD: Final = 3
-
-
-def _assignments(text: str) -> dict[str, tuple[str, frozenset[str]]]:
-    """The names ``text``'s code gives a value with ``=`` or ``:``, each with its
-    value and the content words just before its span in the clause (its subject)."""
-    found: dict[str, tuple[str, frozenset[str]]] = {}
-    for span in _CODE_SPAN.finditer(text):
-        clause = _CLAUSE_END.split(text[:span.start()])[-1]
-        lead = [_canonical(w) for w in (t.strip(_STRIP).lower() for t in clause.split())
-                if w and w not in vocab.COMPARISON_STOP_WORDS and not _VALUE.match(w)]
-        near = frozenset(lead[-_ASSIGNED_LEAD:])
-        for match in _ASSIGNED.finditer(span.group(1)):
-            name = match.group(1).lower()
-            if sum(ch.isalpha() for ch in name) >= _NAME_LETTERS:
-                found.setdefault(name, (match.group(2).lower(), near))
-    return found
-
-
-def _reassigned(old: str, new: str) -> bool:
-    """The later text's code gives a name the older text's code gives a value another
-    value ("Set `workers: 2` on CI" / "`workers: 3` on CI, not 4"), said of the same
-    subject: neither side's words before the span name one the other text lacks
-    ("staging: `port: 8080`" / "prod: `port: 9090`")."""
-    before, after = _assignments(old), _assignments(new)
-    if not before or not after:
-        return False
-    old_words, new_words = _words_of(old), _words_of(new)
-    for name in before.keys() & after.keys():
-        (was, was_said), (now, now_said) = before[name], after[name]
-        if was == now:
-            continue
-        if was_said - new_words and now_said - old_words:
-            continue
-        return True
-    return False
-
-
 def _value_changed(old: str, new: str) -> bool:
     """The later text gives a new value to something the older one gives a value,
     and says so ("raised", "now", "(was 100)", "retired"): to a token of the same
@@ -937,8 +894,7 @@ def relate(old: str, new: str, profiles: Profiles | None = None) -> Verdict:
         return Verdict("new-value", comparison)
     relation = _relation(old, new, comparison, profiles)
     if relation in ("same", "more", "different") and (
-            _value_changed(old, new) or _reassigned(old, new)
-            or (relation != "same" and _retired(old, new))):
+            _value_changed(old, new) or (relation != "same" and _retired(old, new))):
         relation = "new-value"
     if relation == "different" and comparison.shared >= _PART_MIN_SHARED \
             and _restates_a_part(old, new, profiles):

@@ -311,6 +311,9 @@ def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Grou
     rule. Each is a note kept only where it gives a memory of an earlier session its
     new value, or restates one (reconciliation decides)."""
     taken = {id(claim) for group in groups for claim in group.claims}
+    # Said again only by its words: offered last, so a long report's sentences
+    # never crowd a value change out of the message's share of notes.
+    by_overlap: list[Note] = []
     for claim, verdict in zip(found, verdicts, strict=True):
         if id(claim) in taken or verdict.keep or claim.introduces or asks(claim):
             continue  # a question states nothing, whatever values it names
@@ -329,8 +332,9 @@ def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Grou
             # rule's words again (reconciliation's overlap bar). A person's aside
             # under the bar ("month end again, the tasks got OOM-killed") is news
             # or chatter, not a rule kept.
-            yield dataclasses.replace(_note(_Group(role, [claim], [verdict])),
-                                      only_if="restates", restates=None)
+            by_overlap.append(dataclasses.replace(_note(_Group(role, [claim], [verdict])),
+                                                  only_if="restates", restates=None))
+    yield from by_overlap
 
 
 def notes_of(text: str, *, subagent: bool = False) -> tuple[list[Note], str]:
