@@ -446,9 +446,10 @@ def _restated(ctx: _Context, note: Note,
     relates to it), with a lower bar than other words
     (:func:`~memspool.distill.similarity.restates`): a note that says it points back
     ("per your rule, ...", a person's "remember ...") at its own bar; a claim under
-    the keep bar that says no such thing only into a memory of another session, at
-    the overlap bar. The memory keeps its words and gains the restatement's, up to
-    RESTATED_BODY_CHARS (a claim under the keep bar adds none)."""
+    the keep bar that says no such thing at the overlap bar (:func:`_restating` has
+    judged only memories of other sessions). The memory keeps its words and gains
+    the restatement's, up to RESTATED_BODY_CHARS (a claim under the keep bar adds
+    none)."""
     if note.restates is None and note.only_if is None:
         # A fact the model keeps is news until it says it is not: a loose overlap
         # would fold a new rule into the memory of another subject it shares a
@@ -459,9 +460,6 @@ def _restated(ctx: _Context, note: Note,
     bar: RestateBar = "overlap" if note.restates is None else note.restates
     best: tuple[float, memory_rows.Memory, Verdict] | None = None
     for candidate, related in judged:
-        if bar == "overlap" and (candidate.id in ctx.created_ids or ctx.origin.session
-                                 in memory_rows.sessions_of(ctx.conn, candidate.id)):
-            continue  # said again only in another session
         verdict = restates(related, bar)
         if verdict is not None and (best is None or verdict.comparison.dice > best[0]):
             best = (verdict.comparison.dice, candidate, verdict)
