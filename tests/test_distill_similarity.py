@@ -427,3 +427,40 @@ def test_two_items_of_one_list_do_not_restate_each_other_by_their_introduction()
     assert not relate(memory, pool).agrees
     # The introduction said again on its own still restates that sentence.
     assert relate(memory, intro).agrees
+
+
+def test_not_just_adds_and_denies_nothing() -> None:
+    rule = ("from now on always run the tests on the iPhone SE (3rd generation) sim before "
+            "pushing, not just the 15")
+    assert relate(rule, "run the tests on the iPhone SE sim like always and push").agrees
+    # A "not" that denies still does: the same words negated contradict.
+    negated = relate("always run the tests on the iPhone SE sim before pushing",
+                     "do not run the tests on the iPhone SE sim before pushing")
+    assert negated.relation == "contradiction"
+
+
+def test_a_rule_applied_to_other_code_restates_it_but_another_value_does_not() -> None:
+    rule = ("Never call `.delay()`/`.apply_async()` inside `transaction.atomic()`. Enqueue "
+            "through `transaction.on_commit(lambda: task.delay(...))` so the task is only "
+            "published after the commit succeeds.")
+    applied = relate(rule, "Those two calls need to go through `transaction.on_commit`.")
+    # Names of its own beside the rule's ("two" calls) tell two texts apart, but not a
+    # rule from its application: said again by its words, it restates the rule.
+    assert applied.relation == "different" and not applied.values_clash
+    assert restates(applied, "overlap") is not None
+    pool = "The orders service runs `pool_max_conns=16` per pod behind `pgbouncer` in prod."
+    other = relate(pool, "The billing service runs `pool_max_conns=32` per pod behind "
+                         "`pgbouncer`, two of them in prod.")
+    assert other.values_clash and restates(other, "overlap") is None
+
+
+def test_a_unit_is_no_subject_a_new_value_belongs_to() -> None:
+    timeout = ("Read timeout 30 s, connect/write/pool stay at 10 s, i.e. "
+               "`httpx.Timeout(10.0, read=30.0)` as `DEFAULT_TIMEOUT` in `_http.py`.")
+    retries = ("heron answers 429 with `Retry-After: 20`, and `_retry.py` ignores that "
+               "header. It sleeps 0.5, 1, 2 and 4 s and gives up after the fifth attempt. "
+               "Retries now wait for `Retry-After` whenever the server sends it.")
+    # "4 s" shares its unit with "30 s", and names nothing the timeout is: another fact.
+    assert not relate(timeout, retries).replaces
+    assert relate(timeout, "Read timeout is 60 s now, same for the sync and the async "
+                           "client.").relation == "new-value"

@@ -239,6 +239,13 @@ def _fold_numbers(words: list[str]) -> list[str]:
     return folded
 
 
+def _negated(words: list[str]) -> bool:
+    """A negation word that negates: "not just the 15" / "not only X but Y" add,
+    they do not deny."""
+    return any(word in vocab.NEGATIONS and not (word == "not" and nxt in vocab.ADDITIVE)
+               for word, nxt in itertools.zip_longest(words, words[1:], fillvalue=""))
+
+
 def _words(text: str) -> list[str]:
     """Surface tokens in order, normalised but not yet filtered."""
     text = unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'")
@@ -355,7 +362,7 @@ def _build_profile(text: str) -> _Profile:
         terms=frozenset(terms),
         keys=frozenset(keys),
         numbers=frozenset(keys | ({"1"} if "one" in words else set())),
-        negated=any(word in vocab.NEGATIONS for word in words),
+        negated=_negated(words),
         preferences=frozenset(
             _relations(words, vocab.PREFERENCE_WORDS) | _relations(words, vocab.ORDER_WORDS)
         ),
@@ -643,6 +650,9 @@ class Verdict:
 
     relation: Relation
     comparison: Comparison
+    #: Each text holds a value the other lacks (a number, a version, a size), not
+    #: only names of its own: what keeps a text from restating the other.
+    values_clash: bool = False
 
     @property
     def replaces(self) -> bool:
@@ -767,6 +777,8 @@ class _Named:
     value: str
     names: frozenset[str]
     subject: frozenset[str]
+    #: The word just after the value, when it is one of its names ("30 s", "4 workers").
+    after: str = ""
 
 
 @lru_cache(maxsize=_PARSED_TEXTS)
@@ -797,8 +809,11 @@ def _named_values(text: str) -> tuple[_Named, ...]:
             after = words[index + 1] if index + 1 < len(words) else ""
             names = set(lead)
             if after and after not in vocab.COMPARISON_STOP_WORDS and not _VALUE.match(after):
-                names.add(_canonical(after))
-            found.append(_Named(word, frozenset(names), subject))
+                after = _canonical(after)
+                names.add(after)
+            else:
+                after = ""
+            found.append(_Named(word, frozenset(names), subject, after))
     return tuple(found)
 
 
@@ -822,7 +837,12 @@ def _value_changed(old: str, new: str) -> bool:
     announcing = {_canonical(m.group(0).lower()) for m in _ANNOUNCES.finditer(new)}
     for a in before:
         for b in after:
-            if not a.names & b.names or a.value == b.value:
+            shared = a.names & b.names
+            if not shared or a.value == b.value:
+                continue
+            if not b.subject and shared <= {b.after}:
+                # A value of no subject that shares only the word after it ("... 2
+                # and 4 s and gives up" / "read timeout 30 s"): a unit, not a name.
                 continue
             if any(name.startswith("~") for name in a.names):
                 return True
@@ -899,7 +919,16 @@ def relate(old: str, new: str, profiles: Profiles | None = None) -> Verdict:
     if relation == "different" and comparison.shared >= _PART_MIN_SHARED \
             and _restates_a_part(old, new, profiles):
         relation = "same"
-    return Verdict(relation, comparison)
+    return Verdict(relation, comparison, comparison.veto_kind == "numbers"
+                   and _values_clash(old, new, profiles))
+
+
+def _values_clash(old: str, new: str, profiles: Profiles | None) -> bool:
+    """Each text holds a value the other does not (``16`` / ``32``): two texts that
+    differ only in the names they mention beside their shared ones do not."""
+    a, b = (frozenset(k for k in _profile(text, profiles).numbers if _VALUE.match(k))
+            for text in (old, new))
+    return bool(a - b) and bool(b - a)
 
 
 #: A text that says it restates something said before ("per your rule", a person's
@@ -927,12 +956,20 @@ def restates(verdict: Verdict, bar: RestateBar = "rule") -> Verdict | None:
     """A text that restates what was said before (the assistant applying a rule, a
     person reminding, or a later session saying it in words of its own; ``bar``),
     related to an older one by ``verdict`` (:func:`relate`): the verdict to merge it
-    with (``same``: the memory keeps its text), or ``None``. A new value or a
-    contradiction by a number, an order or an antonym is never a restatement."""
+    with (``same``: the memory keeps its text), or ``None``. A new value, a
+    contradiction by an order or an antonym, or another value beside the older one's
+    is never a restatement; other names beside the shared ones may be (a rule applied
+    to new code: "Those two calls need to go through `transaction.on_commit`")."""
     if verdict.agrees:
         return verdict
     comparison = verdict.comparison
-    if verdict.replaces or comparison.veto_kind in ("numbers", "reversed", "antonyms"):
+    # A text that says it keeps a rule ("as you wanted", "like always") and differs
+    # from it by a negation alone says it in other words ("pnpm only, never npm" /
+    # "everything ran through pnpm, as you wanted"): a contradiction says what changed.
+    kept = bar == "rule" and verdict.relation == "contradiction" \
+        and comparison.veto_kind == "negated"
+    if (verdict.replaces and not kept) or comparison.veto_kind in ("reversed", "antonyms") \
+            or verdict.values_clash:
         return None
     if bar == "overlap":
         if comparison.shared < OVERLAP_RESTATED_SHARED or comparison.dice < OVERLAP_RESTATED_DICE:

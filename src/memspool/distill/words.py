@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
+    "ADDITIVE",
     "ANTONYMS",
     "COMPARISON_STOP_WORDS",
     "EXPANSIONS",
@@ -54,6 +55,8 @@ NEGATIONS: Final = frozenset(
     {"not", "no", "never", "without", "nothing", "none", "nor", "cannot", "avoid", "instead",
      "rather", "otherwise", "prevent", "prevents", "prevented", "preventing"}
 )
+#: Words that turn a "not" before them into an addition ("not just", "not only").
+ADDITIVE: Final = frozenset({"just", "only", "merely", "simply"})
 #: Number words read as the numbers they name. "one" alone stays a stop word
 #: ("one temp folder" says what "a temp folder" says); inside a number
 #: ("twenty-one", "one hundred") it counts.
