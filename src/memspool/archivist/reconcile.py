@@ -428,8 +428,8 @@ def _among_candidates(ctx: _Context, note: Note, key: str) -> NoteOutcome:
         judged.append((candidate, verdict))
         if verdict.agrees:
             return _merge(ctx, candidate, note, verdict)
-        if verdict.replaces and ctx.origin.session not in memory_rows.sessions_of(ctx.conn,
-                                                                                  candidate.id):
+        if verdict.replaces and ctx.origin.session not in memory_rows.sessions_of(
+                ctx.conn, candidate.id) and not _keeps_it(note, verdict):
             # Another subject's memory is replaced only from another session: within
             # one, texts alike but for a number ("pool 1", "pool 2") are siblings.
             return _create(ctx, key, note, supersedes=candidate)
@@ -437,6 +437,32 @@ def _among_candidates(ctx: _Context, note: Note, key: str) -> NoteOutcome:
     if restated is not None:
         return restated
     return _create(ctx, key, note, supersedes=None)
+
+
+def _keeps_it(note: Note, verdict: Verdict) -> bool:
+    """A note that says it keeps a rule ("as you wanted", "like always") and differs
+    from a memory by a negation alone restates it (:func:`restates`), never replaces it."""
+    return note.restates == "rule" and restates(verdict, "rule") is not None
+
+
+def _bar(ctx: _Context, note: Note, candidate: memory_rows.Memory) -> RestateBar | None:
+    """The bar at which a transcript's note restates ``candidate``, or ``None``.
+
+    A note that says it points back, at its own bar; a claim under the keep bar
+    that says nothing of the kind, at the overlap bar. A kept note that does not
+    point back is news until it says otherwise (a loose overlap folded a new rule
+    into the memory of another subject that named the same file, and the rule left
+    recall with that memory's old value), but for a person's rule said again in a
+    later session: at the reminder bar, and only into a person's rule (a
+    ``preference``); in one session, two rules alike are two rules."""
+    if note.only_if is not None and note.restates is None:
+        return "overlap"
+    if note.restates in ("rule", "reminder"):
+        return note.restates
+    if note.restates == "person" and candidate.type == "preference" \
+            and ctx.origin.session not in memory_rows.sessions_of(ctx.conn, candidate.id):
+        return "reminder"
+    return None
 
 
 def _restated(ctx: _Context, note: Note,
@@ -447,19 +473,17 @@ def _restated(ctx: _Context, note: Note,
     (:func:`~memspool.distill.similarity.restates`): a note that says it points back
     ("per your rule, ...", a person's "remember ...") at its own bar; a claim under
     the keep bar that says no such thing at the overlap bar (:func:`_restating` has
-    judged only memories of other sessions). The memory keeps its words and gains
-    the restatement's, up to RESTATED_BODY_CHARS (a claim under the keep bar adds
-    none)."""
-    if note.restates is None and note.only_if is None:
-        # A fact the model keeps is news until it says it is not: a loose overlap
-        # would fold a new rule into the memory of another subject it shares a
-        # file name with, and it would leave recall with that memory's value.
-        return None
+    judged only memories of other sessions); a person's rule at the reminder bar,
+    only into a rule of theirs of an earlier session (:func:`_bar`). The memory keeps
+    its words and gains the restatement's, up to RESTATED_BODY_CHARS (a claim under
+    the keep bar adds none)."""
     if ctx.origin.slice_id is None and note.only_if is None:
         return None  # a person's capture says what it says
-    bar: RestateBar = "overlap" if note.restates is None else note.restates
     best: tuple[float, memory_rows.Memory, Verdict] | None = None
     for candidate, related in judged:
+        bar = _bar(ctx, note, candidate)
+        if bar is None:
+            continue
         verdict = restates(related, bar)
         if verdict is not None and (best is None or verdict.comparison.dice > best[0]):
             best = (verdict.comparison.dice, candidate, verdict)

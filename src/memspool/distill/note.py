@@ -14,8 +14,10 @@ __all__ = ["PASSIVE_TITLE_CHARS", "Note", "OnlyIf", "Restates"]
 #: The mem_capture_passive contract: a passive memory is titled by its first 50 characters.
 PASSIVE_TITLE_CHARS: Final = 50
 #: A note that says it restates what was said before: the assistant applying the
-#: person's rule ("per your rule, ..."), or a person reminding ("remember ...").
-Restates = Literal["rule", "reminder"] | None
+#: person's rule ("per your rule, ..."), or a person reminding ("remember ..."); or
+#: a person's rule, which restates a rule of theirs it shares the words of
+#: (``person``: a person who says a rule again in a later session reminds).
+Restates = Literal["rule", "reminder", "person"] | None
 #: A claim under the keep bar that is kept on one condition: that it gives a memory
 #: its new value ("went from 5000 to 10000 ms"), or restates one ("same as always").
 OnlyIf = Literal["replaces", "restates"] | None

@@ -73,10 +73,13 @@ _POINTS_BACK: Final = re.compile(
     r"^\W{0,3}(?:it|its|it's|this|that|these|those|they|them|their|there|so|which|both"
     r"|otherwise|then|hence|thus|same|such|and|but|because|also|without it|without that)\b",
     re.IGNORECASE)
-#: A user's framing of a fact, left out of its summary: "remember: X" is X.
+#: A word that joins a person's sentence to what they said before it ("and remember:").
+_JOINED: Final = r"(?:(?:oh\s+)?(?:and|also|so)\s+)?"
+#: A user's framing of a fact, left out of its summary: "remember: X" is X, and so is
+#: "also X" (the word that joined it to the rest of the prompt).
 _FRAMING: Final = re.compile(
-    r"^\W{0,3}(?:please\s+)?(?:remember|note(?: for (?:later|the future))?|fyi|btw"
-    r"|for future reference|keep in mind|memo)\b(?:\s+that\b)?\s*[:,\-\u2014]?\s*",
+    rf"^\W{{0,3}}{_JOINED}(?:(?:please\s+)?(?:remember|note(?: for (?:later|the future))?|fyi"
+    r"|btw|for future reference|keep in mind|memo)\b(?:\s+that\b)?\s*[:,\-\u2014]?\s*)?",
     re.IGNORECASE)
 #: Lower-case first words that are commands or tools, written as such.
 _COMMAND_WORDS: Final = ("npm ", "pnpm ", "yarn ", "pip ", "git ", "make ", "cargo ", "go ",
@@ -111,7 +114,7 @@ NOTES_PER_MESSAGE: Final = 20
 #: reconciliation); below it, a claim is chatter whatever words it shares.
 RESTATED_FLOOR: Final = 0.4
 #: A person's framing that reminds of something said before ("remember ...").
-_REMINDS: Final = re.compile(r"^\W{0,3}(?:please\s+)?(?:remember|keep in mind)\b",
+_REMINDS: Final = re.compile(rf"^\W{{0,3}}{_JOINED}(?:please\s+)?(?:remember|keep in mind)\b",
                              re.IGNORECASE)
 _ROLES: Final = {"assistant": "assistant", "summary": "assistant", "user": "user"}
 #: The sections Claude Code's compaction prompt asks a session summary for, and
@@ -201,7 +204,7 @@ def _groups(found: list[Claim], verdicts: list[Verdict], role: str,
 
 
 #: A first word that is a plain word, not an identifier (``npm``, ``pool_size``).
-_PLAIN_FIRST_WORD: Final = re.compile(r"[a-z]+(?=[\s,;:]|$)")
+_PLAIN_FIRST_WORD: Final = re.compile(r"[a-z]+(?:'[a-z]+)?(?=[\s,;:]|$)")
 
 
 def _sentence_case(text: str) -> str:
@@ -214,12 +217,20 @@ def _sentence_case(text: str) -> str:
 
 def _note(group: _Group) -> Note:
     said = "\n".join(c.text for c in group.claims)
-    if group.role == "user":
-        restates: Restates = "reminder" if _REMINDS.match(said) else None
-    else:
-        restates = "rule" if _REFERS_BACK.search(said) else None
-    said = (_FRAMING if group.role == "user" else _RESTATED).sub("", said, count=1)
     lead = group.context
+    restates: Restates = None
+    if _RECURS.search(said):  # "run the tests on the SE sim like always"
+        restates = "rule"
+    elif group.role == "user":
+        reminds = _REMINDS.match(lead) or _REMINDS.match(said)
+        restates = "reminder" if reminds else "person"
+    elif _REFERS_BACK.search(said):
+        restates = "rule"
+    framing = _FRAMING if group.role == "user" else _RESTATED
+    said = framing.sub("", said, count=1)
+    # A framing that introduces the fact ("and remember:" on a line of its own) is
+    # no part of it either.
+    lead = framing.sub("", lead, count=1).strip() if lead else lead
     if lead and group.claims[0].kind == "item":
         # "The endpoint conventions here:" + "one blueprint per resource".
         headline = f"{lead.rstrip(':').rstrip()}: {said}"
