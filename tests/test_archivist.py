@@ -581,13 +581,15 @@ def test_a_value_change_is_offered_before_sentences_kept_only_as_restatements() 
     assert [n.only_if for n in notes if "10000" in n.body] == ["replaces"]
 
 
+#: A person's rule in a prompt that asks for something else.
+PRISMA_RULE = ("[user] the invoice totals are off by a cent on some orders, can you look at "
+               "the rounding in `lib/money.ts`? also i'd rather you never mock prisma in "
+               "vitest, prisma mocks test nothing.")
+
+
 def test_a_persons_rule_said_again_in_a_later_session_is_one_memory_of_two_sessions(
         config: Config, conn: Any) -> None:
-    _queue_slice(conn, config, (
-        "[user] the invoice totals are off by a cent on some orders, can you look at the "
-        "rounding in `lib/money.ts`? also i'd rather you never mock prisma in vitest, "
-        "prisma mocks test nothing."),
-        session="monday")
+    _queue_slice(conn, config, PRISMA_RULE, session="monday")
     _queue_slice(conn, config, (
         "[assistant] Pitfall: `prisma migrate dev` resets the shadow database, so a test "
         "run against it loses the seed data."), session="monday")
@@ -614,37 +616,29 @@ def test_a_persons_rule_said_again_in_a_later_session_is_one_memory_of_two_sessi
     assert rows.sessions_of(conn, seed.id) == {"thursday"}
 
 
-def test_a_rule_said_again_like_always_corroborates_it_and_is_no_contradiction(
-        config: Config, conn: Any) -> None:
-    _queue_slice(conn, config, (
-        "[user] from now on always run the tests on the iPhone SE (3rd generation) sim "
-        "before pushing, not just the 15"), session="monday")
-    _queue_slice(conn, config, "[user] sgtm. run the tests on the iPhone SE sim like always "
-                 "and push", session="thursday")
-    digest(conn, config)
-    found = [m for m in rows.list_memories(conn, "api") if "iPhone SE" in m.body]
+@pytest.mark.parametrize(("rule", "kept", "word", "summary"), [
     # "not just the 15" adds a device, it denies nothing: no contradiction to supersede.
-    (rule,) = [m for m in found if m.live]
-    assert rule.summary.startswith("From now on always run the tests on the iPhone SE (3rd")
-    assert rows.sessions_of(conn, rule.id) == {"monday", "thursday"}
-    assert not [m for m in found if m.layer == "superseded"]
-
-
-def test_an_agent_keeping_a_rule_as_asked_restates_it_whatever_its_negation(
-        config: Config, conn: Any) -> None:
-    _queue_slice(conn, config, (
-        "[user] can you add a date picker to the booking form? and from now on we use pnpm "
-        "only, never npm: pnpm-lock.yaml is our one lockfile."), session="monday")
-    _queue_slice(conn, config, (
-        "[assistant] The date picker is on the booking form now.\n\n"
-        "[assistant] Everything today ran through pnpm, and `pnpm-lock.yaml` is still the "
-        "only lockfile in the repo, as you wanted."), session="thursday")
-    digest(conn, config)
-    found = [m for m in rows.list_memories(conn, "api") if "pnpm" in m.body]
+    ("[user] from now on always run the tests on the iPhone SE (3rd generation) sim before "
+     "pushing, not just the 15",
+     "[user] sgtm. run the tests on the iPhone SE sim like always and push",
+     "iPhone SE", "From now on always run the tests on the iPhone SE (3rd"),
     # "never npm" on one side only is no contradiction of a text that says it kept the rule.
-    (rule,) = [m for m in found if m.live]
-    assert rule.summary.startswith("From now on we use pnpm only, never npm")
-    assert rows.sessions_of(conn, rule.id) == {"monday", "thursday"}
+    ("[user] can you add a date picker to the booking form? and from now on we use pnpm "
+     "only, never npm: pnpm-lock.yaml is our one lockfile.",
+     "[assistant] The date picker is on the booking form now.\n\n[assistant] Everything "
+     "today ran through pnpm, and `pnpm-lock.yaml` is still the only lockfile in the repo, "
+     "as you wanted.",
+     "pnpm", "From now on we use pnpm only, never npm"),
+])
+def test_a_rule_kept_as_always_or_as_asked_corroborates_it_and_is_no_contradiction(  # noqa: PLR0917 - pytest passes fixtures positionally
+        config: Config, conn: Any, rule: str, kept: str, word: str, summary: str) -> None:
+    _queue_slice(conn, config, rule, session="monday")
+    _queue_slice(conn, config, kept, session="thursday")
+    digest(conn, config)
+    found = [m for m in rows.list_memories(conn, "api") if word in m.body]
+    (memory,) = [m for m in found if m.live]
+    assert memory.summary.startswith(summary)
+    assert rows.sessions_of(conn, memory.id) == {"monday", "thursday"}
     assert not [m for m in found if m.layer == "superseded"]
 
 
@@ -654,10 +648,7 @@ def test_the_words_that_frame_a_persons_rule_are_no_part_of_it(
         "[user] add a `refunded_at` field to the payment model. and remember: always run "
         "`makemigrations --check` before you commit anything that touches models."),
         session="monday")
-    _queue_slice(conn, config, (
-        "[user] the invoice totals are off by a cent on some orders, can you look at the "
-        "rounding in `lib/money.ts`? also i'd rather you never mock prisma in vitest, "
-        "prisma mocks test nothing."), session="monday")
+    _queue_slice(conn, config, PRISMA_RULE, session="monday")
     digest(conn, config)
     summaries = sorted(m.summary for m in rows.list_memories(conn, "api") if m.live)
     # "and remember:" introduces the rule and "also" joins it to the prompt: neither
