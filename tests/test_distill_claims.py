@@ -162,3 +162,11 @@ def test_a_question_mark_inside_code_does_not_make_a_question() -> None:
     ending, _ = notes_of("[assistant] Done, pushed. The refund window went from 14 to 30 "
                          "days in `Order#refundable?`")
     assert [n.only_if for n in ending] == ["replaces"]
+
+
+def test_a_setting_moved_in_code_says_a_change() -> None:
+    # Written as code on both sides, the move is still a move: a note that may give
+    # the setting's memory its new value, not one that can only restate it.
+    notes, _ = notes_of("[assistant] Applied. The api task's memory goes from "
+                        "`memory = 512` to `memory = 1536` in `ecs.tf`.")
+    assert [n.only_if for n in notes] == ["replaces"]

@@ -256,6 +256,18 @@ def test_trigram_jaccard_baseline() -> None:
      "new-value"),
     ("The MSRV is `1.79`, set in Cargo.toml's `rust-version`.",
      "MSRV bumped `1.79` -> `1.80` for let-else chains.", "new-value"),
+    # The move of a setting written in code on both sides: the words that differ moved.
+    ("The search pods get `POOL = 4` in `settings.py`, one connection per core.",
+     "After the resize the settings file went from `POOL = 4` to `POOL = 16` for the "
+     "bigger nodes.", "new-value"),
+    # A setting written in code on both sides, worded apart and with no word of
+    # change: the same setting with another value.
+    ("Set `workers: 2` on CI in `playwright.config.ts`; local runs pick their own.",
+     "`workers: 3` on CI, since the app server shares the runner and needs a core.",
+     "new-value"),
+    ("Render runs the api with `NODE_VERSION=20.11.1` from `render.yaml`.",
+     "`NODE_VERSION` is 22.12.0 in `render.yaml`, which Render runs the api with.",
+     "new-value"),
     # Negated: the older decision no longer holds.
     ("Decision: use the connection pooler pgbouncer in transaction mode for the API.",
      "Decision: never use the connection pooler pgbouncer in transaction mode for the API.",
@@ -296,6 +308,16 @@ def test_a_fact_said_again_in_other_words_holds_no_substitution() -> None:
     # A move from a value the older text never states is not about its value.
     ("Release builds use `lto = \"fat\"` and `codegen-units = 1`.",
      "Dropping `lto` took the release build from 112 to 42 seconds on CI."),
+    # One setting's name in code, but each side names its own subject around it:
+    # after it in its clause, before it in its sentence (past a comma), or the
+    # "name" is a host.
+    ("`max_connections = 100` on the primary, which the API writes to.",
+     "`max_connections = 200` on the replica, which the reports read from."),
+    ("`retries: 3` in the celery config.", "The HTTP client uses `retries: 5`."),
+    ("In staging, the api runs `replicas: 2`.", "In production, the api runs `replicas: 6`."),
+    ("The orders service sets `pool_max_conns=16` in its DSN.", "`pool_max_conns=32` for billing."),
+    ("Postgres listens on `localhost:5432` in the compose file.",
+     "Redis listens on `localhost:6379` in the compose file."),
     # A name in code shared, the change announced, but no value on the older side.
     ("Always run `makemigrations --check` before committing model changes.",
      "CI now runs `makemigrations --check` on Python 3.12."),

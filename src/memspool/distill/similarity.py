@@ -600,9 +600,9 @@ _CHANGE: Final = re.compile(
     r"\b(?:now|no longer|from now on|(?:changed|moved|bumped|switched|raised|lowered|"
     r"increased|reduced|upgraded|downgraded|set) to)\b", re.IGNORECASE)
 #: A move said outright: "from 43200 to 86400", "from moment.js to dayjs",
-#: "`6` -> `12`", "1.79 → 1.80" (an arrow between values only: "A -> B" of words
-#: is as often a flow as a change).
-_MOVED_WORD: Final = r"`?([\w.:/@+-]*\w)`?"
+#: "from `memory = 1024` to `memory = 2048`", "`6` -> `12`", "1.79 → 1.80" (an
+#: arrow between values only: "A -> B" of words is as often a flow as a change).
+_MOVED_WORD: Final = r"(?:`([^`\n]{1,80})`|([\w.:/@+-]*\w))"
 _MOVED_VALUE: Final = r"`?([-+]?\d[\w.:/-]*)`?"
 _TRANSITION: Final = re.compile(
     rf"\bfrom\s+{_MOVED_WORD}\s+to\s+{_MOVED_WORD}(?=[\s.,;:)]|$)"
@@ -714,6 +714,64 @@ def _same_subject_new_value(old: str, new: str) -> bool:
     return False
 
 
+#: A setting written in code: the whole span is a name and its value (`workers: 3`,
+#: `NODE_VERSION=20.11.1`, `--concurrency 8`, `memory = 2048`), or a span that is a
+#: name with its value said just after it ("`NODE_VERSION` is 22.12.0").
+_SETTING_SPAN: Final = re.compile(
+    r"^\s*(--?[a-z][\w.-]*|[a-z_][\w.-]*)\s*[=:]?\s*[\"']?([-+]?\d[\w.:/-]*?)[\"']?[,;]?\s*$",
+    re.IGNORECASE)
+_NAME_SPAN: Final = re.compile(r"^(--?[a-z][\w.-]*|[a-z_][\w.-]*)$", re.IGNORECASE)
+_VALUE_AFTER: Final = re.compile(
+    r"^\s*(?:is|are|=|:|to|at)?\s*`?([-+]?\d[\w.:/-]*?)[.,;:)]?(?:\s|`|$)", re.IGNORECASE)
+
+
+def _settings(text: str) -> dict[str, _Slot]:
+    """The settings ``text`` writes in code, by name, each with its value and the
+    content terms around it (its subject: "In staging, the redis client sets")."""
+    found: dict[str, _Slot] = {}
+    for match in _CODE_SPAN.finditer(text):
+        span = match.group(1)
+        setting = _SETTING_SPAN.match(span)
+        if setting is not None:
+            name, value = setting.group(1), setting.group(2)
+        elif _NAME_SPAN.match(span) and (said := _VALUE_AFTER.match(
+                text[match.end():match.end() + 40])) is not None:
+            name, value = span, said.group(1)
+        else:
+            continue
+        if len(name.strip("-")) < _NAME_LETTERS:
+            continue
+        # Code spans left out (a "." in `cache.py` ends nothing): its sentence up to
+        # it ("In staging, the api runs") and the rest of its clause ("... on the
+        # replica").
+        lead = _SENTENCE_END.split(_CODE_SPAN.sub(" ", text[:match.start()]))[-1]
+        rest = _CLAUSE_END.split(_CODE_SPAN.sub(" ", text[match.end():]))[0]
+        context = _plain_words(f"{lead} {rest}")
+        found.setdefault(name.lower(), _Slot(value.lower(), context))
+    return found
+
+
+def _plain_words(text: str) -> frozenset[str]:
+    """The content terms of ``text`` outside its code, a possessive's "'s" left off."""
+    words = (t.strip(_STRIP).removesuffix("'s") for t in _CODE_SPAN.sub(" ", text).lower().split())
+    return frozenset(_canonical(w) for w in words if w and _content(w) and not _VALUE.match(w))
+
+
+def _setting_moved(old: str, new: str) -> bool:
+    """Both texts write one setting in code (`workers: 2` / "`workers: 3` on CI"),
+    each with a value the other does not give it, and not each names a subject the
+    other lacks in the setting's clause ("`max_connections = 100` on the primary" /
+    "... = 200` on the replica"): the setting's new value, however the rest is worded."""
+    a, b = _settings(old), _settings(new)
+    for name in a.keys() & b.keys():
+        if a[name].value == b[name].value or a[name].value in _values(new):
+            continue
+        left, right = a[name].context, b[name].context
+        if not (left - _plain_words(new) and right - _plain_words(old)):
+            return True
+    return False
+
+
 def says_a_change(text: str) -> bool:
     """``text`` says a value moved ("went from 5000 to 10000 ms", "is on 20 threads per
     process now", "Bumped to 8"): a word of change and a number it gives."""
@@ -756,10 +814,13 @@ def _moved_from(old: str, new: str) -> bool:
     text's value is the one replaced, whatever the words around it."""
     before = {word.strip(_STRIP) for word in old.lower().split()}
     for match in _TRANSITION.finditer(new):
-        start, end = (match.group(1), match.group(2)) if match.group(1) is not None \
-            else (match.group(3), match.group(4))
-        start, end = start.lower().strip(_STRIP), end.lower().strip(_STRIP)
-        if start != end and start in before and end not in before:
+        start, end = (word.lower() for word in match.groups() if word is not None)
+        # A setting in code on both sides ("`memory = 1024`" to "`memory = 2048`"):
+        # what moved is the words that differ.
+        start_words, end_words = start.split(), end.split()
+        start = " ".join(w for w in start_words if w not in end_words).strip(_STRIP)
+        end = " ".join(w for w in end_words if w not in start_words).strip(_STRIP)
+        if start and end and start in before and end not in before:
             return True
     return False
 
@@ -914,7 +975,8 @@ def relate(old: str, new: str, profiles: Profiles | None = None) -> Verdict:
         return Verdict("new-value", comparison)
     relation = _relation(old, new, comparison, profiles)
     if relation in ("same", "more", "different") and (
-            _value_changed(old, new) or (relation != "same" and _retired(old, new))):
+            _value_changed(old, new) or _setting_moved(old, new)
+            or (relation != "same" and _retired(old, new))):
         relation = "new-value"
     if relation == "different" and comparison.shared >= _PART_MIN_SHARED \
             and _restates_a_part(old, new, profiles):
