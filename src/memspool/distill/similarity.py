@@ -725,9 +725,11 @@ _VALUE_AFTER: Final = re.compile(
     r"^\s*(?:is|are|=|:|to|at)?\s*`?([-+]?\d[\w.:/-]*?)[.,;:)]?(?:\s|`|$)", re.IGNORECASE)
 
 
+@lru_cache(maxsize=_PARSED_TEXTS)
 def _settings(text: str) -> dict[str, _Slot]:
     """The settings ``text`` writes in code, by name, each with its value and the
-    content terms around it (its subject: "In staging, the redis client sets")."""
+    content terms around it (its subject: "In staging, the redis client sets").
+    Cached, so callers only read what it gives."""
     found: dict[str, _Slot] = {}
     for match in _CODE_SPAN.finditer(text):
         span = match.group(1)
@@ -751,6 +753,7 @@ def _settings(text: str) -> dict[str, _Slot]:
     return found
 
 
+@lru_cache(maxsize=_PARSED_TEXTS)
 def _plain_words(text: str) -> frozenset[str]:
     """The content terms of ``text`` outside its code, a possessive's "'s" left off."""
     words = (t.strip(_STRIP).removesuffix("'s") for t in _CODE_SPAN.sub(" ", text).lower().split())
@@ -760,8 +763,9 @@ def _plain_words(text: str) -> frozenset[str]:
 def _setting_moved(old: str, new: str) -> bool:
     """Both texts write one setting in code (`workers: 2` / "`workers: 3` on CI"),
     each with a value the other does not give it, and not each names a subject the
-    other lacks in the setting's clause ("`max_connections = 100` on the primary" /
-    "... = 200` on the replica"): the setting's new value, however the rest is worded."""
+    other lacks around it ("In staging, ..." / "In production, ...", "... on the
+    primary" / "... on the replica"): the setting's new value, however the rest is
+    worded."""
     a, b = _settings(old), _settings(new)
     for name in a.keys() & b.keys():
         if a[name].value == b[name].value or a[name].value in _values(new):
