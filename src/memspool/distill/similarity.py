@@ -717,10 +717,10 @@ def _same_subject_new_value(old: str, new: str) -> bool:
 #: A setting written in code: the whole span is a name and its value (`workers: 3`,
 #: `NODE_VERSION=20.11.1`, `--concurrency 8`, `memory = 2048`), or a span that is a
 #: name with its value said just after it ("`NODE_VERSION` is 22.12.0").
+_SETTING_NAME: Final = r"(--?[a-z][\w.-]*|[a-z_][\w.-]*)"
 _SETTING_SPAN: Final = re.compile(
-    r"^\s*(--?[a-z][\w.-]*|[a-z_][\w.-]*)\s*[=:]?\s*[\"']?([-+]?\d[\w.:/-]*?)[\"']?[,;]?\s*$",
-    re.IGNORECASE)
-_NAME_SPAN: Final = re.compile(r"^(--?[a-z][\w.-]*|[a-z_][\w.-]*)$", re.IGNORECASE)
+    rf"^\s*{_SETTING_NAME}\s*[=:]?\s*[\"']?([-+]?\d[\w.:/-]*?)[\"']?[,;]?\s*$", re.IGNORECASE)
+_NAME_SPAN: Final = re.compile(rf"^{_SETTING_NAME}$", re.IGNORECASE)
 _VALUE_AFTER: Final = re.compile(
     r"^\s*(?:is|are|=|:|to|at)?\s*`?([-+]?\d[\w.:/-]*?)[.,;:)]?(?:\s|`|$)", re.IGNORECASE)
 
