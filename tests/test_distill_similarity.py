@@ -268,6 +268,9 @@ def test_trigram_jaccard_baseline() -> None:
     ("Render runs the api with `NODE_VERSION=20.11.1` from `render.yaml`.",
      "`NODE_VERSION` is 22.12.0 in `render.yaml`, which Render runs the api with.",
      "new-value"),
+    # A flag with its value run into it is a setting too.
+    ("The billing JVM runs with `-Xmx900m` from `JAVA_OPTS` in the Helm chart.",
+     "`-Xmx1400m` for the billing JVM, set in the Helm chart.", "new-value"),
     # Negated: the older decision no longer holds.
     ("Decision: use the connection pooler pgbouncer in transaction mode for the API.",
      "Decision: never use the connection pooler pgbouncer in transaction mode for the API.",
@@ -318,6 +321,9 @@ def test_a_fact_said_again_in_other_words_holds_no_substitution() -> None:
     ("The orders service sets `pool_max_conns=16` in its DSN.", "`pool_max_conns=32` for billing."),
     ("Postgres listens on `localhost:5432` in the compose file.",
      "Redis listens on `localhost:6379` in the compose file."),
+    # A name run into its digits is a name, not a setting: two hosts, two facts.
+    ("The state store of `enricher-1` lives on its own 20Gi volume and restores on restart.",
+     "The state store of `enricher-2` lives on its own 20Gi volume and restores on restart."),
     # A name in code shared, the change announced, but no value on the older side.
     ("Always run `makemigrations --check` before committing model changes.",
      "CI now runs `makemigrations --check` on Python 3.12."),

@@ -717,9 +717,16 @@ def _same_subject_new_value(old: str, new: str) -> bool:
 #: A setting written in code: the whole span is a name and its value (`workers: 3`,
 #: `NODE_VERSION=20.11.1`, `--concurrency 8`, `memory = 2048`), or a span that is a
 #: name with its value said just after it ("`NODE_VERSION` is 22.12.0").
-_SETTING_NAME: Final = r"(--?[a-z][\w.-]*|[a-z_][\w.-]*)"
+_FLAG: Final = r"--?[a-z][\w.-]*"
+_PLAIN_NAME: Final = r"[a-z_][\w.-]*"
+_SETTING_NAME: Final = rf"({_FLAG}|{_PLAIN_NAME})"
+#: A name, then "=", ":" or a space, then its value: `memory = 2048`, `--concurrency 2`,
+#: `threads: 8`; a flag's value may follow it at once (`-Xmx900m`: the flag's name is
+#: read shortest first), but a name run into digits is a name (a commit `a3f9c21`, a
+#: host `enricher-1`), not a setting.
 _SETTING_SPAN: Final = re.compile(
-    rf"^\s*{_SETTING_NAME}\s*[=:]?\s*[\"']?([-+]?\d[\w.:/-]*?)[\"']?[,;]?\s*$", re.IGNORECASE)
+    rf"^\s*(?:({_FLAG}?)\s*[=:]?\s*|({_PLAIN_NAME})(?:\s*[=:]\s*|\s+))"
+    r"[\"']?([-+]?\d[\w.:/-]*?)[\"']?[,;]?\s*$", re.IGNORECASE)
 _NAME_SPAN: Final = re.compile(rf"^{_SETTING_NAME}$", re.IGNORECASE)
 _VALUE_AFTER: Final = re.compile(
     r"^\s*(?:is|are|=|:|to|at)?\s*`?([-+]?\d[\w.:/-]*?)[.,;:)]?(?:\s|`|$)", re.IGNORECASE)
@@ -735,7 +742,7 @@ def _settings(text: str) -> dict[str, _Slot]:
         span = match.group(1)
         setting = _SETTING_SPAN.match(span)
         if setting is not None:
-            name, value = setting.group(1), setting.group(2)
+            name, value = setting.group(1) or setting.group(2), setting.group(3)
         elif _NAME_SPAN.match(span) and (said := _VALUE_AFTER.match(
                 text[match.end():match.end() + 40])) is not None:
             name, value = span, said.group(1)
