@@ -170,3 +170,19 @@ def test_a_setting_moved_in_code_says_a_change() -> None:
     notes, _ = notes_of("[assistant] Applied. The api task's memory goes from "
                         "`memory = 512` to `memory = 1536` in `ecs.tf`.")
     assert [n.only_if for n in notes] == ["replaces"]
+
+
+def test_a_persons_and_starts_a_new_fact_unless_it_shares_its_subject() -> None:
+    # "and ..." joins a new fact to the prompt: two notes, the rule one of its own,
+    # its joining word left out.
+    notes = transcript_notes(
+        "[user] heron's limit is 8 concurrent requests per token, they'll block the "
+        "token if we go above. and keep the public api sync — i dont want async leaking "
+        "into `wrenfold.Client`, half our users call it from notebooks and cron scripts")
+    assert [n.summary[:28] for n in notes] == ["Heron's limit is 8 concurren",
+                                               "Keep the public api sync — i"]
+    # Said of the same thing, it goes on with the fact before it.
+    (note,) = transcript_notes(
+        "[user] the nightly export runs on the reporting replica, never on the primary. "
+        "and the export has to finish before 06:00, the finance sync reads it then")
+    assert "finish before 06:00" in note.body

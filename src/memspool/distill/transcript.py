@@ -75,6 +75,8 @@ _POINTS_BACK: Final = re.compile(
     re.IGNORECASE)
 #: A word that joins a person's sentence to what they said before it ("and remember:").
 _JOINED: Final = r"(?:(?:oh\s+)?(?:and|also|so)\s+)?"
+#: A person's sentence that opens with the word joining it to their prompt: a new fact.
+_JOINS_NEXT: Final = re.compile(r"^\W{0,3}(?:oh\s+)?(?:and|also|plus)\b", re.IGNORECASE)
 #: A user's framing of a fact, left out of its summary: "remember: X" is X, and so is
 #: "also X" (the word that joined it to the rest of the prompt).
 _FRAMING: Final = re.compile(
@@ -141,8 +143,16 @@ class _Group:
     context: str = ""
 
 
-def _points_back(claim: Claim) -> bool:
-    return claim.kind == "sentence" and bool(_POINTS_BACK.match(claim.text))
+def _points_back(claim: Claim, role: str) -> bool:
+    """The sentence's subject is in the one before it. A person's "and ...", "also
+    ...", "oh and ..." joins a new fact to their prompt (as _FRAMING reads it), not
+    the one before: "heron's limit is 8 concurrent requests per token. and keep the
+    public api sync" are two facts."""
+    if claim.kind != "sentence":
+        return False
+    if role == "user" and _JOINS_NEXT.match(claim.text):
+        return False
+    return bool(_POINTS_BACK.match(claim.text))
 
 
 @lru_cache(maxsize=_SUBJECT_CACHE)
@@ -160,7 +170,7 @@ def _goes_on(group: _Group, claim: Claim) -> bool:
     problem and its fix, a rule and how it is kept, are one memory."""
     if claim.kind != "sentence" or group.claims[-1].kind != "sentence":
         return False
-    if _points_back(claim):
+    if _points_back(claim, group.role):
         return True
     shared = _subject_terms(group.claims[-1].text) & _subject_terms(claim.text)
     return len(shared) >= _SHARED_SUBJECT_TERMS
@@ -196,7 +206,7 @@ def _groups(found: list[Claim], verdicts: list[Verdict], role: str,
             intro = intros.get(claim.intro)
             if intro is not None and intro.keep and intro.probability >= floor:
                 group.context = claim.intro
-        elif index and _points_back(claim) and verdicts[index - 1].keep \
+        elif index and _points_back(claim, role) and verdicts[index - 1].keep \
                 and verdicts[index - 1].probability >= floor:
             group.context = found[index - 1].text
     if group is not None:
