@@ -149,3 +149,50 @@ def test_hybrid_keeps_the_top_three_that_hold_every_word(home: Path) -> None:
                     checked += 1
                     assert hit.id in hybrid_top, (q["query"], hit.summary)
         assert checked > 50
+
+
+def test_the_concept_words_counts_are_kept_and_stand_only_while_the_store_is_alike(
+        home: Path) -> None:
+    """Every writer's render counts the concept map's words into ``concept_counts``; a
+    query reads them instead of counting, ranks exactly as with live counts, and
+    counts again itself once the store has moved past COUNTS_DRIFT."""
+    from memspool.recall import counts
+
+    notes = [{"key": f"k{i}", "text": f"the {'socket' if i % 3 else 'database'} on worker "
+                                      f"{i} was reset after the deploy"} for i in range(300)]
+    service = _import(home, notes)
+    conn = service.conn
+    memories, ids = lexical.size(conn)
+    kept = dict(conn.execute("SELECT phrase, df FROM concept_counts").fetchall())
+    assert set(kept) == set(counts.phrases())
+    for word in ("socket", "database", "reset", "network"):
+        phrase = lexical.Term(word).phrase
+        assert kept[phrase] == lexical.count(conn, phrase, ids, memories) > 0 or word == "network"
+    # The same ranking with the kept counts as with counting every word.
+    query = "connection refused on the socket"
+    with_kept = [(h.id, h.score) for h in search(conn, query)]
+    conn.execute("DELETE FROM concept_counts")
+    assert [(h.id, h.score) for h in search(conn, query)] == with_kept
+    assert counts.refresh(conn) == len(counts.phrases())
+    # Past the drift, a query counts for itself; the next render counts again.
+    grown = int(memories * lexical.COUNTS_DRIFT) + 2
+    service.import_lines([json.dumps({"project": "p", "key": f"more{i}", "type": "takeaway",
+                                      "summary": f"socket {i} timed out",
+                                      "body": f"socket {i} timed out"}).encode()
+                          for i in range(grown)])
+    memories, ids = lexical.size(conn)
+    socket = lexical.Term("socket").phrase
+    assert lexical.Query(conn, [lexical.Term("socket")]).df == [
+        lexical.count(conn, socket, ids, memories)]
+    assert tuple(conn.execute("SELECT df, rows FROM concept_counts WHERE phrase = ?",
+                              (socket,)).fetchone()) == (lexical.count(conn, socket, ids, memories),
+                                                  memories)
+    conn.execute("UPDATE concept_counts SET rows = rows - ?", (grown,))  # as if counted before
+    assert lexical.kept_counts(conn, [socket], memories, ids[1]) == {}
+    assert lexical.Query(conn, [lexical.Term("socket")]).df == [
+        lexical.count(conn, socket, ids, memories)]
+    # A store without the table (one an older memspool wrote) counts every word.
+    conn.execute("DROP TABLE concept_counts")
+    assert [h.id for h in search(conn, query)] == [h.id for h in search(conn, query)]
+    assert lexical.kept_counts(conn, [socket], memories, ids[1]) == {}
+    service.close()

@@ -8,7 +8,11 @@ Shared by search (``memspool.recall.search``) and the prompt-recall hook
    (``porter.py``).
 2. **How common each term is.** FTS5 counts a term's memories up to
    ``DF_COUNTED``; past that the count is estimated from how far back among
-   the memory ids the newest ``DF_COUNTED`` matches reach.
+   the memory ids the newest ``DF_COUNTED`` matches reach. A term whose count
+   the store keeps (``concept_counts``: the concept map's words, counted after
+   writes by ``memspool.recall.counts``) is read from there while the store
+   has moved less than ``COUNTS_DRIFT`` since: the same number, without a
+   dozen reads of the index a query.
 3. **Reads, rarest term first**: each term's newest matches, at most
    ``TERM_READ`` a term and ``READ_BUDGET`` in all. A rare term's matches are
    all read; a common one's only its newest (its weight is small anyway).
@@ -45,8 +49,8 @@ if TYPE_CHECKING:
     from typing import Any, Final
 
 __all__ = [
-    "FIRST_STAGE", "RELEVANCE_FLOOR", "Query", "Term", "forget", "prepare", "rank", "relevant",
-    "tokens",
+    "COUNTS_DRIFT", "FIRST_STAGE", "RELEVANCE_FLOOR", "Query", "Term", "count", "forget",
+    "kept_counts", "moved", "prepare", "rank", "relevant", "size", "span", "tokens",
 ]
 
 #: bm25 column weights: summary, body, identifier parts (the index's columns).
@@ -55,6 +59,9 @@ K1: Final = 1.2
 B: Final = 0.75
 #: A term's memories are counted exactly up to this many (a few hundredths of a ms).
 DF_COUNTED: Final = 500
+#: A kept count stands while the store has moved by at most this share of its memories
+#: since it was counted (memories added or removed, and ids given out since).
+COUNTS_DRIFT: Final = 0.05
 #: Matches read for one term at most, and for one query in all.
 TERM_READ: Final = 300
 READ_BUDGET: Final = 1200
@@ -125,11 +132,12 @@ class Query:
     def __init__(self, conn: sqlite3.Connection, terms: Sequence[Term]) -> None:
         self.terms = list(terms)
         rows, self.averages = _index_totals(conn)
-        low, high = conn.execute("SELECT (SELECT min(id) FROM memories),"
-                                 " (SELECT max(id) FROM memories)").fetchone()
-        self._span = (int(low or 0), int(high or 0))
-        self.memories = rows if rows is not None else max(0, self._span[1] - self._span[0] + 1)
-        self.df = [self._count(conn, term) for term in self.terms]
+        self._span = span(conn)
+        self.memories = _indexed(rows, self._span)
+        kept = kept_counts(conn, [term.phrase for term in self.terms], self.memories,
+                           self._span[1])
+        self.df = [kept[term.phrase] if term.phrase in kept else self._count(conn, term)
+                   for term in self.terms]
         n = max(1, self.memories)
         # A term no memory holds weighs most: a memory holding the query's other
         # words holds little of what it asks.
@@ -145,16 +153,7 @@ class Query:
         self.own = sum(1 for _, _, own in self._scored if own)
 
     def _count(self, conn: sqlite3.Connection, term: Term) -> int:
-        count, oldest = conn.execute(
-            "SELECT count(*), min(rowid) FROM (SELECT rowid FROM memory_search"
-            " WHERE memory_search MATCH ? ORDER BY rowid DESC LIMIT ?)",
-            (term.phrase, DF_COUNTED)).fetchone()
-        if count < DF_COUNTED:
-            return int(count)
-        low, high = self._span
-        # The newest DF_COUNTED matches reach back to ``oldest``: spread like
-        # that over every id, the term has about this many.
-        return min(self.memories, int(count * (high - low + 1) / max(1, high - int(oldest) + 1)))
+        return count(conn, term.phrase, self._span, self.memories)
 
     # -- candidates -------------------------------------------------------------
 
@@ -270,6 +269,63 @@ def prepare(conn: sqlite3.Connection, terms: Sequence[str],
             stems.add(term.stem)
             extra.append(term)
     return Query(conn, own + extra)
+
+
+def span(conn: sqlite3.Connection) -> tuple[int, int]:
+    """The lowest and highest memory id (0, 0 for none)."""
+    low, high = conn.execute("SELECT (SELECT min(id) FROM memories),"
+                             " (SELECT max(id) FROM memories)").fetchone()
+    return int(low or 0), int(high or 0)
+
+
+def _indexed(rows: int | None, ids: tuple[int, int]) -> int:
+    return rows if rows is not None else max(0, ids[1] - ids[0] + 1)
+
+
+def size(conn: sqlite3.Connection) -> tuple[int, tuple[int, int]]:
+    """The memories the index holds and their :func:`span`, as a query reads them."""
+    ids = span(conn)
+    return _indexed(_index_totals(conn)[0], ids), ids
+
+
+def count(conn: sqlite3.Connection, phrase: str, ids: tuple[int, int], memories: int) -> int:
+    """How many memories hold ``phrase`` (an FTS5 phrase): counted up to
+    DF_COUNTED, estimated past that; ``ids`` is :func:`span`, ``memories`` the
+    memories indexed."""
+    found, oldest = conn.execute(
+        "SELECT count(*), min(rowid) FROM (SELECT rowid FROM memory_search"
+        " WHERE memory_search MATCH ? ORDER BY rowid DESC LIMIT ?)",
+        (phrase, DF_COUNTED)).fetchone()
+    if found < DF_COUNTED:
+        return int(found)
+    low, high = ids
+    # The newest DF_COUNTED matches reach back to ``oldest``: spread like
+    # that over every id, the term has about this many.
+    return min(memories, int(found * (high - low + 1) / max(1, high - int(oldest) + 1)))
+
+
+def moved(memories: int, max_id: int, counted_rows: int, counted_max_id: int) -> bool:
+    """Has the store moved past COUNTS_DRIFT since a count made at ``counted_rows``
+    memories and ids up to ``counted_max_id``? Memories added or removed, or ids given
+    out since (a memory forgotten and another saved leaves the total as it was)."""
+    drift = max(abs(memories - counted_rows), max_id - counted_max_id)
+    return drift > COUNTS_DRIFT * max(memories, counted_rows)
+
+
+def kept_counts(conn: sqlite3.Connection, phrases: Sequence[str], memories: int,
+                max_id: int) -> dict[str, int]:
+    """The counts the store keeps of ``phrases`` that still stand (:func:`moved`);
+    none from a store without the table (one not yet migrated)."""
+    if not phrases:
+        return {}
+    marks = ", ".join("?" * len(phrases))
+    try:
+        rows = conn.execute(f"SELECT phrase, df, rows, max_id FROM concept_counts"  # noqa: S608 - fixed fragments
+                            f" WHERE phrase IN ({marks})", list(phrases)).fetchall()
+    except conn.OperationalError:  # a store not yet migrated: every term is counted
+        return {}
+    return {str(row[0]): int(row[1]) for row in rows
+            if not moved(memories, max_id, int(row[2]), int(row[3]))}
 
 
 def relevant(relevance: float, held: int, terms: int) -> bool:

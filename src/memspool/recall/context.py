@@ -26,6 +26,7 @@ from typing import Final
 from memspool.base.project import readable_name
 from memspool.distill.claim_model import model
 from memspool.distill.keys import SUMMARY_CHARS, stated
+from memspool.recall.counts import refresh as refresh_counts
 from memspool.store import transaction
 
 __all__ = ["SECTIONS", "render", "render_dirty", "stored"]
@@ -108,8 +109,11 @@ def _title(kind: str) -> str:
 
 
 def render_dirty(conn: sqlite3.Connection, max_chars: int) -> list[str]:
-    """Render and store the block of every project whose memory changed; returns them."""
+    """Render and store the block of every project whose memory changed; returns them.
+    The concept words' kept counts are counted again too, when the store has moved
+    enough since (:mod:`memspool.recall.counts`)."""
     with transaction(conn):
+        refresh_counts(conn)
         projects = [row[0] for row in conn.execute("SELECT project FROM context_dirty")]
         for project in projects:
             text, listed = render(conn, project, max_chars)

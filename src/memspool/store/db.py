@@ -348,6 +348,17 @@ MIGRATIONS: Final[list[Migration]] = [
     TEAM_LEFT,
     # 15: a store that reached version 4 before migration 4 had its last column.
     slices_note_column,
+    # 16: how many memories hold each word of the concept map, counted when the
+    # store was as big as ``memories`` with ids up to ``max_id`` (memspool.recall.counts):
+    # a search reads them instead of counting a dozen words each time.
+    """
+    CREATE TABLE IF NOT EXISTS concept_counts (
+        phrase  TEXT    PRIMARY KEY,
+        df      INTEGER NOT NULL,
+        rows    INTEGER NOT NULL,
+        max_id  INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    """,
 ]
 
 
