@@ -136,7 +136,8 @@ class Query:
         self.memories = _indexed(rows, self._span)
         kept = kept_counts(conn, [term.phrase for term in self.terms], self.memories,
                            self._span[1])
-        self.df = [kept[term.phrase] if term.phrase in kept else self._count(conn, term)
+        self.df = [kept[term.phrase] if term.phrase in kept
+                   else count(conn, term.phrase, self._span, self.memories)
                    for term in self.terms]
         n = max(1, self.memories)
         # A term no memory holds weighs most: a memory holding the query's other
@@ -151,9 +152,6 @@ class Query:
         #: user's own terms only (two words of one stem count once).
         self.whole = sum(weight for _, weight, own in self._scored if own)
         self.own = sum(1 for _, _, own in self._scored if own)
-
-    def _count(self, conn: sqlite3.Connection, term: Term) -> int:
-        return count(conn, term.phrase, self._span, self.memories)
 
     # -- candidates -------------------------------------------------------------
 
