@@ -34,4 +34,4 @@ def test_a_slices_text_is_read_message_by_message_and_a_question_is_never_kept()
     lines = _explain("[user] why does checkout time out?\n\n[assistant] Let me look.\n")
     assert lines[0].startswith("user message:") and lines[1].endswith("why does checkout time out?")
     assert not any(line.startswith("  KEEP") for line in lines)
-    assert lines[-1] == "notes the minor pass makes: 0 (2 message(s), no claim durable)"
+    assert lines[-1] == "notes the minor pass makes: 0 (2 messages, no durable claim)"

@@ -164,3 +164,15 @@ def test_a_memory_saved_under_a_short_title_shows_its_fact_in_the_block(home: An
     assert "Release train: Releases leave main every Tuesday at 10:00 UTC." in lines[headed.id]
     # A summary that is a sentence is the line, as before.
     assert f"- #{whole.id} Deploys are frozen on Fridays. (" in lines[whole.id]
+
+
+def test_the_blocks_headings_say_whose_preferences_they_are(home: Any) -> None:
+    # "I prefer ..." is the person's voice: the heading tells the agent who "I" is.
+    with Service() as service:
+        service.save("I prefer small focused commits.", "I prefer small focused commits.",
+                     type="preference", project="shop")
+        service.save("The CDN caches 404s for an hour.", "The CDN caches 404s for an hour.",
+                     type="pitfall", project="shop")
+        block = service.context("shop").text
+    headings = [line for line in block.splitlines() if line.startswith("### ")]
+    assert headings == ["### The user's preferences and rules", "### Pitfalls"]

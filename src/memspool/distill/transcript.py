@@ -365,9 +365,9 @@ def notes_of(text: str, *, subagent: bool = False) -> tuple[list[Note], str]:
     if any(note.only_if is None for note in notes):
         return notes, ""
     if notes:
-        return notes, "no claim durable; only changed values and restatements, kept if they " \
+        return notes, "no durable claim; only changed values and restatements, kept if they " \
             "replace or restate a memory"
     said = [m for m in messages(text) if m.role in _ROLES]
     if not any(m.role != "user" for m in said):
         return [], "no assistant text (prompts, tool calls or thinking only)"
-    return [], f"{len(said)} message(s), no claim durable"
+    return [], f"{len(said)} message{'' if len(said) == 1 else 's'}, no durable claim"

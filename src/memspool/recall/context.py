@@ -33,7 +33,7 @@ __all__ = ["SECTIONS", "render", "render_dirty", "stored"]
 
 #: Type headings, in the order a new session most needs them.
 SECTIONS: Final = (
-    ("preference", "Preferences and rules"), ("pitfall", "Pitfalls"),
+    ("preference", "The user's preferences and rules"), ("pitfall", "Pitfalls"),
     ("root-cause", "Root causes"), ("decision", "Decisions"),
     ("pattern", "Conventions and patterns"), ("takeaway", "Takeaways"),
     ("passive", "Learnings"),
