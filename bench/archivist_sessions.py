@@ -27,6 +27,10 @@ Scored per split (``tune`` and ``heldout`` side by side):
 - type accuracy: kept facts whose memory has the fact's type;
 - context lines cut: context-block lines that end mid-sentence (a line showing
   its memory's whole summary is not cut, full stop or not);
+- context lines of chatter: context-block lines whose memory carries chatter
+  (the block is the strict tier: what every new session is given);
+- kept facts in the block: kept facts with a memory the context block shows
+  (the rest are only searchable);
 - leaks: memories of another project holding a fact's anchors that its own
   sessions never say;
 - noise: a search for something no session spoke of returns nothing.
@@ -78,6 +82,12 @@ class Scores:
     typed_right: int = 0
     lines: int = 0
     lines_cut: int = 0
+    #: Context-block lines whose memory carries chatter, and kept facts a block shows.
+    lines_chatter: int = 0
+    facts_shown: int = 0
+    #: The memories carrying chatter, and the memories holding each kept fact.
+    chattering: set[int] = dataclasses.field(default_factory=set)
+    holding: dict[str, set[int]] = dataclasses.field(default_factory=dict)
     leaks: int = 0
     noise_queries: int = 0
     noise_answered: int = 0
@@ -168,11 +178,17 @@ def score(sessions: list[dict[str, Any]], home: Path) -> Scores:
     _score_facts(sessions, memories, scores)
     _score_chatter(sessions, memories, scores)
     summaries = {int(m["id"]): str(m["summary"]).strip() for m in memories}
+    shown: set[int] = set()
     for block in blocks.values():
         for line in block.splitlines():
             if line.startswith("- "):
                 scores.lines += 1
                 scores.lines_cut += _cut(line, summaries)
+                listed = re.match(r"- #(\d+) ", line)
+                if listed:
+                    shown.add(int(listed.group(1)))
+                    scores.lines_chatter += int(listed.group(1)) in scores.chattering
+    scores.facts_shown = sum(1 for ids in scores.holding.values() if ids & shown)
     return scores
 
 
@@ -225,6 +241,7 @@ def _score_facts(sessions: list[dict[str, Any]], memories: list[dict[str, Any]],
                 and _holds(m, fact["anchors"])]
         if mine:
             scores.kept += 1
+            scores.holding[fact_id] = {int(m["id"]) for m in mine}
             scores.typed += 1
             scores.typed_right += any(m["type"] == fact["type"] for m in mine)
         else:
@@ -274,6 +291,7 @@ def _score_chatter(sessions: list[dict[str, Any]], memories: list[dict[str, Any]
         carried = [c for p, c in chatter if p == memory["project"] and c in text]
         if carried:
             scores.chatter += 1
+            scores.chattering.add(int(memory["id"]))
             scores.misses.append(f"chatter in #{memory['id']}: {carried[0][:60]!r}")
 
 
@@ -314,6 +332,8 @@ def main(argv: list[str] | None = None) -> int:
         ("memories carrying chatter", lambda s: _rate(s.chatter, s.memories)),
         ("type right (kept facts)", lambda s: _rate(s.typed_right, s.typed)),
         ("context lines cut", lambda s: _rate(s.lines_cut, s.lines)),
+        ("context lines of chatter", lambda s: _rate(s.lines_chatter, s.lines)),
+        ("kept facts in the block", lambda s: _rate(s.facts_shown, s.kept)),
         ("facts leaked to a project", lambda s: str(s.leaks)),
         ("noise queries answered", lambda s: _rate(s.noise_answered, s.noise_queries)),
     ]
