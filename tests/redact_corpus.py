@@ -23,6 +23,7 @@ import binascii
 import json
 import random
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -582,7 +583,52 @@ def _positives() -> list[Case]:
     s = password(r)
     add("jsonl-netrc-echo", _tool_use(f'echo "machine ftp.example.org login deploy password {s}" >> ~/.netrc'),
         s, family="netrc")
+    _more_vendors(add)
     return c
+
+
+def _more_vendors(add: Callable[..., None]) -> None:
+    """Vendors added on 2026-12-04, after an audit found their tokens stored (a stream of
+    their own, so the cases above keep their secrets)."""
+    r = random.Random(20261204)
+    upper = string.ascii_uppercase + string.digits
+    s = "dckr_pat_" + tok(r, 27, B64URL)
+    add("docker-login-pat", f"echo {s} | docker login -u ci-bot --password-stdin", s,
+        family="docker")
+    s = "hvs." + tok(r, 91, B64URL)
+    add("vault-login", _tool_use(f"vault login {s} && vault kv get secret/app"), s, family="vault")
+    s = "dop_v1_" + tok(r, 64, HEX)
+    add("doctl-auth", f"doctl auth init -t {s}", s, family="digitalocean")
+    s = "shpat_" + tok(r, 32, HEX)
+    add("shopify-header", f"curl -H 'X-Shopify-Access-Token: {s}' https://shop.myshopify.com/admin/api/2024-01/products.json",
+        s, family="shopify")
+    s = "GOCSPX-" + tok(r, 28, B64URL)
+    add("google-oauth-client-secret", f'{{"web": {{"client_id": "1234-abc.apps.googleusercontent.com", "client_secret": "{s}"}}}}',
+        s, family="google")
+    s = "AGE-SECRET-KEY-1" + tok(r, 58, upper)
+    add("age-identity", f"# created: 2026-12-04T10:00:00Z\n# public key: age1qqqq\n{s}", s,
+        family="age")
+    s = "ATATT3" + tok(r, 186, B64URL)
+    add("atlassian-api-token", f"JIRA_API_TOKEN is {s}", s, family="atlassian")
+    s = f"PMAK-{tok(r, 24, HEX)}-{tok(r, 34, HEX)}"
+    add("postman-key", f"newman run coll.json --postman-api-key {s}", s, family="postman")
+    s = "lin_api_" + tok(r, 40)
+    add("linear-key", _thinking(f"The user pasted their Linear key {s}; do not echo it."), s,
+        family="linear")
+    s = "ntn_" + tok(r, 11, string.digits) + tok(r, 35)
+    add("notion-integration", f"const notion = new Client({{ auth: '{s}' }})", s, family="notion")
+    s = f"glsa_{tok(r, 32)}_{tok(r, 8, HEX)}"
+    add("grafana-sa", f"grafana-cli --homepath /usr/share/grafana --config x admin token {s}", s,
+        family="grafana")
+    s = "NRAK-" + tok(r, 27, upper)
+    add("newrelic-user-key", f"newrelic profile add --apiKey {s} --region US", s, family="newrelic")
+    s = f"{tok(r, 14)}.atlasv1.{tok(r, 67, B64URL)}"
+    add("terraform-cloud", f'credentials "app.terraform.io" {{\n  token = "{s}"\n}}', s,
+        family="terraform")
+    s = "HRKU-" + tok(r, 60, B64URL)
+    add("heroku-hrku", f"heroku auth:token prints {s}", s, family="heroku")
+    s = tok(r, 40, B64)
+    add("aws-configure-set", f"aws configure set aws_secret_access_key {s}", s, family="aws")
 
 
 def _negatives() -> list[Case]:
@@ -598,6 +644,10 @@ def _negatives() -> list[Case]:
     add("uuid-session", '{"sessionId":"491e126e-1e71-469c-ade2-fcc8af567c74","uuid":"527398ad-ae38-4620-b5f6-ce4895a501a3"}')
     add("lockfile-integrity", f'"integrity": "sha512-{_b64(r, 64)}"')
     add("go-sum", f"golang.org/x/text v0.14.0 h1:{_b64(r, 32)}")
+    add("go-test-verdicts", "=== RUN   TestHTTP2Upgrade\n--- PASS: TestHTTP2Upgrade (0.02s)\n"
+        "--- PASS: TestParse/empty_input (0.00s)\nPASS: test_login_v2\nPASS\nok  example.com/x 0.02s")
+    add("vendor-prefixes-as-words", "the adapter's dapi layer, a pul-request, hvs.mean and NRAK-7 "
+        "in the ticket, dp.st. as a section, shpat_ alone")
     add("docker-digest", f"FROM python:3.11-slim@sha256:{tok(r, 64, HEX)}")
     add("image-base64", _line({"type": "image", "source": {"type": "base64", "media_type": "image/png",
         "data": "iVBORw0KGgoAAAANSUhEUgAA" + _b64(r, 3000)}}))

@@ -35,6 +35,9 @@ def test_every_family_the_issue_names_is_covered() -> None:
         "aws", "gcp", "google", "azure", "github", "gitlab", "slack", "stripe", "openai",
         "anthropic", "huggingface", "npm", "pypi", "twilio", "sendgrid", "private_key", "jwt",
         "url_password", "auth_header", "cli_password", "netrc", "generic",
+        # Added after an audit found their tokens stored (2026-12-04).
+        "docker", "vault", "digitalocean", "shopify", "age", "atlassian", "postman", "linear",
+        "notion", "grafana", "newrelic", "terraform", "heroku",
     }  # fmt: skip
 
 

@@ -399,11 +399,21 @@ def _placed_as_assignment(match: re.Match[str]) -> bool:
     return True
 
 
+#: What follows a test runner's verdict ("--- PASS: TestParse/empty (0.00s)", "PASS:
+#: test_login_v2"): a test's name, which no variable named ``PASS`` holds.
+_TEST_NAME: Final = re.compile(r"(?:Test|test|Benchmark|Example|Fuzz)[A-Za-z0-9_/.-]*")
+_NAME_CHAR: Final = re.compile(r"[A-Za-z0-9_.-]")
+
+
 def _generic_check(*, password: bool) -> Check:
     def check(match: re.Match[str]) -> bool:
         if not _name_is_about_secret(match.group("rest")) or not _placed_as_assignment(match):
             return False
         op = match.group("op")
+        if match.group("kw") == "PASS" and not match.group("rest") and op == ":" \
+                and not _NAME_CHAR.match(match.string[match.start() - 1:match.start()]) \
+                and _TEST_NAME.fullmatch(secret_of(match)):
+            return False
         if op == ",":
             # ``setenv("API_KEY", "...")``, but far more often a list of names
             # (``['Token', 'TokenFormatter']``): only a random value with a digit counts.

@@ -157,9 +157,11 @@ VENDOR_RULES: Final[tuple[Rule, ...]] = (
          check=token_check),
     Rule("aws", (("cret", r"(?<=[Ss]ecret)(?=[ _-]?(?:[Kk]ey|KEY|[Aa]ccess|ACCESS))"),
                  ("CRET", r"(?<=SECRET)(?=[ _-]?(?:KEY|ACCESS|Key|Access))")),
-         rx(_AWS_CREDENTIAL_NAME  # ``AWS Secret Access Key [None]:`` is aws configure
-            + separator(":=|=>|=|:", before=r"(?:[ \t]{0,4}\[[^\]\r\n]{0,24}\])?")
-            + r"(?P<secret>[A-Za-z0-9/+]{40})" + _end("A-Za-z0-9/+=")),
+         # ``AWS Secret Access Key [None]:`` is aws configure asking; ``aws configure set
+         # aws_secret_access_key KEY`` gives the key after a blank.
+         rx(_AWS_CREDENTIAL_NAME
+            + "(?:" + separator(":=|=>|=|:", before=r"(?:[ \t]{0,4}\[[^\]\r\n]{0,24}\])?")
+            + r"|[ \t]{1,8})(?P<secret>[A-Za-z0-9/+]{40})" + _end("A-Za-z0-9/+=")),
          back=2, check=token_check, priority=CONTEXT),
     Rule("aws", lits("IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdz", "FQoGZXIvYXdz"),  # session tokens
          rx(r"(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdz|FQoGZXIvYXdz)[A-Za-z0-9/+]{60,8192}={0,2}"),
@@ -224,6 +226,50 @@ VENDOR_RULES: Final[tuple[Rule, ...]] = (
          back=1, check=token_check, priority=CONTEXT),
     Rule("sendgrid", lits("SG."),
          rx(TOKEN_START + r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"), check=token_check),
+    # More vendors whose tokens carry a prefix of their own: the prefix names the vendor,
+    # the body has the length and alphabet the vendor documents. Each is found by a
+    # stretch of its prefix that starts with a character other rules already stop at
+    # (``_``, ``G``, ``A``, ``P``, ``g``) or a rare one (``v``, ``N``, ``H``): a trigger
+    # that starts with a common letter would make the scan stop all over the text.
+    Rule("docker", (after("_pat_", "dckr_pat_"), after("_oat_", "dckr_oat_")),
+         rx(r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,64}" + _end("A-Za-z0-9_-")),
+         back=4, check=token_check),
+    # HashiCorp Vault service, batch and recovery tokens.
+    Rule("vault", (after("vs.", r"hvs\."), after("vb.", r"hvb\."), after("vr.", r"hvr\.")),
+         rx(TOKEN_START + r"hv[sbr]\.[A-Za-z0-9_-]{24,512}" + _end("A-Za-z0-9_-")),
+         back=1, check=token_check),
+    Rule("digitalocean", (after("_v1_", "do[opr]_v1_"),),
+         rx(r"do[opr]_v1_[a-f0-9]{64}" + _end("A-Za-z0-9")), back=3, check=token_check),
+    Rule("shopify", (after("_", "shp(?:at|ss|ca|pa)_"),),
+         rx(r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}" + _end("A-Za-z0-9")), back=5,
+         check=token_check),
+    Rule("google", lits("GOCSPX-"),  # OAuth client secrets
+         rx(r"GOCSPX-[A-Za-z0-9_-]{28}" + _end("A-Za-z0-9_-")), check=token_check),
+    Rule("age", lits("AGE-SECRET-KEY-1"), rx(r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
+         check=token_check),
+    Rule("atlassian", lits("ATATT3"),
+         rx(TOKEN_START + r"ATATT3[A-Za-z0-9_=-]{100,300}" + _end("A-Za-z0-9_=-")),
+         check=token_check),
+    Rule("postman", lits("PMAK-"), rx(TOKEN_START + r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}"),
+         check=token_check),
+    Rule("linear", (after("_api_", "lin_api_"),),
+         rx(TOKEN_START + r"lin_api_[A-Za-z0-9]{40}" + _end("A-Za-z0-9")), back=3,
+         check=token_check),
+    Rule("notion", (after("_", "ntn_"),),
+         rx(TOKEN_START + r"ntn_[0-9]{11}[A-Za-z0-9]{35}" + _end("A-Za-z0-9")), back=3,
+         check=token_check),
+    Rule("grafana", lits("glsa_", "glc_"),  # service-account and Cloud access tokens
+         rx(TOKEN_START + r"(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"
+            r"|glc_[A-Za-z0-9+/]{32,400}={0,2})" + _end("A-Za-z0-9+/=")),
+         check=token_check),
+    Rule("newrelic", lits("NRAK-"), rx(TOKEN_START + r"NRAK-[A-Z0-9]{27}" + _end("A-Za-z0-9")),
+         check=token_check),
+    Rule("terraform", (after("v1.", r"\.atlasv1\."),),  # Terraform Cloud / HCP Terraform
+         rx(r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}" + _end("A-Za-z0-9_=-")),
+         back=20, check=token_check),
+    Rule("heroku", lits("HRKU-"),
+         rx(TOKEN_START + r"HRKU-[A-Za-z0-9_-]{20,128}" + _end("A-Za-z0-9_-")),
+         check=token_check),
     Rule("jwt", (after("J", "eyJ"),),  # header and payload are base64url JSON objects
          rx(r"eyJ[A-Za-z0-9_-]{8,1024}+\.e[wy][A-Za-z0-9_-]{8,16384}+\.[A-Za-z0-9_-]{16,2048}"),
          back=2, check=token_check),
