@@ -18,6 +18,7 @@ from typing import Any, Final
 import orjson
 
 from memspool.redact import redact
+from memspool.untrusted import printable
 
 __all__ = ["Kept", "keep_record", "record_key"]
 
@@ -78,7 +79,7 @@ def _clip(text: str, limit: int, tally: list[int]) -> str:
     # whitespace is joined (``PASSWORD=\n  'pw'`` is an assignment only then),
     # and only then clip: a secret cut in half by the clip would no longer
     # match its rule, and its first half would reach the store.
-    clean, counts = redact(text)
+    clean, counts = redact(printable(text))
     joined, more = redact(" ".join(clean.split()))
     tally.append(sum(counts.values()) + sum(more.values()))
     return joined if len(joined) <= limit else joined[: limit - 1] + "…"

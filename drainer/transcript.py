@@ -14,7 +14,7 @@ from typing import BinaryIO, Final
 
 from memspool.drainer.keep import keep_record, record_key
 from memspool.redact import redact
-from memspool.untrusted import no_surrogates, parse_json
+from memspool.untrusted import parse_json, printable
 
 __all__ = ["Entry", "Part", "Shipment", "iter_lines", "pack", "slice_transcript"]
 
@@ -172,7 +172,9 @@ def slice_transcript(  # noqa: PLR0913, PLR0915 - the slicing limits, keyword-on
     keys_here: set[str] = set()
 
     def add(text: str, end: int, found: int = 0) -> int:
-        clean, counts = redact(no_surrogates(text))
+        # Printable first, as every other door: a terminal's colour codes around a
+        # value (``PASSWORD=\x1b[1mhunter2...``) must not hide it from its rule.
+        clean, counts = redact(printable(text))
         entries.append(Entry(clean, end, found + sum(counts.values())))
         return len(clean) + len(SEPARATOR)
 

@@ -370,6 +370,28 @@ def test_secrets_are_redacted_before_storage(drainer: Drainer, projects: Path) -
     assert key.encode() not in raw
 
 
+def test_a_secret_wrapped_in_terminal_colour_codes_is_redacted(
+        drainer: Drainer, projects: Path) -> None:
+    # Pasted from a terminal: bold on and off around the value. The codes go, as at
+    # every other door, and the assignment is read as written.
+    password = "Zqumpm08hsE"  # noqa: S105 - made up, the secret to redact
+    transcript = projects / f"{SESSION}.jsonl"
+    transcript.write_bytes(
+        line("user", f"staging still fails, my env has export DB_PASSWORD=\x1b[1m{password}"
+             "\x1b[0m and nothing else", "u1")
+        + json.dumps({"type": "assistant", "uuid": "a1", "message": {
+            "role": "assistant", "content": [{"type": "tool_use", "id": "toolu_01",
+                "name": "Bash", "input": {"command": f"PGPASSWORD=\x1b[31m{password}\x1b[0m"
+                                          " psql -h db"}}]}}).encode() + b"\n")
+    fire(drainer, "PreCompact", transcript)
+    drainer.loop()
+    [text] = texts(drainer)
+    assert password not in text and "\x1b" not in text
+    assert text.count("[REDACTED:") == 2
+    raw = drainer.conn.execute("SELECT body FROM slices").fetchone()[0]
+    assert password.encode() not in raw
+
+
 def test_secrets_in_tool_input_output_prompt_and_thinking_never_stored(
         drainer: Drainer, projects: Path) -> None:
     """Every place a secret sits in a transcript; tool lines are clipped only after redaction."""
