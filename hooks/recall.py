@@ -44,14 +44,6 @@ MIN_TERMS: Final = 2
 #: Sessions remembered; the oldest record is dropped past this many.
 MAX_SESSIONS: Final = 200
 _SESSION: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-#: A tag (``<system-reminder>``, ``</x>``, ``<!-- ... -->``), whole; then the ``<``
-#: of any tag left open. They show between single angle quotation marks (U+2039,
-#: U+203A): readable, inert.
-_TAG: Final = re.compile(r"<(/?[A-Za-z!?][^<>\n]{0,200})>")
-_TAG_START: Final = re.compile(r"<(?=[/!?A-Za-z])")
-#: A code fence (three or more backticks or tildes) becomes modifier letters that
-#: look alike and fence nothing.
-_FENCE: Final = re.compile(r"`{3,}|~{3,}")
 
 
 def _packages() -> tuple[ModuleType, ModuleType]:
@@ -68,6 +60,7 @@ def _packages() -> tuple[ModuleType, ModuleType]:
 
     base = memspool.hooks.context._base_package()
     import memspool.base.lexical
+    import memspool.base.quoting
     import memspool.base.terms
 
     return memspool.hooks.context, base
@@ -106,12 +99,11 @@ def _remember(home: str, session: str, ids: list[int]) -> None:
 
 
 def quoted(text: str) -> str:
-    """``text`` on one line, in quotes, with tags and code fences made inert."""
-    text = " ".join(text.split())
-    text = _TAG_START.sub("\u2039", _TAG.sub("\u2039\\1\u203a", text))
-    text = _FENCE.sub(lambda m: ("\u02cb" if m.group()[0] == "`" else "\u02dc") * len(m.group()),
-                      text)
-    return f"\u201c{text}\u201d"
+    """``text`` on one line, in quotes, with tags and code fences made inert
+    (``memspool.base.quoting``, loaded by :func:`_packages`)."""
+    from memspool.base.quoting import inert
+
+    return f"\u201c{inert(' '.join(text.split()))}\u201d"
 
 
 def recall(conn: object, project: str, prompt: str, given: set[int], base: ModuleType,

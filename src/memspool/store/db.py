@@ -359,6 +359,12 @@ MIGRATIONS: Final[list[Migration]] = [
         max_id  INTEGER NOT NULL
     ) WITHOUT ROWID;
     """,
+    # 17: the context block shows memory as quoted data (tags and unseen characters
+    # made plain, memspool.base.quoting): every stored block is rendered again by
+    # the next writer.
+    """
+    INSERT OR IGNORE INTO context_dirty (project) SELECT DISTINCT project FROM memories;
+    """,
 ]
 
 
