@@ -53,6 +53,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from memspool.base.quoting import inert
 from memspool.config import Config, load_config
 from memspool.demo import SessionWriter
 from memspool.drainer.lock import drainer_running
@@ -177,7 +178,8 @@ def score(sessions: list[dict[str, Any]], home: Path) -> Scores:
                 scores.noise_answered += bool(service.search(query, project=project).results)
     _score_facts(sessions, memories, scores)
     _score_chatter(sessions, memories, scores)
-    summaries = {int(m["id"]): str(m["summary"]).strip() for m in memories}
+    # A line shows its summary as an agent reads it (memspool.base.quoting).
+    summaries = {int(m["id"]): inert(str(m["summary"]).strip()) for m in memories}
     shown: set[int] = set()
     for block in blocks.values():
         for line in block.splitlines():

@@ -13,6 +13,7 @@ from memspool.archivist.reconcile import DUPLICATE_WINDOW_SECS, CaptureReport
 from memspool.base.errors import MemspoolError, PayloadError, StoreError
 from memspool.config import Config
 from memspool.distill import MAX_PAYLOAD_BYTES
+from memspool.service import Service
 from memspool.store import memories as memory
 from memspool.store import transaction
 
@@ -672,3 +673,16 @@ def test_a_deeply_nested_jsonl_payload_is_a_note_not_a_traceback(
     deep = '{"content": ' + "[" * 5000 + "]" * 5000 + "}"
     report = run(conn, config, deep + "\n" + deep)
     assert report.captured >= 1  # read as plain text, not as JSONL records
+
+
+def test_a_saved_runbook_is_never_merged_into_another_services(home: Path) -> None:
+    # A save answered "merged" into another memory keeps nothing of its own text.
+    steps = " ".join(f"Step {i}: check {{0}} on node {{1}}{i} and record result."
+                     for i in range(32))
+    with Service() as service:
+        first = service.save("Postgres runbook", steps.format("postgres", "db"), project="rb")
+        second = service.save("Redis runbook", steps.format("redis", "cache"), project="rb")
+        assert (first.action, second.action) == ("created", "created")
+        assert first.id != second.id
+        assert service.search("redis cache7", project="rb").results[0].id == second.id
+        assert "redis" in service.get(second.id).memory.body

@@ -445,6 +445,20 @@ def test_long_texts_sharing_a_number_are_not_pinned_to_one_subject() -> None:
     assert relate(f"{first} and `pool_size`.", f"{second} and `pool_size`.").relation == "same"
 
 
+def test_two_long_numbered_runbooks_are_two_texts() -> None:
+    """Past the word-order comparison, 32 numbered steps made every number a shared
+    term: two runbooks of different services read as one (and a save of the second
+    was merged into the first, its text lost). Bare numbers are left out there."""
+    def runbook(service: str, node: str) -> str:
+        return " ".join(f"Step {i}: check {service} on node {node}{i} and record result."
+                        for i in range(32))
+
+    postgres, redis = runbook("postgres", "db"), runbook("redis", "cache")
+    assert relate(postgres, redis).relation == "different"
+    assert relate(postgres, postgres.replace("record result", "record the result")
+                  ).relation == "same"
+
+
 def test_two_items_of_one_list_do_not_restate_each_other_by_their_introduction() -> None:
     intro = "Both changes are in `values-prod.yaml`, nothing touched on the cluster by hand:"
     memory = (f"{intro}\nMemory: the limit is `768Mi` now and `GOMEMLIMIT` moves with it "

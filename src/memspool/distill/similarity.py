@@ -512,6 +512,12 @@ def _veto(a: _Profile, b: _Profile, a_terms: set[str], b_terms: set[str]) -> _Ve
     return _order_veto(a, b, a_terms, b_terms)
 
 
+def _worded(terms: set[str]) -> set[str]:
+    """``terms`` without bare numbers, when that leaves any."""
+    worded = {term for term in terms if not term.isdigit()}
+    return worded or terms
+
+
 def compare(a: str, b: str, profiles: Profiles | None = None) -> Comparison:
     """Compare two note texts; ``duplicate`` is the verdict, the rest says why."""
     pa, pb = _profile(a, profiles), _profile(b, profiles)
@@ -519,6 +525,14 @@ def compare(a: str, b: str, profiles: Profiles | None = None) -> Comparison:
     shared = a_terms & b_terms
     if not shared:
         return Comparison(False, 0.0, 0.0, 0)
+    if pa.sequence is None or pb.sequence is None:
+        # Too long for the word-order checks, so the overlap decides alone: bare
+        # numbers are a list's step numbers or a table's rows there, shared by two
+        # runbooks of different services, and are left out of it.
+        a_terms, b_terms = _worded(a_terms), _worded(b_terms)
+        shared = a_terms & b_terms
+        if not shared:
+            return Comparison(False, 0.0, 0.0, 0)
     shared_weight = _weight(shared)
     a_weight, b_weight = _weight(a_terms), _weight(b_terms)
     dice = 2 * shared_weight / (a_weight + b_weight)
