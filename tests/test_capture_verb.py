@@ -686,3 +686,14 @@ def test_a_saved_runbook_is_never_merged_into_another_services(home: Path) -> No
         assert first.id != second.id
         assert service.search("redis cache7", project="rb").results[0].id == second.id
         assert "redis" in service.get(second.id).memory.body
+
+
+def test_a_document_is_refused_as_a_memory_and_nothing_is_saved(home: Path) -> None:
+    # An 8 MB save took the store's lock for half a minute and every later search
+    # scored its text: a memory's text has a bound, said in the refusal.
+    with Service() as service:
+        with pytest.raises(PayloadError, match=r"65,536.*capture the whole text"):
+            service.save("Design doc", "paragraph of the design. " * 3000, project="docs")
+        assert service.memories() == []
+        kept = service.save("Design doc", "paragraph of the design. " * 2000, project="docs")
+        assert kept.action == "created"

@@ -273,6 +273,7 @@ def test_context_and_status(server: Server) -> None:
     ("POST", "/capture", b'{"text": "Pitfall: fine text.", "max_entities": 0}'),
     ("POST", "/memories", b'{"title": "t", "content": "c", "type": "nonsense"}'),
     ("POST", "/memories", b'{"title": "", "content": "c"}'),
+    ("POST", "/memories", b'{"title": "doc", "content": "' + b"word " * 14_000 + b'"}'),
     ("POST", "/observations/passive", b'{"content": null}'),
     ("GET", "/search", None),
     ("GET", "/search?q=x&limit=many", None),

@@ -36,7 +36,7 @@ from memspool.base.errors import (
 from memspool.base.kinds import NOTE_TYPES
 from memspool.base.project import identify
 from memspool.config import Config, load_config
-from memspool.distill.keys import SUMMARY_CHARS, note_key, whole_summary
+from memspool.distill.keys import SUMMARY_CHARS, TEXT_CHARS, note_key, whole_summary
 from memspool.distill.llm import LlmOptions
 from memspool.distill.note import Note
 from memspool.distill.similarity import Profiles, index_terms
@@ -138,7 +138,17 @@ def _memory_text(summary: str, body: str, names: tuple[str, str]) -> tuple[str, 
         raise PayloadError(f"A memory needs a {names[0]} and a {names[1]}; the "
                            f"{' and the '.join(empty)} {'was' if len(empty) == 1 else 'were'}"
                            f" empty.")
+    for name, value in zip(names, cleaned, strict=True):
+        if len(value) > TEXT_CHARS:
+            raise PayloadError(_too_long(name, len(value)))
     return cleaned
+
+
+def _too_long(name: str, chars: int) -> str:
+    """Why a memory's text of ``chars`` characters is refused."""
+    return (f"The {name} is {chars:,} characters; a memory holds at most {TEXT_CHARS:,}. "
+            f"Save the part worth remembering, or capture the whole text (`memspool "
+            f"capture`), which distills it into memories. Nothing was saved.")
 
 
 class Service:
