@@ -629,6 +629,10 @@ def _more_vendors(add: Callable[..., None]) -> None:
     add("heroku-hrku", f"heroku auth:token prints {s}", s, family="heroku")
     s = tok(r, 40, B64)
     add("aws-configure-set", f"aws configure set aws_secret_access_key {s}", s, family="aws")
+    block, _ = pem(r)
+    s = base64.b64encode(block.encode()).decode()
+    add("kubeconfig-client-key-data", f"users:\n- name: admin\n  user:\n    client-key-data: {s}\n",
+        s, family="private_key")
 
 
 def _negatives() -> list[Case]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import base64
 import io
 import json
 import os
@@ -339,3 +340,16 @@ def test_a_written_out_secret_before_a_comma_or_a_bracket_is_redacted(text: str)
 ])
 def test_a_keyword_argument_naming_a_variable_is_left_alone(text: str) -> None:
     assert redact(text) == (text, {})
+
+
+def test_a_private_key_in_base64_is_redacted_and_a_certificate_is_not() -> None:
+    # A kubeconfig holds both, base64 of a PEM block; only the key is a secret. (Kept
+    # out of the corpus: the two share their encoded "-----BEGIN ".)
+    rng = random.Random(12)
+    block, _ = pem(rng)
+    key = base64.b64encode(block.encode()).decode()
+    cert = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIE" + tok(rng, 300)
+                            .encode() + b"\n-----END CERTIFICATE-----\n").decode()
+    text = f"    client-certificate-data: {cert}\n    client-key-data: {key}\n"
+    out, counts = redact(text)
+    assert counts == {"private_key": 1} and key[20:60] not in out and cert in out

@@ -17,6 +17,8 @@ character ends an escape (``%3D``, ``\\u003d``, ``\\n``); ``risk_test_suite`` an
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from typing import Final
 
@@ -73,6 +75,21 @@ def _pem(*, truncated: bool) -> Rule:
         pattern += _PEM_SEP + "{0,8}" + _PEM_LABEL.format(edge="END")
     trigger = after("BEGIN", "-----BEGIN")
     return Rule("private_key", (trigger,), rx(pattern), back=5, check=_pem_check)
+
+
+#: A PEM block in base64, as a kubeconfig's ``client-key-data``, a Kubernetes secret's
+#: ``tls.key`` or a CI variable holds it: "-----BEGIN " encoded.
+_PEM_BASE64: Final = r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,16384}={0,2}"
+
+
+def _pem_base64_check(match: re.Match[str]) -> bool:
+    # Only a private key: a certificate (``client-certificate-data``) is public.
+    head = match.group()[:96]
+    try:
+        said = base64.b64decode(head[: len(head) // 4 * 4], validate=True)
+    except (ValueError, binascii.Error):
+        return False
+    return b"PRIVATE KEY" in said.split(b"\n", 1)[0]
 
 
 #: The names under which AWS secret access keys are written.
@@ -152,6 +169,8 @@ def _netrc_check(match: re.Match[str]) -> bool:
 VENDOR_RULES: Final[tuple[Rule, ...]] = (
     _pem(truncated=False),
     _pem(truncated=True),
+    Rule("private_key", lits("LS0tLS1CRUdJTi"), rx(_PEM_BASE64 + _end("A-Za-z0-9+/=")),
+         check=_pem_base64_check),
     Rule("aws", lits("AKIA", "ASIA", "ABIA", "ACCA"),
          rx(TOKEN_START + r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _end("A-Za-z0-9")),
          check=token_check),
