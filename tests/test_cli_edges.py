@@ -156,3 +156,18 @@ def test_the_context_block_counts_what_it_leaves_out_in_good_english(home: Path)
         endings["1"].endswith("finds it.")
     assert endings["2"].startswith("2 more current memories of") and \
         endings["2"].endswith("finds them.")
+
+
+def test_an_error_quoting_a_secret_says_it_redacted(home: Path, tmp_path: Path) -> None:
+    # A token pasted into the wrong argument or field is quoted back by the refusal:
+    # on the terminal (and in --json) it is redacted like anything stored.
+    token = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
+    refused = run_cli("search", "x", "--limit", token, check=False)
+    assert refused.returncode == 1 and b"[REDACTED:github]" in refused.stderr
+    dump = tmp_path / "bad.jsonl"
+    dump.write_text(json.dumps({"project": "p", "key": "k", "summary": "s", "body": "b",
+                                "created_at": token}) + "\n")
+    refused = run_cli("memories", "import", str(dump), "--json", check=False)
+    assert refused.returncode == 1 and b"Line 1" in refused.stderr
+    for said in (refused.stdout, refused.stderr):
+        assert token[:12].encode() not in said and b"[REDACTED:github]" in said

@@ -413,3 +413,10 @@ def test_search_pages_within_the_bounds_the_document_states(server: Server) -> N
     body = document["paths"]["/capture"]["post"]["requestBody"]["content"]["application/json"]
     assert set(body["schema"]["properties"]) == {"text", "project", "session", "source",
                                                  "dry_run", "max_entities", "passive"}
+
+
+def test_a_refusal_quoting_a_secret_redacts_it(server: Server) -> None:
+    token = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
+    status, body = server.request("GET", f"/search?q=x&limit={token}")
+    assert status == 400 and "[REDACTED:github]" in body["error"]
+    assert token[:12] not in body["error"]

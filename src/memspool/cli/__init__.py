@@ -31,7 +31,15 @@ class _Parser(argparse.ArgumentParser):
     """Usage errors the way every failure is reported: one sentence, exit 1."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(1, f"memspool: error: {message}. See `{self.prog} --help`.\n")
+        self.exit(1, f"memspool: error: {_said(message)}. See `{self.prog} --help`.\n")
+
+
+def _said(message: str) -> str:
+    """An error as it is said: a refused value it quotes may be a secret pasted into
+    the wrong argument (``--limit ghp_...``), and is redacted like anything stored."""
+    from memspool.redact import redact
+
+    return redact(message)[0]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -89,6 +97,7 @@ def _store_failure(args: argparse.Namespace, exc: sqlite3.Error) -> MemspoolErro
 
 def report_failure(message: str, *, as_json: bool) -> int:
     """Say what went wrong the one way every command does; returns the exit code 1."""
+    message = _said(message)
     if as_json:
         sys.stdout.write(orjson.dumps({"ok": False, "error": message}).decode() + "\n")
     # The sentence is for the person at the terminal, whatever a program reads.

@@ -8,6 +8,8 @@ from typing import Any
 import orjson
 from starlette.responses import JSONResponse
 
+from memspool.redact import redact
+
 __all__ = ["JSON", "error_response"]
 
 
@@ -20,4 +22,6 @@ class JSON(JSONResponse):
 
 def error_response(status: int, message: str,
                    headers: Mapping[str, str] | None = None) -> JSON:
-    return JSON({"ok": False, "error": message}, status_code=status, headers=headers)
+    # A refused value the sentence quotes may be a secret sent in the wrong field.
+    return JSON({"ok": False, "error": redact(message)[0]}, status_code=status,
+                headers=headers)

@@ -29,6 +29,7 @@ from memspool.archivist import CaptureOptions
 from memspool.base.errors import MemspoolError
 from memspool.base.kinds import NOTE_TYPES, NoteType
 from memspool.mcp.wire import repaired_stdin
+from memspool.redact import redact
 from memspool.results import (
     COMPACT_SUMMARY_CHARS,
     CONTEXT_CHARS,
@@ -90,7 +91,8 @@ def build_server(home: Path | None = None) -> MCPServer:
         try:
             return operation(*args, **kwargs)
         except MemspoolError as exc:
-            raise ToolError(str(exc)) from None
+            # A refused value the sentence quotes may be a secret in the wrong argument.
+            raise ToolError(redact(str(exc))[0]) from None
 
     @server.tool(description=(
         "Distil text (notes, an answer, a markdown document, JSONL) into durable memories of a "
