@@ -353,3 +353,27 @@ def test_a_private_key_in_base64_is_redacted_and_a_certificate_is_not() -> None:
     text = f"    client-certificate-data: {cert}\n    client-key-data: {key}\n"
     out, counts = redact(text)
     assert counts == {"private_key": 1} and key[20:60] not in out and cert in out
+
+
+def test_only_a_test_runners_verdict_line_keeps_its_pass() -> None:
+    # Go's "--- PASS: TestName (0.02s)" names a test; a value under PASS is a password,
+    # even one that starts with "Test".
+    verdicts = "--- PASS: TestHTTP2Upgrade (0.02s)\n    --- PASS: TestParse/empty (0.00s)"
+    assert redact(verdicts) == (verdicts, {})
+    for line in ("PASS: Testing2024", "  PASS: test_pw_8d7f6a2Q", "PASS: Testpw9abc (0.02s)"):
+        assert redact(line)[1] == {"generic": 1}, line
+
+
+def test_a_private_key_in_base64_is_redacted_wrapped_and_in_a_bundle() -> None:
+    # `base64 key.pem` wraps at 76: every line of the key goes, not only the first; and a
+    # bundle that starts with its certificate still holds a key.
+    rng = random.Random(13)
+    block, _ = pem(rng)
+    key = base64.b64encode(block.encode()).decode()
+    wrapped = "\n".join(key[i:i + 76] for i in range(0, len(key), 76))
+    out, counts = redact(f"$ base64 key.pem\n{wrapped}\nNext steps")
+    assert counts == {"private_key": 1} and out.endswith("\nNext steps")
+    assert all(line not in out for line in wrapped.splitlines()[:-1])
+    cert = b"-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIE" + tok(rng, 200).encode()
+    bundle = base64.b64encode(cert + b"\n-----END CERTIFICATE-----\n" + block.encode()).decode()
+    assert redact(f"tls.crt+key: {bundle}")[1] == {"private_key": 1}

@@ -399,10 +399,19 @@ def _placed_as_assignment(match: re.Match[str]) -> bool:
     return True
 
 
-#: What follows a test runner's verdict ("--- PASS: TestParse/empty (0.00s)", "PASS:
-#: test_login_v2"): a test's name, which no variable named ``PASS`` holds.
+#: A test runner's verdict line: ``--- PASS: TestParse/empty (0.00s)`` (Go), a test's
+#: name between the word and its time. A variable named ``PASS`` is not written so.
 _TEST_NAME: Final = re.compile(r"(?:Test|test|Benchmark|Example|Fuzz)[A-Za-z0-9_/.-]*")
-_NAME_CHAR: Final = re.compile(r"[A-Za-z0-9_.-]")
+_VERDICT_BEFORE: Final = re.compile(r"(?:^|\n|\\n)[ \t]*---[ \t]+$")
+_VERDICT_AFTER: Final = re.compile(r"[ \t]+\([0-9.]+m?s\)")
+
+
+def _is_verdict(match: re.Match[str]) -> bool:
+    """``--- PASS: TestName (0.02s)``: a test runner's line, not a password."""
+    text, start = match.string, match.start()
+    return (not match.group("rest") and _TEST_NAME.fullmatch(secret_of(match)) is not None
+            and _VERDICT_BEFORE.search(text, max(0, start - 16), start) is not None
+            and _VERDICT_AFTER.match(text, match.end()) is not None)
 
 
 def _generic_check(*, password: bool) -> Check:
@@ -410,9 +419,7 @@ def _generic_check(*, password: bool) -> Check:
         if not _name_is_about_secret(match.group("rest")) or not _placed_as_assignment(match):
             return False
         op = match.group("op")
-        if match.group("kw") == "PASS" and not match.group("rest") and op == ":" \
-                and not _NAME_CHAR.match(match.string[match.start() - 1:match.start()]) \
-                and _TEST_NAME.fullmatch(secret_of(match)):
+        if match.group("kw") == "PASS" and op == ":" and _is_verdict(match):
             return False
         if op == ",":
             # ``setenv("API_KEY", "...")``, but far more often a list of names

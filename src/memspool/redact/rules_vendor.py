@@ -78,18 +78,23 @@ def _pem(*, truncated: bool) -> Rule:
 
 
 #: A PEM block in base64, as a kubeconfig's ``client-key-data``, a Kubernetes secret's
-#: ``tls.key`` or a CI variable holds it: "-----BEGIN " encoded.
-_PEM_BASE64: Final = r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,16384}={0,2}"
+#: ``tls.key`` or a CI variable holds it: "-----BEGIN " encoded; on one line, or
+#: wrapped as ``base64`` wraps it (76 a line, the breaks real or escaped in JSON; a
+#: wrapped line of 16 or more, so a short word on the line after the key stays).
+_PEM_BASE64: Final = (r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,16384}"
+                      r"(?:(?:\r?\n|\\{1,7}n)[A-Za-z0-9+/]{16,16384}){0,512}={0,2}")
+_PEM_BASE64_BREAK: Final = re.compile(r"\r?\n|\\{1,7}n")
 
 
 def _pem_base64_check(match: re.Match[str]) -> bool:
-    # Only a private key: a certificate (``client-certificate-data``) is public.
-    head = match.group()[:96]
+    # A private key, alone or in a bundle after its certificate; a certificate alone
+    # (``client-certificate-data``) is public.
+    joined = _PEM_BASE64_BREAK.sub("", match.group())
     try:
-        said = base64.b64decode(head[: len(head) // 4 * 4], validate=True)
+        said = base64.b64decode(joined[: len(joined) // 4 * 4], validate=True)
     except (ValueError, binascii.Error):
         return False
-    return b"PRIVATE KEY" in said.split(b"\n", 1)[0]
+    return b"PRIVATE KEY-----" in said
 
 
 #: The names under which AWS secret access keys are written.
