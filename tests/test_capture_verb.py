@@ -697,3 +697,23 @@ def test_a_document_is_refused_as_a_memory_and_nothing_is_saved(home: Path) -> N
         assert service.memories() == []
         kept = service.save("Design doc", "paragraph of the design. " * 2000, project="docs")
         assert kept.action == "created"
+
+
+def test_a_long_capture_still_exports_imports_and_takes_an_edit_of_its_type(
+        home: Path, tmp_path: Path) -> None:
+    # The bound is on text written whole: a long captured section stays the store's,
+    # goes out and back in, and can be retyped without being cut.
+    with Service() as service:
+        report = service.capture("Pitfall: the cache never expires. " + "It grows. " * 9000,
+                                 project="big")
+        memory_id = report.notes[0].id
+        long_body = service.get(memory_id).memory.body
+        assert len(long_body) > 65_536
+        dump = b"".join(service.export())
+        edited = service.edit(memory_id, summary="The cache never expires.", body=long_body,
+                              type="decision")
+        assert edited.changed
+        with pytest.raises(PayloadError, match="65,536"):
+            service.edit(memory_id, summary="x", body=long_body + " More.", type="decision")
+    with Service(tmp_path / "other") as other:
+        assert other.import_lines(dump.splitlines()).created == 1

@@ -128,10 +128,13 @@ def _new_project(name: str) -> str:
     return kept(name, one_line=True)
 
 
-def _memory_text(summary: str, body: str, names: tuple[str, str]) -> tuple[str, str]:
+def _memory_text(summary: str, body: str, names: tuple[str, str], *,
+                 held: int = 0) -> tuple[str, str]:
     """A person's summary and text as memory keeps them (printable, the summary on one
     line, redacted); a :class:`PayloadError` naming ``names`` of those left empty,
-    also when nothing but control characters and escape sequences was given."""
+    also when nothing but control characters and escape sequences was given, or of
+    one longer than TEXT_CHARS (and than ``held``, the text a memory holds already:
+    an edit of a long capture may keep its length)."""
     cleaned = (kept(summary, one_line=True).strip(), kept(body).strip())
     empty = [name for name, value in zip(names, cleaned, strict=True) if not value]
     if empty:
@@ -139,7 +142,7 @@ def _memory_text(summary: str, body: str, names: tuple[str, str]) -> tuple[str, 
                            f"{' and the '.join(empty)} {'was' if len(empty) == 1 else 'were'}"
                            f" empty.")
     for name, value in zip(names, cleaned, strict=True):
-        if len(value) > TEXT_CHARS:
+        if len(value) > max(TEXT_CHARS, held):
             raise PayloadError(_too_long(name, len(value)))
     return cleaned
 
@@ -742,12 +745,13 @@ class Service:
     def edit(self, memory_id: int, *, summary: str, body: str, type: str) -> Edited:
         """A person's correction: new text or type, the old kept in history with the
         reason ``edited``. Redacted like any save; nothing changes when nothing differs."""
-        summary, body = _memory_text(summary, body, ("summary", "text"))
+        conn = self.conn
+        summary, body = _memory_text(summary, body, ("summary", "text"),
+                                     held=len(_existing(conn, memory_id).body))
         summary = summary[:SUMMARY_CHARS]
         if type not in NOTE_TYPES:
             raise PayloadError(f"type must be one of {', '.join(NOTE_TYPES)}, got {type!r}.")
         kind = next(t for t in NOTE_TYPES if t == type)
-        conn = self.conn
         with transaction(conn):
             found = _existing(conn, memory_id)
             changed = (kind, summary, body) != (found.type, found.summary, found.body)

@@ -32,7 +32,7 @@ from memspool.archivist import lifecycle
 from memspool.base.errors import PayloadError
 from memspool.base.kinds import ACTIONS, LAYERS, NOTE_TYPES, Action, Layer, NoteType
 from memspool.config import Config
-from memspool.distill.keys import TEXT_CHARS, note_key, text_hash
+from memspool.distill.keys import note_key, text_hash
 from memspool.distill.similarity import Profiles, index_terms
 from memspool.redact import kept
 from memspool.store import memories as memory_rows
@@ -95,10 +95,6 @@ class ImportReport:
 def _text(record: dict[str, Any], field: str, line: int, *, one_line: bool = False) -> str:
     value = record.get(field)
     if isinstance(value, str) and (cleaned := kept(value, one_line=one_line)).strip():
-        if len(cleaned) > TEXT_CHARS:
-            raise PayloadError(f"Line {line}: {field!r} is {len(cleaned):,} characters; a "
-                               f"memory holds at most {TEXT_CHARS:,}; {_UNSAID}. Shorten it "
-                               f"and import again.")
         return cleaned
     raise PayloadError(f"Line {line}: {field!r} must be a non-empty string; {_UNSAID}. Fix "
                        f"the line and import again.")
