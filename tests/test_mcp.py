@@ -190,6 +190,13 @@ def test_arguments_out_of_range_are_refused_with_the_reason_as_over_http(home: P
                 ("save", {"title": "t", "content": "c", "type": "nonsense"}, "type")):
             refused = await session.call_tool(tool, arguments)
             assert refused.is_error and said in refused.content[0].text, (tool, refused)
+        # A secret in the wrong argument is not said back, by the SDK's type check or ours.
+        token = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
+        for tool, arguments in (("search", {"query": "deploy", "limit": token}),
+                                ("save", {"title": "t", "content": "c", "type": token})):
+            refused = await session.call_tool(tool, arguments)
+            assert refused.is_error and token[:12] not in refused.content[0].text, refused
+            assert "[REDACTED:github]" in refused.content[0].text, refused
         kept = _data(await session.call_tool("search", {"query": "deploy window", "limit": 100}))
         assert [r["summary"] for r in kept["results"]] == ["Deploy window"]
 

@@ -68,6 +68,18 @@ INSTRUCTIONS: Final = (
 )
 
 
+class _Server(MCPServer):
+    """The SDK's server, its refusals redacted: a tool's argument check quotes the value
+    it refused (``limit: "ghp_..."``), which may be a secret in the wrong argument."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            raise ToolError(redact(str(exc))[0]) from None
+
+
 def build_server(home: Path | None = None) -> MCPServer:
     """The MCP server for the store in ``home`` (default: as the CLI resolves it)."""
     service = Service(home)
@@ -84,15 +96,14 @@ def build_server(home: Path | None = None) -> MCPServer:
         finally:
             service.close()
 
-    server = MCPServer(name="memspool", version=__version__, instructions=INSTRUCTIONS,
-                       lifespan=lifespan)
+    server = _Server(name="memspool", version=__version__, instructions=INSTRUCTIONS,
+                     lifespan=lifespan)
 
     def call(operation: Callable[..., _Answer], *args: Any, **kwargs: Any) -> _Answer:
         try:
             return operation(*args, **kwargs)
         except MemspoolError as exc:
-            # A refused value the sentence quotes may be a secret in the wrong argument.
-            raise ToolError(redact(str(exc))[0]) from None
+            raise ToolError(str(exc)) from None  # redacted on its way out (_Server)
 
     @server.tool(description=(
         "Distil text (notes, an answer, a markdown document, JSONL) into durable memories of a "
