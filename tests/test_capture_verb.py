@@ -699,7 +699,7 @@ def test_a_document_is_refused_as_a_memory_and_nothing_is_saved(home: Path) -> N
         assert kept.action == "created"
 
 
-def test_a_long_capture_still_exports_imports_and_takes_an_edit_of_its_type(
+def test_a_long_captured_memory_still_exports_imports_and_takes_an_edit_of_its_type(
         home: Path, tmp_path: Path) -> None:
     # The bound is on text written whole: a long captured section stays the store's,
     # goes out and back in, and can be retyped without being cut.

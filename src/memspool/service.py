@@ -134,7 +134,7 @@ def _memory_text(summary: str, body: str, names: tuple[str, str], *,
     line, redacted); a :class:`PayloadError` naming ``names`` of those left empty,
     also when nothing but control characters and escape sequences was given, or of
     one longer than TEXT_CHARS (and than ``held``, the text a memory holds already:
-    an edit of a long capture may keep its length)."""
+    an edit of a long memory that capture made may keep its length)."""
     cleaned = (kept(summary, one_line=True).strip(), kept(body).strip())
     empty = [name for name, value in zip(names, cleaned, strict=True) if not value]
     if empty:

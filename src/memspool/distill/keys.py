@@ -43,7 +43,7 @@ SUMMARY_CHARS: Final = 300
 #: The most characters a memory's text (its body) holds when a person or an agent
 #: writes it whole (a save, an edit that lengthens it): a memory is a fact, not a
 #: document, and every search that meets one scores its text. A longer text is
-#: refused with this said; a capture of it is distilled into memories instead. An
+#: refused with this said; `memspool capture` distills it into memories instead. An
 #: import takes what an export gave, whatever its length.
 TEXT_CHARS: Final = 65_536
 #: A summary cut shorter than this share of SUMMARY_CHARS at a sentence end is
