@@ -84,11 +84,49 @@ def _vectors(conn: sqlite3.Connection) -> dict[int, tuple[str, bytes, int]]:
 def test_the_fast_encoder_equals_model2vec_on_the_shipped_model() -> None:
     texts = [json.loads(line)["body"] for line in
              (Path(__file__).parent / "data" / "recall_notes.jsonl").read_text().splitlines()]
-    texts += ["", "🙂", "x" * 20_000, "SparklineChart imageGCHighThresholdPercent=70"]
+    texts += ["", "🙂", "x" * 20_000, "SparklineChart imageGCHighThresholdPercent=70",
+              "The deploy runbook. " * 200 + "Last, rotate the TLS certificates."]
     ours = Encoder(SHIPPED_MODEL).encode(texts)
-    theirs = StaticModel.from_pretrained(SHIPPED_MODEL, normalize=True).encode(texts)
+    theirs = StaticModel.from_pretrained(SHIPPED_MODEL, normalize=True).encode(
+        texts, max_length=None)
     assert ours.shape == (len(texts), 256)
     assert np.allclose(ours, theirs, atol=1e-5)
+    # The whole text makes the vector: model2vec's default cut (512 tokens) would
+    # leave the runbook's last step out.
+    cut = StaticModel.from_pretrained(SHIPPED_MODEL, normalize=True).encode(texts[-1:])
+    assert not np.allclose(ours[-1:], cut, atol=1e-3)
+
+
+def test_the_end_of_a_long_memory_is_found_by_meaning(service: Any) -> None:
+    # 520 words of nothing in particular, then a subject: the vector is the whole
+    # text's (a cut at 512 tokens would hold none of the subject), so a query
+    # in other words of that subject finds it.
+    text = "the a was is " * 130 + "Refund payment charge. " * 60
+    long = service.save("Cluster notes", text, project="shop").id
+    service.save("Node notes", "The kubelet node images were tested.", project="shop")
+    nearest = service.vectors().nearest(service.conn, "money billing", limit=2)
+    assert nearest[0].memory_id == long and nearest[0].similarity > 0.9
+    assert [r.id for r in service.search("money billing", project="shop").results] == [long]
+
+
+def test_vectors_cut_by_an_older_memspool_are_made_again(home: Path, model: Path) -> None:
+    env = {"MEMSPOOL_SEMANTIC_MODEL": str(model)}
+    with Service(home, env=env) as service:
+        long = service.save("Cluster notes", "The kubelet node. " * 60, project="shop").id
+        short = service.save("Refunds", "Refund payment charge.", project="shop").id
+        service.vectors().embed(service.conn)
+        assert service.conn.execute("SELECT count(*) FROM vectors_pending").fetchone()[0] == 0
+    old = sqlite3.connect(home / "memspool.db")
+    old.execute("PRAGMA user_version = 17")
+    old.commit()
+    old.close()
+    with Service(home, env=env) as service:
+        waiting = {r[0] for r in service.conn.execute("SELECT memory_id FROM vectors_pending")}
+        assert waiting == {long}  # only a text an old vector could have been cut from
+        kept = {r[0] for r in service.conn.execute("SELECT memory_id FROM memory_vectors")}
+        assert kept == {long, short}  # the old vector answers until the new one is made
+        service.vectors().embed(service.conn)
+        assert service.conn.execute("SELECT count(*) FROM vectors_pending").fetchone()[0] == 0
 
 
 def test_the_shipped_model_is_the_one_recorded() -> None:

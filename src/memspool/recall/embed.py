@@ -1,10 +1,14 @@
 """The static embedding model of semantic recall: which one, whether it is on, and encoding.
 
 A model2vec model is a folder: ``tokenizer.json``, ``model.safetensors`` (one
-vector per token) and ``config.json``. A text's vector is the mean of its
-tokens' vectors, made unit length. memspool ships one, distilled from
-all-MiniLM-L6-v2 (``model/``, rebuilt by ``scripts/build_model.py``); the
-``semantic_model`` setting points at another folder.
+vector per token) and ``config.json``. A text's vector is the mean of all its
+tokens' vectors, made unit length. model2vec cuts a text at ``max_length``
+tokens (512) by default, which a transformer needs and a mean does not: the
+cut left everything past the first 2,000 or so characters of a long memory
+out of its vector (a runbook's later steps, most of a captured session), so
+memspool never cuts. memspool ships a model distilled from all-MiniLM-L6-v2
+(``model/``, rebuilt by ``scripts/build_model.py``); the ``semantic_model``
+setting points at another folder.
 
 Plain models (a single ``embeddings`` tensor, mean pooling) are encoded
 here with numpy, the tokenizer and safetensors, the libraries model2vec is
@@ -20,7 +24,6 @@ only in what ``memspool status`` says when the extra is missing.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -101,9 +104,8 @@ class Encoder:
             return False
         self._vectors = tensors["embeddings"]
         tokenizer = Tokenizer.from_str(files["tokenizer.json"].decode("utf-8"))
-        self._max_length = int(config.get("max_length") or 512)
         tokenizer.no_padding()
-        tokenizer.enable_truncation(self._max_length)
+        tokenizer.no_truncation()
         self._tokenizer = tokenizer
         size = tokenizer.get_vocab_size()
         if size != len(self._vectors):
@@ -113,24 +115,17 @@ class Encoder:
         self._unk = tokenizer.token_to_id(unk) if isinstance(unk, str) else None
         return True
 
-    @functools.cached_property
-    def _max_chars(self) -> int:
-        """model2vec cuts a text to max_length * the median token length, in characters
-        (reached only by texts longer than max_length characters: worked out then)."""
-        lengths = sorted(len(token) for token in self._tokenizer.get_vocab())
-        return self._max_length * int(lengths[len(lengths) // 2])
-
     def encode(self, texts: list[str]) -> NDArray[np.float32]:
         import numpy as np
 
         if not self._plain:
-            out = np.asarray(self._model.encode(texts), dtype=np.float32).reshape(len(texts), -1)
+            out = np.asarray(self._model.encode(texts, max_length=None),
+                             dtype=np.float32).reshape(len(texts), -1)
         else:
             out = np.zeros((len(texts), self._vectors.shape[1]), dtype=np.float32)
             for start in range(0, len(texts), ENCODE_BATCH):
-                batch = [text if len(text) <= self._max_length else text[: self._max_chars]
-                         for text in texts[start:start + ENCODE_BATCH]]
-                encodings = self._tokenizer.encode_batch_fast(batch, add_special_tokens=False)
+                encodings = self._tokenizer.encode_batch_fast(texts[start:start + ENCODE_BATCH],
+                                                              add_special_tokens=False)
                 for offset, encoding in enumerate(encodings):
                     ids = [i for i in encoding.ids if i != self._unk]
                     if ids:
