@@ -1,9 +1,10 @@
 """Redaction: the room every slice and every captured payload passes through.
 
-    engine.py        one trigger scan over the text, then the anchored rule at each hit
-    rules.py         how rules are written; URLs, headers, keyword assignments
-    rules_vendor.py  what vendors and tools know: token families, curl/mysql/.netrc passwords
-    normal.py        the normalised view: a disguised secret read as it reads
+    engine.py          one trigger scan over the text, then the anchored rule at each hit
+    rules.py           how rules are written; URLs, headers, keyword assignments
+    rules_vendor.py    what vendors know: token families
+    rules_commands.py  passwords a command, SQL or .netrc places: curl -u, sshpass -p, ...
+    normal.py          the normalised view: a disguised secret read as it reads
 
 ``redact(text) -> (text, counts)`` is the whole interface; a second pass
 changes nothing. ``kept(text)`` is text from outside as memory keeps it:

@@ -40,13 +40,14 @@ from memspool.redact.rules import (
     Rule,
     secret_span,
 )
+from memspool.redact.rules_commands import COMMAND_RULES
 from memspool.redact.rules_vendor import VENDOR_RULES
 
 __all__ = ["FAMILIES", "RULES", "redact", "replacement"]
 
-#: Every rule, in the order tried at a shared trigger: vendor formats, then context, then
-#: names.
-RULES: Final[tuple[Rule, ...]] = VENDOR_RULES + CONTEXT_RULES + GENERIC_RULES
+#: Every rule, in the order tried at a shared trigger: vendor formats, commands' and files'
+#: own places, then context, then names.
+RULES: Final[tuple[Rule, ...]] = VENDOR_RULES + COMMAND_RULES + CONTEXT_RULES + GENERIC_RULES
 
 #: Every family name a count may carry, sorted.
 FAMILIES: Final[tuple[str, ...]] = tuple(sorted({rule.family for rule in RULES}))

@@ -19,8 +19,9 @@ rules by what surrounds it (an ``Authorization`` header, a URL, ``aws_secret_acc
 the ``generic`` rules by the name it is assigned to (``password``, ``API_KEY``), gated by
 :func:`value_is_secret`.
 
-What vendors and tools know is in :mod:`memspool.redact.rules_vendor` (token families,
-passwords placed by a command's or a file's own syntax); this module holds the pieces rules
+What vendors know is in :mod:`memspool.redact.rules_vendor` (token families), passwords
+placed by a command's or a file's own syntax in :mod:`memspool.redact.rules_commands`;
+this module holds the pieces rules
 are written with, the context rules that need no vendor (:data:`CONTEXT_RULES`: URLs,
 headers) and the name-gated ones (:data:`GENERIC_RULES`).
 
@@ -33,6 +34,7 @@ tried first, then context, then generic), and add positive and negative lines to
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections import Counter
@@ -590,14 +592,37 @@ CONTEXT_RULES: Final[tuple[Rule, ...]] = (
          priority=CONTEXT),
 )  # fmt: skip
 
+def _quoted_only(rule: Rule) -> Rule:
+    """``rule``, taking only a quoted value after a separator: for a name that is also a
+    word (``pass``), whose bare value is as likely prose as a secret."""
+    check = rule.check
+
+    def quoted(match: re.Match[str]) -> bool:
+        return (match.group("v4") is None and match.group("op") is not None
+                and check is not None and check(match))
+
+    return dataclasses.replace(rule, check=quoted, claim=None)
+
+
+#: A name that ends in ``Pass`` or ``Passphrase`` after a lower-case letter (``smtpPass``).
+_CAMEL_PASS: Final = (["(?<=[a-z])Pass(?![a-z])", "(?<=[a-z])Passphrase(?![a-z])"],
+                      {("Pass", "(?<=[a-z]Pass)")})
+
 #: The name-gated rules: a value is a secret because of the name it is assigned to.
 GENERIC_RULES: Final[tuple[Rule, ...]] = (
     _generic(
         _keyword(["password"], "word"),
         _keyword(["passwd", "pwd"], "wd"),
         _keyword(["PASS", "PASSPHRASE"], "PASS", spell=False),
+        # ``passphrase`` lower case, found only where ``phrase`` follows its ``pass``.
+        (_keyword(["passphrase"], "pass")[0], {("pass", "(?<=pass)(?=phrase)"),
+                                               ("Pass", "(?<=Pass)(?=phrase)")}),
+        _keyword(["_pass", "_passphrase"], "_pass", spell=False),  # smtp_pass, ansible_ssh_pass
+        _CAMEL_PASS,
         password=True,
     ),
+    # ``pass: 'x'``, ``{"pass": "x"}`` (nodemailer's ``auth``, YAML): quoted values only.
+    _quoted_only(_generic(_keyword(["pass"], "pass", spell=False), password=True)),
     _generic(_keyword(["secret"], "cret"), password=False),
     _generic(_keyword(["token"], "ken"), password=False),
     _generic(_keyword(_key_words(), "key"), password=False),

@@ -1,10 +1,9 @@
-"""What vendors and tools know: token families, and passwords placed by a tool's syntax.
+"""What vendors know: token families.
 
 Each family's tokens start with a prefix (``ghp_``, ``AKIA``, ``sk-ant-``) or sit under a name
-only that vendor uses (``AccountKey=``, ``_authToken=``). Some tools take a password in a
-place of their own: ``curl -u user:password``, ``mysql -pPASSWORD``, the ``password`` of a
-``.netrc`` entry (``cli_password``, ``netrc``). How a rule is written, and the pieces it is
-written with, are described in :mod:`memspool.redact.rules`.
+only that vendor uses (``AccountKey=``, ``_authToken=``). Passwords a tool places by its own
+syntax (``curl -u user:password``) are in :mod:`memspool.redact.rules_commands`. How a rule is
+written, and the pieces it is written with, are described in :mod:`memspool.redact.rules`.
 
 Where a token may start: a prefix that no word or identifier ends in (``ghp_``, ``glpat-``,
 ``xoxb-``, ``sk-ant-``, ``eyJ`` with a JWT's two dots) marks the start by itself, so the token
@@ -34,7 +33,6 @@ from memspool.redact.rules import (
     after,
     is_placeholder,
     lits,
-    named_check,
     rx,
     secret_of,
     separator,
@@ -130,45 +128,6 @@ _TWILIO_PAIR: Final = (
     TOKEN_START + r"AC[0-9a-f]{32}(?:" + QUOTE + r"?[ \t]{0,4},[ \t]{0,8}" + QUOTE + r"?|:)"
     r"(?P<secret>[0-9a-f]{32})" + _end("0-9A-Za-z")
 )
-
-#: The words of one shell command before the flag looked for: no line break (real or
-#: escaped) and no command separator. Each word is followed by blanks, so the words split
-#: one way only and a failed search reads each character once.
-_SAME_COMMAND: Final = r"[ \t]{1,8}(?:(?:[^\s;|&`\\]|\\(?![nr])){1,256}[ \t]{1,8}){0,24}?"
-#: A command's name where the shell would read it, not inside a word (``pycurl``).
-_COMMAND: Final = r"(?<![\w.-])"
-_ARGUMENT: Final = r"[^\s\"'`\\]{1,256}"
-#: A .netrc entry: ``machine <host>`` or ``default``, up to three other tokens, then the
-#: password, on one line or several; all of it before the password within this many
-#: characters.
-_NETRC_LOOKBACK: Final = 512
-_NETRC_SEP: Final = r"(?:[ \t\r\n]|\\{1,7}[nrt]){1,16}"
-_NETRC_WORD: Final = r"[^\s\"'`\\]{1,128}"
-_NETRC: Final = (
-    rf"(?:machine[ \t]{{1,8}}(?P<host>{_NETRC_WORD})|default)"
-    rf"(?:{_NETRC_SEP}(?:login|account|port)[ \t]{{1,8}}{_NETRC_WORD}){{0,3}}"
-    rf"{_NETRC_SEP}password[ \t]{{1,8}}(?P<secret>{_ARGUMENT})"
-)
-
-
-def _netrc_start(text: str, at: int) -> int:
-    if text[at + 4 : at + 5] not in (" ", "\t"):
-        return -1  # ``password=``: a generic rule's hit, not the .netrc form
-    lo = max(0, at - _NETRC_LOOKBACK)
-    return max(text.rfind("machine", lo, at), text.rfind("default", lo, at))
-
-
-#: Where a .netrc entry starts: the beginning of a line, or of a quoted string (``echo``).
-_LINE_START: Final = re.compile(r"(?:^|[\r\n\"'`]|\\[nrt])[ \t]{0,16}$")
-
-
-def _netrc_check(match: re.Match[str]) -> bool:
-    # ``machine`` in prose ("the machine learning login page") names no host and does not
-    # start a line.
-    host, at = match.group("host"), match.start()
-    entry = host is None or "." in host or _LINE_START.search(match.string, max(0, at - 24), at)
-    return bool(entry) and named_check(match)
-
 
 #: Every vendor and tool rule, in the order tried at a shared trigger: specific first.
 VENDOR_RULES: Final[tuple[Rule, ...]] = (
@@ -294,20 +253,9 @@ VENDOR_RULES: Final[tuple[Rule, ...]] = (
     Rule("heroku", lits("HRKU-"),
          rx(TOKEN_START + r"HRKU-[A-Za-z0-9_-]{20,128}" + _end("A-Za-z0-9_-")),
          check=token_check),
+    Rule("pulumi", lits("pul-"), rx(TOKEN_START + r"pul-[a-f0-9]{40}" + _end("a-f0-9")),
+         check=token_check),
     Rule("jwt", (after("J", "eyJ"),),  # header and payload are base64url JSON objects
          rx(r"eyJ[A-Za-z0-9_-]{8,1024}+\.e[wy][A-Za-z0-9_-]{8,16384}+\.[A-Za-z0-9_-]{16,2048}"),
          back=2, check=token_check),
-    Rule("cli_password", (("curl", r"(?=[ \t])"),),  # -u user:password; -u user prompts
-         rx(_COMMAND + r"curl" + _SAME_COMMAND
-            + r"(?:-[uU][ \t]{0,4}|--(?:proxy-)?user(?:[ \t]{1,4}|=))"
-            + QUOTE + r"?[^\s:\"'`\\]{1,256}:(?P<secret>" + _ARGUMENT + ")"),
-         check=named_check, priority=CONTEXT),
-    Rule("cli_password", (after("ql", "mysql"),),  # -pPASSWORD; -p alone, or -p NAME, prompts
-         rx(_COMMAND + r"mysql[a-z]{0,8}" + _SAME_COMMAND
-            + r"-p" + QUOTE + r"?(?P<secret>" + _ARGUMENT + ")"),
-         back=3, check=named_check, priority=CONTEXT),
-    # Found from its ``password`` (the generic rule's trigger literal, so the scan stops at
-    # no new place), back to the ``machine`` or ``default`` that opens the entry.
-    Rule("netrc", (("word", r"(?<=password)(?=[ \t])"),), rx(_NETRC), check=_netrc_check,
-         locate=_netrc_start, priority=CONTEXT),
 )  # fmt: skip

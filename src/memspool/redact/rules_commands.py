@@ -1,0 +1,188 @@
+"""Passwords a command or a file places by its own syntax, with no name that says so.
+
+``curl -u user:password``, ``mysql -pPASSWORD``, ``sshpass -p PASSWORD``, ``redis-cli -a
+PASSWORD``, ``htpasswd -b FILE USER PASSWORD``, ``smbclient -U user%PASSWORD``, SQL's ``WITH
+PASSWORD '...'`` and ``IDENTIFIED BY '...'``, the ``password`` of a ``.netrc`` entry: the
+value is a secret because of where it stands (families ``cli_password``, ``sql_password``,
+``netrc``). Each rule is found from a stretch of its command's name that starts at a
+character the trigger scan already stops at (``ql`` of ``mysql``, ``cli`` of ``redis-cli``),
+so most rules here cost the scan no new stops (:mod:`memspool.redact.rules` says why that
+matters). ``p`` is the one stop these rules add (``sshpass``, ``openssl``, ``ldapsearch``,
+``pass:``, and the generic rules' ``passphrase``): about 7% of the redactor's speed, for
+the commands that most often carry a password in a coding session. How a rule is written
+is described in :mod:`memspool.redact.rules`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from memspool.redact.rules import (
+    CONTEXT,
+    QUOTE,
+    Rule,
+    Trigger,
+    after,
+    lits,
+    named_check,
+    rx,
+)
+
+__all__ = ["COMMAND_RULES"]
+
+#: The words of one shell command before the flag looked for: no line break (real or
+#: escaped) and no command separator. Each word is followed by blanks, so the words split
+#: one way only and a failed search reads each character once.
+_SAME_COMMAND: Final = r"[ \t]{1,8}(?:(?:[^\s;|&`\\]|\\(?![nr])){1,256}[ \t]{1,8}){0,24}?"
+#: A command's name where the shell would read it, not inside a word (``pycurl``).
+_COMMAND: Final = r"(?<![\w.-])"
+_ARGUMENT: Final = r"[^\s\"'`\\]{1,256}"
+#: An argument, perhaps quoted, that is not the password (a user name, a file).
+_WORD: Final = QUOTE + r"?[^\s\"'`\\]{1,256}" + QUOTE + r"?"
+#: The password itself, perhaps quoted (a redirection is not one: ``> out.txt``).
+_SECRET: Final = QUOTE + r"?(?![<>|;&])(?P<secret>" + _ARGUMENT + ")"
+#: htpasswd's flags with ``b`` among them, ``n`` among them (``{n}`` is ``(?=``) or not
+#: (``(?!``), then any other flags apart.
+_HTPASSWD_FLAGS: Final = (r"[ \t]{{1,8}}-{n}[A-Za-z]{{0,7}}n)(?=[A-Za-z]{{0,7}}b)[A-Za-z]{{1,8}}"
+                          r"(?:[ \t]{{1,8}}-[A-Za-z]{{1,8}}(?:[ \t]{{1,8}}[0-9]{{1,3}})?){{0,3}}")
+#: A .netrc entry: ``machine <host>`` or ``default``, up to three other tokens, then the
+#: password, on one line or several; all of it before the password within this many
+#: characters.
+_NETRC_LOOKBACK: Final = 512
+_NETRC_SEP: Final = r"(?:[ \t\r\n]|\\{1,7}[nrt]){1,16}"
+_NETRC_WORD: Final = r"[^\s\"'`\\]{1,128}"
+_NETRC: Final = (
+    rf"(?:machine[ \t]{{1,8}}(?P<host>{_NETRC_WORD})|default)"
+    rf"(?:{_NETRC_SEP}(?:login|account|port)[ \t]{{1,8}}{_NETRC_WORD}){{0,3}}"
+    rf"{_NETRC_SEP}password[ \t]{{1,8}}(?P<secret>{_ARGUMENT})"
+)
+
+
+def _netrc_start(text: str, at: int) -> int:
+    if text[at + 4 : at + 5] not in (" ", "\t"):
+        return -1  # ``password=``: a generic rule's hit, not the .netrc form
+    lo = max(0, at - _NETRC_LOOKBACK)
+    return max(text.rfind("machine", lo, at), text.rfind("default", lo, at))
+
+
+#: Where a .netrc entry starts: the beginning of a line, or of a quoted string (``echo``).
+_LINE_START: Final = re.compile(r"(?:^|[\r\n\"'`]|\\[nrt])[ \t]{0,16}$")
+
+
+def _netrc_check(match: re.Match[str]) -> bool:
+    # ``machine`` in prose ("the machine learning login page") names no host and does not
+    # start a line.
+    host, at = match.group("host"), match.start()
+    entry = host is None or "." in host or _LINE_START.search(match.string, max(0, at - 24), at)
+    return bool(entry) and named_check(match)
+
+
+#: The flag before an argument written ``pass:PASSWORD`` (openssl's ``-passin``, ``-passout``,
+#: ``-pass``; apksigner's ``--ks-pass``, ``--key-pass``).
+_PASS_FLAG: Final = re.compile(r"(?<![\w-])--?(?:ks-|key-)?pass(?:in|out)?[ \t]{1,8}$")
+
+
+def _pass_argument_check(match: re.Match[str]) -> bool:
+    at = match.start()
+    return (_PASS_FLAG.search(match.string, max(0, at - 24), at) is not None
+            and named_check(match))
+
+
+def _java_tool_start(text: str, at: int) -> int:
+    # The trigger is all of ``keytool``, or the ``gner`` of ``jarsigner``.
+    return at if text.startswith("keytool", at) else at - len("jarsi")
+
+
+def _command(name: str, literal: str) -> Trigger:
+    """``literal``, the end of ``name``, as a trigger only where the shell reads ``name``."""
+    return literal, rf"(?<=(?<![\w.-]){re.escape(name)})"
+
+
+#: Every command-line and file rule, in the order tried at a shared trigger.
+COMMAND_RULES: Final[tuple[Rule, ...]] = (
+    Rule("cli_password", (("curl", r"(?=[ \t])"),),  # -u user:password; -u user prompts
+         rx(_COMMAND + r"curl" + _SAME_COMMAND
+            + r"(?:-[uU][ \t]{0,4}|--(?:proxy-)?user(?:[ \t]{1,4}|=))"
+            + QUOTE + r"?[^\s:\"'`\\]{1,256}:(?P<secret>" + _ARGUMENT + ")"),
+         check=named_check, priority=CONTEXT),
+    Rule("cli_password", (after("ql", "mysql"),),  # -pPASSWORD; -p alone, or -p NAME, prompts
+         rx(_COMMAND + r"mysql[a-z]{0,8}" + _SAME_COMMAND
+            + r"-p" + QUOTE + r"?(?P<secret>" + _ARGUMENT + ")"),
+         back=3, check=named_check, priority=CONTEXT),
+    Rule("cli_password", (after("ql", "mysql"),),  # mysqladmin ... password NEW
+         rx(_COMMAND + r"mysqladmin" + _SAME_COMMAND + r"password[ \t]{1,8}" + _SECRET),
+         back=3, check=named_check, priority=CONTEXT),
+    Rule("cli_password", (_command("redis-cli", "cli"),),  # -a PASSWORD, --pass PASSWORD
+         rx(_COMMAND + r"redis-cli" + _SAME_COMMAND + r"(?:-a|--pass)[ \t]{1,8}" + _SECRET),
+         back=6, check=named_check, priority=CONTEXT),
+    Rule("cli_password", (_command("nmcli", "cli"),),  # ... wifi connect SSID password PSK
+         rx(_COMMAND + r"nmcli" + _SAME_COMMAND
+            + r"(?:password|wifi-sec\.psk|802-11-wireless-security\.psk)[ \t]{1,8}" + _SECRET),
+         back=2, check=named_check, priority=CONTEXT),
+    Rule("cli_password", (_command("smbclient", "client"),),  # -U [DOMAIN\]user%password
+         rx(_COMMAND + r"smbclient" + _SAME_COMMAND + r"(?:-U[ \t]{0,4}|--user(?:=|[ \t]{1,4}))"
+            + QUOTE + r"?[^\s%\"'`]{1,256}%(?P<secret>" + _ARGUMENT + ")"),
+         back=3, check=named_check, priority=CONTEXT),
+    Rule("cli_password", (_command("sqlcmd", "qlcmd"),),  # SQL Server: -P PASSWORD
+         rx(_COMMAND + r"sqlcmd" + _SAME_COMMAND + r"-P[ \t]{0,4}" + _SECRET),
+         back=1, check=named_check, priority=CONTEXT),
+    Rule("cli_password", (_command("docker", "cker"),),  # docker login -p PASSWORD
+         rx(_COMMAND + r"docker[ \t]{1,8}login" + _SAME_COMMAND + r"-p[ \t]{1,8}" + _SECRET),
+         back=2, check=named_check, priority=CONTEXT),
+    Rule("cli_password", (("z", r"(?<=(?<![\w.-])az)(?=[ \t]{1,8}login)"),),  # az login -p
+         rx(r"az[ \t]{1,8}login" + _SAME_COMMAND + r"-p[ \t]{1,8}" + _SECRET),
+         back=1, check=named_check, priority=CONTEXT),
+    # htpasswd -b[c] FILE USER PASSWORD, or -nb USER PASSWORD (no file).
+    Rule("cli_password", (_command("htpasswd", "wd"),),
+         rx(_COMMAND + r"htpasswd" + _HTPASSWD_FLAGS.format(n="(?=")
+            + r"[ \t]{1,8}" + _WORD + r"[ \t]{1,8}" + _SECRET),
+         back=6, check=named_check, priority=CONTEXT),
+    Rule("cli_password", (_command("htpasswd", "wd"),),
+         rx(_COMMAND + r"htpasswd" + _HTPASSWD_FLAGS.format(n="(?!")
+            + r"[ \t]{1,8}" + _WORD + r"[ \t]{1,8}" + _WORD + r"[ \t]{1,8}" + _SECRET),
+         back=6, check=named_check, priority=CONTEXT),
+    Rule("cli_password", (_command("rabbitmqctl", "qctl"),),  # add_user NAME PASSWORD
+         rx(_COMMAND + r"rabbitmqctl" + _SAME_COMMAND + r"(?:add_user|change_password)"
+            r"[ \t]{1,8}" + _WORD + r"[ \t]{1,8}" + _SECRET),
+         back=7, check=named_check, priority=CONTEXT),
+    Rule("cli_password", (_command("keytool", "keytool"), _command("jarsigner", "gner")),
+         rx(_COMMAND + r"(?:keytool|jarsigner)" + _SAME_COMMAND
+            + r"-(?:(?:src|dest)?(?:store|key)pass|new)[ \t]{1,8}" + _SECRET),
+         locate=_java_tool_start, check=named_check, priority=CONTEXT),
+    Rule("cli_password", (("gh", r"(?<=(?<![\w.-])gh)(?=[ \t]{1,8}secret[ \t])"),),
+         rx(r"gh[ \t]{1,8}secret[ \t]{1,8}set" + _SAME_COMMAND
+            + r"(?:--body(?:=|[ \t]{1,4})|-b[ \t]{0,4})" + _SECRET),
+         check=named_check, priority=CONTEXT),
+    Rule("cli_password", (_command("mongo", "go"),),  # mongo, mongosh, mongodump ... -p X
+         rx(_COMMAND + r"mongo[a-z]{0,8}" + _SAME_COMMAND + r"-p[ \t]{1,8}" + _SECRET),
+         back=3, check=named_check, priority=CONTEXT),
+    Rule("cli_password", (_command("wpa_passphrase", "_passphrase"),),  # SSID PASSPHRASE
+         rx(r"wpa_passphrase[ \t]{1,8}" + _WORD + r"[ \t]{1,8}" + _SECRET),
+         back=3, check=named_check, priority=CONTEXT),
+    Rule("cli_password", (_command("sshpass", "pass"),),  # sshpass -p PASSWORD, -pPASSWORD
+         rx(_COMMAND + r"sshpass[ \t]{1,8}-p[ \t]{0,8}" + _SECRET),
+         back=3, check=named_check, priority=CONTEXT),
+    Rule("cli_password", (("pass", r"(?=:)"),),  # openssl -passin pass:X, apksigner --ks-pass
+         rx(r"pass:(?P<secret>" + _ARGUMENT + ")"),
+         check=_pass_argument_check, priority=CONTEXT),
+    Rule("cli_password", (_command("openssl", "penssl"),),  # openssl enc ... -k PASSWORD
+         rx(_COMMAND + r"openssl" + _SAME_COMMAND + r"-k[ \t]{1,8}" + _SECRET),
+         back=1, check=named_check, priority=CONTEXT),
+    Rule("cli_password", (("p", r"(?<=(?<![\w.-])ldap)(?=[a-z]{3,10}[ \t])"),),  # -w PASSWORD
+         rx(r"ldap[a-z]{3,10}" + _SAME_COMMAND + r"-w[ \t]{1,8}" + _SECRET),
+         back=3, check=named_check, priority=CONTEXT),
+    # SQL: CREATE/ALTER USER or ROLE ... PASSWORD '...', and MySQL's IDENTIFIED BY '...'.
+    Rule("sql_password", tuple((word[-4:], rf"(?<={word})(?=[ \t]{{1,4}}')")
+                               for word in ("password", "PASSWORD", "Password")),
+         rx(r"(?:password|PASSWORD|Password)[ \t]{1,4}'(?P<secret>[^'\s\\]{1,256})'"),
+         back=4, check=named_check, priority=CONTEXT),
+    Rule("sql_password", lits("IDENTIFIED"),
+         rx(r"IDENTIFIED[ \t]{1,4}(?:WITH[ \t]{1,4}[a-z0-9_]{1,32}[ \t]{1,4})?BY[ \t]{1,4}"
+            r"'(?P<secret>[^'\s\\]{1,256})'"),
+         check=named_check, priority=CONTEXT),
+    # Found from its ``password`` (the generic rule's trigger literal, so the scan stops at
+    # no new place), back to the ``machine`` or ``default`` that opens the entry.
+    Rule("netrc", (("word", r"(?<=password)(?=[ \t])"),), rx(_NETRC), check=_netrc_check,
+         locate=_netrc_start, priority=CONTEXT),
+)  # fmt: skip
