@@ -832,6 +832,12 @@ def _negatives() -> list[Case]:
     add("docker-login-stdin", "docker login ghcr.io -u ci --password-stdin < token.txt")
     add("mysqladmin-status", "mysqladmin -u root -p status")
     add("pulumi-words", "pul-request handlers; pulumi up --stack dev; pul-" + "0" * 12)
+    # Found in real packages' code when those rules were added (site-packages, /usr/share/doc).
+    add("rest-field-type", "        :type passphrase: :py:data:`bytes`\n        :type password: :py:data:`bytes`")
+    add("rest-field-param", ":param str smtp_pass: the password of the SMTP account")
+    add("word-ending-in-pass", "    [   'crc-16-buypass',   'CRC16_BUYPASS',     0x18005,        NON_REVERSE,    0x0000],")
+    add("attribute-value", "        proxy_pass=url.password or None,\n        password=url.password or None,")
+    add("bypass-constant", 'BYPASS = "bypass"')
     return n
 
 

@@ -242,7 +242,8 @@ _BLANK: Final = re.compile(r"\s")
 _DIGIT: Final = re.compile(r"[0-9]")
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: A word that makes a digit-free name a name: ``newPassword``, ``accessToken``.
-_NAMES_A_SECRET: Final = re.compile(r"(?i)pass(?:word|wd)|secret|token|key|credential")
+_NAMES_A_SECRET: Final = re.compile(
+    r"(?i)pass(?:word|wd|phrase)?(?![a-z])|secret|token|key|credential")
 _DOTTED: Final = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][\w$]*)+")
 _PATHLIKE: Final = re.compile(r"(?:~|\.{1,2})?/[\w.@+-]*(?:/[\w.@+-]*)*|[A-Za-z]:\\")
 #: Public material where a secret might sit: Stripe publishable keys, SSH public keys.
@@ -324,7 +325,11 @@ def _is_a_name(value: str, *, code: bool) -> bool:
     ``PKCS7PrivateKeyTypes`` in code; ``"newPassword"`` anywhere."""
     name = value.rstrip(".:") if code else value  # ``if token == Literal:``
     if not _IDENTIFIER.fullmatch(name):
-        return code and _DOTTED.fullmatch(name) is not None
+        if _DOTTED.fullmatch(name) is None:
+            return False
+        # An attribute that names a secret is one anywhere (``password=url.password``).
+        last = re.split(r"\.|->|::", name)[-1]
+        return code or (not _DIGIT.search(last) and bool(_NAMES_A_SECRET.search(last)))
     digitless = not _DIGIT.search(name)
     return (code and digitless) or ((code or digitless) and bool(_NAMES_A_SECRET.search(name)))
 
@@ -416,9 +421,20 @@ def _is_verdict(match: re.Match[str]) -> bool:
             and _VERDICT_AFTER.match(text, match.end()) is not None)
 
 
+#: A docstring's field (reST, Sphinx): ``:param password: ...``, ``:type passphrase: bytes``,
+#: ``:param str smtp_pass: ...``. What follows describes the name; it is not its value.
+_DOC_FIELD: Final = re.compile(
+    r":(?:type|param|parameter|arg|argument|key|keyword|kwarg|ivar|cvar|var|vartype)"
+    r"[ \t]{1,4}(?:[\w.\[\]]{1,40}[ \t]{1,4})?[\w.]{0,40}$")
+_DOC_FIELD_LOOKBACK: Final = 100
+
+
 def _generic_check(*, password: bool) -> Check:
     def check(match: re.Match[str]) -> bool:
         if not _name_is_about_secret(match.group("rest")) or not _placed_as_assignment(match):
+            return False
+        at = match.start()
+        if _DOC_FIELD.search(match.string, max(0, at - _DOC_FIELD_LOOKBACK), at):
             return False
         op = match.group("op")
         if match.group("kw") == "PASS" and op == ":" and _is_verdict(match):
@@ -621,8 +637,10 @@ GENERIC_RULES: Final[tuple[Rule, ...]] = (
         _CAMEL_PASS,
         password=True,
     ),
-    # ``pass: 'x'``, ``{"pass": "x"}`` (nodemailer's ``auth``, YAML): quoted values only.
-    _quoted_only(_generic(_keyword(["pass"], "pass", spell=False), password=True)),
+    # ``pass: 'x'``, ``{"pass": "x"}`` (nodemailer's ``auth``, YAML): quoted values only,
+    # and only the word itself (``buypass`` is not it).
+    _quoted_only(_generic((["(?<![A-Za-z0-9_])pass(?![a-z])"],
+                           {("pass", "(?<=(?<![A-Za-z0-9_])pass)(?![a-z])")}), password=True)),
     _generic(_keyword(["secret"], "cret"), password=False),
     _generic(_keyword(["token"], "ken"), password=False),
     _generic(_keyword(_key_words(), "key"), password=False),
