@@ -59,6 +59,29 @@ def test_read_commands_do_not_create_a_mistyped_home(tmp_path: Path) -> None:
     assert failed.returncode == 1 and b"There is no memspool home" in failed.stderr
 
 
+def test_forget_and_maintain_do_not_create_a_mistyped_home(tmp_path: Path) -> None:
+    # They act on memory that exists: a typo gets the sentence, not an empty home.
+    typo = tmp_path / "no-such-home"
+    for args in (["memories", "forget", "3"], ["maintain"], ["maintain", "--json"]):
+        failed = run_cli("--home", str(typo), *args, check=False)
+        _assert_clear_failure(failed, args, says="There is no memspool home")
+        assert not typo.exists(), args
+
+
+def test_an_import_into_a_new_home_says_it_made_one(tmp_path: Path) -> None:
+    # A restore onto a new machine is an import into a new home: it works, and says so,
+    # since a mistyped --home is one too.
+    line = {"key": "pool-leak", "summary": "The pool leaks a connection per retry.",
+            "body": "Each retry opens one.", "project": "api", "type": "pitfall"}
+    source = tmp_path / "backup.jsonl"
+    source.write_text(json.dumps(line) + "\n")
+    new = tmp_path / "new-home"
+    first = run_cli("--home", str(new), "memories", "import", str(source))
+    assert b"made a new home at" in first.stderr and b"1 new" in first.stdout
+    again = run_cli("--home", str(new), "memories", "import", str(source))
+    assert b"made a new home" not in again.stderr and b"1 unchanged" in again.stdout
+
+
 def _drained_home(projects: Path) -> None:
     transcript = projects / "s1.jsonl"
     transcript.write_bytes(SPOTTER.read_bytes())

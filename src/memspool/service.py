@@ -80,6 +80,7 @@ from memspool.store import (
     diagnose,
     erase,
     get_state,
+    require_home,
     transaction,
 )
 from memspool.store import memories as memory_rows
@@ -158,11 +159,14 @@ class Service:
     """memspool's operations on one home."""
 
     def __init__(self, home: Path | None = None, *, env: Mapping[str, str] | None = None,
-                 readonly: bool = False) -> None:
+                 readonly: bool = False, existing: bool = False) -> None:
         """``readonly``: this service only reads, so it creates nothing (a mistyped
-        home is reported, not made) and works on a home it cannot write."""
+        home is reported, not made) and works on a home it cannot write.
+        ``existing``: it writes, but only to memory that exists (forget, maintain),
+        so it too reports a missing home instead of making one."""
         self.config: Config = load_config(home, env)
         self.readonly = readonly
+        self.existing = existing
         self._conn: sqlite3.Connection | None = None
         #: Near-duplicate profiles of this store's texts, bounded (see Profiles).
         self.profiles = Profiles()
@@ -179,6 +183,8 @@ class Service:
                                    f"been captured there. `memspool status` says more.")
                 self._conn = found
             else:
+                if self.existing:
+                    require_home(self.config)
                 self._conn = connect(self.config)
         return self._conn
 

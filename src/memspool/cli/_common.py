@@ -27,12 +27,14 @@ Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 Handler: TypeAlias = Callable[[argparse.Namespace], int]
 
 
-def open_service(home: Path | None, *, readonly: bool = False) -> Service:
-    """The service over ``home``. Loaded when a command runs, not when the parser is
-    built: ``memspool --help`` and ``--version`` do not load the library."""
+def open_service(home: Path | None, *, readonly: bool = False,
+                 existing: bool = False) -> Service:
+    """The service over ``home`` (see :class:`~memspool.service.Service` for ``readonly``
+    and ``existing``). Loaded when a command runs, not when the parser is built:
+    ``memspool --help`` and ``--version`` do not load the library."""
     from memspool.service import Service
 
-    return Service(home, readonly=readonly)
+    return Service(home, readonly=readonly, existing=existing)
 
 
 def unknown_project(service: Service, given: str | None) -> str | None:

@@ -108,7 +108,7 @@ FORGOT_SUMMARY_CHARS = 120
 
 
 def _forget(args: argparse.Namespace) -> int:
-    with open_service(args.home) as service:
+    with open_service(args.home, existing=True) as service:
         result = service.forget(args.id, purge_source=args.purge_source)
         name = service.project_names([result.project]).get(result.project, result.project)
     if args.json:
@@ -158,7 +158,12 @@ def _import(args: argparse.Namespace) -> int:
     with handle, open_service(args.home) as service, tqdm(
             total=total, unit=" memories", disable=not sys.stderr.isatty(),
             file=sys.stderr) as bar:
+        # Importing into a new home is a restore; said, since a mistyped --home is one too.
+        new_home = not service.config.db_path.exists()
         report = service.import_lines(read_lines(handle), progress=bar.update, trust=args.trust)
+    if new_home:
+        print(f"memspool: made a new home at {for_terminal(str(service.config.home))} for "
+              f"this import (no store was there)", file=sys.stderr)
     if args.json:
         print_json({"ok": True, **report.as_dict()})
     else:
@@ -173,7 +178,7 @@ def _maintain(args: argparse.Namespace) -> int:
     llm = None
     if args.llm or args.llm_endpoint or args.llm_model:
         llm = LlmOptions(endpoint=args.llm_endpoint or "", model=args.llm_model or "")
-    with open_service(args.home) as service:
+    with open_service(args.home, existing=True) as service:
         result = service.maintain(llm=llm, reindex=args.reindex)
     if args.json:
         print_json(result.as_dict())

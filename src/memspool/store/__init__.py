@@ -21,6 +21,7 @@ from memspool.store.db import (
     damaged,
     diagnose,
     get_state,
+    require_home,
     set_state,
     transaction,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "damaged",
     "diagnose",
     "get_state",
+    "require_home",
     "set_state",
     "transaction",
 ]

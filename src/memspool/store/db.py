@@ -27,7 +27,7 @@ from memspool.store.upgrades import ids_never_reused, slices_note_column, tombst
 
 __all__ = [
     "MIGRATIONS", "connect", "connect_readonly", "damaged", "diagnose", "get_state", "names_a_row",
-    "set_state", "transaction",
+    "require_home", "set_state", "transaction",
 ]
 
 #: Seconds a writer waits for another writer's lock before failing; the
@@ -531,6 +531,19 @@ def _open_for_reading(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def require_home(config: Config) -> None:
+    """Raise a :class:`HomeError` that says so unless ``config.home`` is a folder: a
+    command that only makes sense on memory that exists must not make a home (a
+    mistyped ``--home`` would get an empty one)."""
+    if config.home.exists() and not config.home.is_dir():
+        raise HomeError(f"{config.home} is not a folder. Move that file aside, or point "
+                        f"MEMSPOOL_HOME (or --home) at a folder.", str(config.home))
+    if not config.home.is_dir():
+        raise HomeError(
+            f"There is no memspool home at {config.home}. Check --home or MEMSPOOL_HOME; "
+            f"`memspool install` creates it.", str(config.home))
+
+
 def connect_readonly(config: Config) -> sqlite3.Connection | None:
     """The store opened for reading only, or ``None`` when there is none yet.
 
@@ -539,13 +552,7 @@ def connect_readonly(config: Config) -> sqlite3.Connection | None:
     memspool is opened for writing once to bring it up to date.
     """
     path = config.db_path
-    if config.home.exists() and not config.home.is_dir():
-        raise HomeError(f"{config.home} is not a folder. Move that file aside, or point "
-                        f"MEMSPOOL_HOME (or --home) at a folder.", str(config.home))
-    if not config.home.is_dir():
-        raise HomeError(
-            f"There is no memspool home at {config.home}. Check --home or MEMSPOOL_HOME; "
-            f"`memspool install` creates it.", str(config.home))
+    require_home(config)
     if not path.exists():
         return None
     _refuse_symlink(path)
