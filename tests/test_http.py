@@ -309,6 +309,22 @@ def test_unknown_routes_and_methods_are_json(server: Server) -> None:
     assert server.request("GET", "/capture")[0] == 405
 
 
+def test_a_route_that_takes_no_query_refuses_one_and_does_nothing(server: Server) -> None:
+    _, saved = server.request("POST", "/memories", {"title": "Pool", "content":
+                                                    "The pool leaks a connection per retry.",
+                                                    "project": "api"})
+    memory = saved["id"]
+    # A caller who believes in a dry run must not lose the memory.
+    status, body = server.request("DELETE", f"/memories/{memory}?dry_run=true")
+    assert status == 400 and "dry_run" in body["error"] and "no query" in body["error"]
+    assert server.request("GET", f"/memories/{memory}")[0] == 200
+    status, body = server.request("POST", "/capture?project=api",
+                                  {"text": "Pitfall: the cache is never warmed."})
+    assert status == 400 and "project" in body["error"]
+    assert server.request("GET", "/status?verbose=1")[0] == 400
+    assert server.request("GET", f"/memories/{memory}")[0] == 200
+
+
 def test_the_openapi_document_lists_the_routes(server: Server) -> None:
     from memspool.http.routes import ROUTES
 

@@ -119,6 +119,6 @@ def parse_query(params: Mapping[str, str], allowed: Collection[str]) -> Fields:
     """A query string's parameters; any not in ``allowed`` is refused (a typo)."""
     unknown = sorted(set(params) - set(allowed))
     if unknown:
-        raise PayloadError(f"Unknown parameter(s) {listed(unknown)}; this route takes "
-                         f"{', '.join(sorted(allowed))}.")
+        takes = ", ".join(sorted(allowed)) if allowed else "no query parameters"
+        raise PayloadError(f"Unknown parameter(s) {listed(unknown)}; this route takes {takes}.")
     return Fields(dict(params), query=True)

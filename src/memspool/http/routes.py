@@ -18,7 +18,7 @@ from starlette.routing import Route
 from memspool import __version__
 from memspool.archivist import CaptureOptions
 from memspool.base.kinds import NOTE_TYPES
-from memspool.http.fields import path_id
+from memspool.http.fields import parse_query, path_id
 from memspool.http.openapi import document
 from memspool.http.responses import JSON
 from memspool.http.spec import Field, Spec
@@ -102,12 +102,19 @@ def _workers(request: Request) -> Workers:
     return workers
 
 
+def _no_query(request: Request) -> None:
+    """Refuse a query string on a route that takes none: ``DELETE /memories/5?dry_run=1``
+    must not forget the memory while its caller thinks it asked for a dry run."""
+    parse_query(request.query_params, ())
+
+
 def _memory_id(request: Request) -> int:
     return path_id(request.path_params["memory_id"], "A memory id is a whole number, got "
                    "{given}; GET /search finds memories and their ids.")
 
 
 async def capture(request: Request) -> JSON:
+    _no_query(request)
     given = CAPTURE.read_body(await request.body())
 
     def call(service: Service) -> dict[str, Any]:
@@ -122,6 +129,7 @@ async def capture(request: Request) -> JSON:
 
 
 async def capture_passive(request: Request) -> JSON:
+    _no_query(request)
     given = CAPTURE_PASSIVE.read_body(await request.body())
     return JSON(await _workers(request).run(lambda service: service.capture_passive(
         given["content"], session=given["session_id"], project=given["project"],
@@ -129,6 +137,7 @@ async def capture_passive(request: Request) -> JSON:
 
 
 async def save(request: Request) -> JSON:
+    _no_query(request)
     given = SAVE.read_body(await request.body())
     return JSON(await _workers(request).run(lambda service: service.save(
         given["title"], given["content"], type=given["type"], key=given["key"],
@@ -150,6 +159,7 @@ async def context(request: Request) -> JSON:
 
 async def memory(request: Request) -> JSON:
     """GET: one memory with its history and provenance; DELETE: forget it."""
+    _no_query(request)
     memory_id = _memory_id(request)
     if request.method == "DELETE":
         return JSON(await _workers(request).run(
@@ -158,6 +168,7 @@ async def memory(request: Request) -> JSON:
 
 
 async def status(request: Request) -> JSON:
+    _no_query(request)
     return JSON(await _workers(request).run(lambda service: service.status().as_dict()))
 
 
