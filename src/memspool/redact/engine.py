@@ -24,6 +24,7 @@ What no rule recognises goes through unchanged: a pasted secret must be treated 
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Iterator
 from typing import Final
@@ -203,9 +204,16 @@ def _matches(text: str, start: int = 0, end: int | None = None) -> Iterator[Find
     # Per priority (GENERIC, CONTEXT, FORMAT: 0, 1, 2), where the text its findings (and
     # claims) settled ends.
     settled = [start, start, start]
+    # Findings whose secret starts after their trigger (a command's password, words on)
+    # settle their text only from where the secret starts: what lies between (a URL's
+    # password, a SQL statement in ``-e "..."``) is looked at by every rule.
+    waiting: list[tuple[int, int, int]] = []  # (secret start, end, priority), a heap
     claims = _Claims(text)
     pos = start
     while pos < stop:
+        while waiting and waiting[0][0] <= pos:
+            _, until, priority = heapq.heappop(waiting)
+            settled[priority] = max(settled[priority], until)
         level = _level(settled, pos)
         if level == FORMAT:
             pos = settled[FORMAT]
@@ -223,12 +231,18 @@ def _matches(text: str, start: int = 0, end: int | None = None) -> Iterator[Find
                 pos = bound  # past the settled text: every rule again
                 continue
         at = hit.start()
+        if waiting and waiting[0][0] <= at:
+            pos = max(pos, waiting[0][0])  # a waiting secret starts first: settle it, look again
+            continue
         # Step one character, not past the trigger: triggers may overlap (``_authToken``).
         pos = at + 1
         finding = _finding_at(text, at, rules_at[hit.group()], settled, claims)
         if finding is not None:
             yield finding
-            settled[finding[3]] = max(settled[finding[3]], finding[1])
+            if finding[0] > pos:
+                heapq.heappush(waiting, (finding[0], finding[1], finding[3]))
+            else:
+                settled[finding[3]] = max(settled[finding[3]], finding[1])
 
 
 #: A secret the normalised view reveals has a change of the view inside it, and

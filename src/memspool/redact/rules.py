@@ -242,6 +242,10 @@ _BLANK: Final = re.compile(r"\s")
 _DIGIT: Final = re.compile(r"[0-9]")
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: A word that makes a digit-free name a name: ``newPassword``, ``accessToken``.
+#: The words of a name that make it a secret's (``smtp_pass``, ``SECRET_KEY``, ``apiToken``).
+_SECRET_WORDS: Final = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "secret",
+                                  "token", "key", "credential", "credentials"})
+_LOWER_START: Final = frozenset("abcdefghijklmnopqrstuvwxyz_$")
 _NAMES_A_SECRET: Final = re.compile(
     r"(?i)pass(?:word|wd|phrase)?(?![a-z])|secret|token|key|credential")
 _DOTTED: Final = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][\w$]*)+")
@@ -327,9 +331,11 @@ def _is_a_name(value: str, *, code: bool) -> bool:
     if not _IDENTIFIER.fullmatch(name):
         if _DOTTED.fullmatch(name) is None:
             return False
-        # An attribute that names a secret is one anywhere (``password=url.password``).
-        last = re.split(r"\.|->|::", name)[-1]
-        return code or (not _DIGIT.search(last) and bool(_NAMES_A_SECRET.search(last)))
+        # An object's attribute that names a secret is a name anywhere
+        # (``password=url.password``, ``cfg.smtp_pass``); ``Tango.Whiskey`` is no object's.
+        parts = re.split(r"\.|->|::", name)
+        return code or (parts[0][:1] in _LOWER_START and any(
+            part.lower() in _SECRET_WORDS for part in _NAME_PARTS.findall(parts[-1])))
     digitless = not _DIGIT.search(name)
     return (code and digitless) or ((code or digitless) and bool(_NAMES_A_SECRET.search(name)))
 
@@ -608,21 +614,30 @@ CONTEXT_RULES: Final[tuple[Rule, ...]] = (
          priority=CONTEXT),
 )  # fmt: skip
 
-def _quoted_only(rule: Rule) -> Rule:
-    """``rule``, taking only a quoted value after a separator: for a name that is also a
-    word (``pass``), whose bare value is as likely prose as a secret."""
+def _mixed_only(rule: Rule, *, quoted: bool = False) -> Rule:
+    """``rule``, for a name that may hold a password or a word: a compiler's or a
+    renderer's pass (``llvm_pass: 'mem2reg'``, ``render_pass: "shadow-map"``). The value
+    must be 8 characters or more and mix two of lower case, upper case and digits; with
+    ``quoted``, also be quoted after a separator (``pass: 'x'``: a bare value after the
+    word ``pass`` is as likely prose)."""
     check = rule.check
 
-    def quoted(match: re.Match[str]) -> bool:
-        return (match.group("v4") is None and match.group("op") is not None
+    def mixed(match: re.Match[str]) -> bool:
+        if quoted and (match.group("v4") is not None or match.group("op") is None):
+            return False
+        value = secret_of(match)
+        classes = sum(1 for chars in _MIXED_CLASSES if chars.search(value))
+        return (len(value) >= GENERIC_MIN_LEN and classes >= 2
                 and check is not None and check(match))
 
-    return dataclasses.replace(rule, check=quoted, claim=None)
+    return dataclasses.replace(rule, check=mixed, claim=None)
 
 
-#: A name that ends in ``Pass`` or ``Passphrase`` after a lower-case letter (``smtpPass``).
-_CAMEL_PASS: Final = (["(?<=[a-z])Pass(?![a-z])", "(?<=[a-z])Passphrase(?![a-z])"],
-                      {("Pass", "(?<=[a-z]Pass)")})
+_MIXED_CLASSES: Final = (re.compile("[a-z]"), re.compile("[A-Z]"), _DIGIT)
+
+
+#: A name that ends in ``Pass`` after a lower-case letter (``smtpPass``).
+_CAMEL_PASS: Final = (["(?<=[a-z])Pass(?![a-z])"], {("Pass", "(?<=[a-z]Pass)(?![a-z])")})
 
 #: The name-gated rules: a value is a secret because of the name it is assigned to.
 GENERIC_RULES: Final[tuple[Rule, ...]] = (
@@ -633,14 +648,18 @@ GENERIC_RULES: Final[tuple[Rule, ...]] = (
         # ``passphrase`` lower case, found only where ``phrase`` follows its ``pass``.
         (_keyword(["passphrase"], "pass")[0], {("pass", "(?<=pass)(?=phrase)"),
                                                ("Pass", "(?<=Pass)(?=phrase)")}),
-        _keyword(["_pass", "_passphrase"], "_pass", spell=False),  # smtp_pass, ansible_ssh_pass
-        _CAMEL_PASS,
+        _keyword(["_passphrase"], "_pass", spell=False),  # ssh_passphrase
+        (["(?<=[a-z])Passphrase(?![a-z])"], {("Pass", "(?<=[a-z]Pass)(?=phrase)")}),
         password=True,
     ),
-    # ``pass: 'x'``, ``{"pass": "x"}`` (nodemailer's ``auth``, YAML): quoted values only,
-    # and only the word itself (``buypass`` is not it).
-    _quoted_only(_generic((["(?<![A-Za-z0-9_])pass(?![a-z])"],
-                           {("pass", "(?<=(?<![A-Za-z0-9_])pass)(?![a-z])")}), password=True)),
+    # A name ending in ``_pass`` or ``Pass`` (``smtp_pass``, ``ansible_become_pass``,
+    # ``smtpPass``), and ``pass`` itself with a quoted value (nodemailer's ``auth``, YAML),
+    # only the word (``buypass`` is not it): each may name a compiler's pass too.
+    _mixed_only(_generic(_keyword(["_pass"], "_pass", spell=False), _CAMEL_PASS,
+                         password=True)),
+    _mixed_only(_generic((["(?<![A-Za-z0-9_])pass(?![a-z])"],
+                          {("pass", "(?<=(?<![A-Za-z0-9_])pass)(?![a-z])")}), password=True),
+                quoted=True),
     _generic(_keyword(["secret"], "cret"), password=False),
     _generic(_keyword(["token"], "ken"), password=False),
     _generic(_keyword(_key_words(), "key"), password=False),

@@ -365,13 +365,12 @@ MIGRATIONS: Final[list[Migration]] = [
     """
     INSERT OR IGNORE INTO context_dirty (project) SELECT DISTINCT project FROM memories;
     """,
-    # 18: a memory's vector is made from its whole text (memspool.recall.embed): the
-    # vectors of texts that were cut (longer than 512 characters, the most 512
-    # tokens can cover) are made again by whoever embeds next; each keeps
-    # answering meanwhile.
+    # 18: a memory's vector is made from its whole text (memspool.recall.embed): every
+    # vector is made again by whoever embeds next, since which texts were cut depends
+    # on the model (a word of Korean is several tokens; a model's own max_length may
+    # be under 512); each keeps answering meanwhile.
     """
-    INSERT OR IGNORE INTO vectors_pending (memory_id)
-        SELECT id FROM memories WHERE length(summary) + length(body) + 1 > 512;
+    INSERT OR IGNORE INTO vectors_pending (memory_id) SELECT id FROM memories;
     """,
 ]
 
