@@ -93,7 +93,14 @@ def test_watch_daemon_drains_on_spool_events(tmp_path: Path, home: Path, project
         def last_drain() -> object:
             return json.loads(run_cli("status", "--json").stdout)["last_drain"]
 
-        settled = last_drain()
+        def drained_and_still() -> object:
+            # The third capture is stored before its pass ends (digest, vectors, the
+            # drain's time): wait for that time to stop moving, then watch it stay.
+            first = last_drain()
+            time.sleep(0.5)
+            return first if first is not None and last_drain() == first else None
+
+        settled = wait_for(drained_and_still)
         deadline = time.monotonic() + 3
         while time.monotonic() < deadline:
             assert last_drain() == settled
