@@ -18,6 +18,7 @@ from memspool.archivist.lifecycle import confidence
 from memspool.archivist.reconcile import CaptureReport, Origin, save_notes
 from memspool.base.errors import PayloadError
 from memspool.config import Config
+from memspool.distill.claim_model import model
 from memspool.distill.keys import distinct_key
 from memspool.distill.transcript import transcript_notes
 from memspool.recall.search import search
@@ -111,30 +112,47 @@ def test_a_backfilled_session_keeps_every_fact_past_twenty(config: Config, conn:
     assert all(any(f"`{name.upper()}_TIMEOUT`" in body for body in kept) for name in services)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the claim model misses a user's bare 'remember: X' (held-out user rules kept "
-    "75-89%, docs/benchmarks.md)"))
 def test_the_minor_pass_keeps_provenance_and_explicit_requests_to_remember(
         config: Config, conn: Any) -> None:
+    # A person asking memory to keep something is obeyed, whatever the model makes of
+    # it ("remember to ..." and what is scoped to today are the task at hand, not that);
+    # the assistant's fact beside it is judged as always.
     slice_id = _queue_slice(conn, config, (
         "[user] remember: the nightly export runs at 02:00 UTC from the reporting replica\n\n"
         "[assistant] I'll note that.\n\n"
-        "[user] why did CI fail?\n\n"
+        "[user] remember to rerun the flaky test before you push\n\n"
+        "[user] remember: we're only touching the read path today. writes come later.\n\n"
         "[thinking] maybe the cache\n\n"
-        "[assistant] CI broke because the runner image dropped Python 3.10. "
-        "Pinning `python-version: 3.11` in the workflow fixes it.\n"
+        "[assistant] Pitfall: `pnpm install` without --frozen-lockfile rewrites the lockfile "
+        "on CI runners.\n"
         "[tool Bash] pytest -x"))
     report = digest(conn, config, now=lambda: 1234.0)
     assert report.slices == 1 and report.created == 2
     found = rows.list_memories(conn, "api")
-    assert {m.type for m in found} == {"root-cause", "takeaway"}
+    assert sorted(m.summary for m in found) == [
+        "The nightly export runs at 02:00 UTC from the reporting replica",
+        "`pnpm install` without --frozen-lockfile rewrites the lockfile on CI runners."]
     assert not any("I'll note" in m.body or "maybe the cache" in m.body for m in found)
+    asked = next(m for m in found if "nightly" in m.summary)
+    assert asked.clarity >= model().clear  # clearly stated: the context block shows it
     for memory in found:
         (save,) = rows.provenance(conn, memory.id)
         assert (save.session, save.slice_id, save.source, save.at) == (
             "s1", slice_id, "transcript", 1234.0)
     assert conn.execute("SELECT digested_at FROM slices").fetchone()[0] == 1234.0
     assert digest(conn, config).slices == 0  # nothing left, nothing twice
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the claim model scores a cause and its fix in a short answer under the keep bar "
+    "(0.52, 0.60 against 0.70; held-out short facts kept 71.7%, docs/benchmarks.md)"))
+def test_a_short_answers_cause_and_fix_are_kept(config: Config, conn: Any) -> None:
+    _queue_slice(conn, config, (
+        "[user] why did CI fail?\n\n"
+        "[assistant] CI broke because the runner image dropped Python 3.10. "
+        "Pinning `python-version: 3.11` in the workflow fixes it.\n"))
+    digest(conn, config)
+    assert [m.type for m in rows.list_memories(conn, "api")] == ["root-cause"]
 
 
 def test_a_forgotten_memory_is_not_brought_back_by_digesting_its_slice_again(

@@ -115,6 +115,23 @@ NOTES_PER_MESSAGE: Final = 20
 #: says again, in a later session, what a memory says (the overlap bar of
 #: reconciliation); below it, a claim is chatter whatever words it shares.
 RESTATED_FLOOR: Final = 0.4
+#: A person asking memory itself to keep what follows: "remember: X", "remember that X",
+#: "note for the future: X", "for future reference, X", "don't forget that X". Not
+#: "remember to X", a task for now. What follows is kept whatever the model makes of it
+#: (an explicit request is obeyed, not judged), and is clearly stated.
+_ASKS_TO_KEEP: Final = re.compile(
+    rf"^\W{{0,3}}{_JOINED}(?:please\s+)?(?:remember|note for (?:later|the future)"
+    r"|for (?:future|later) reference|keep in mind|(?:don'?t|do not|never) forget"
+    r"|make a note)(?!\s+to\b)(?:\s+that\b)?\s*[:,\-\u2014]?\s*", re.IGNORECASE)
+#: The fewest words a fact asked to be kept has beyond its framing.
+_ASKED_MIN_WORDS: Final = 3
+#: Words that scope what is asked to the task at hand ("remember: we're only touching
+#: the read path today", "the demo is at 3pm"): a constraint for now, not a fact to keep.
+_FOR_NOW: Final = re.compile(
+    r"\b(?:today|tonight|tomorrow|right now|for now|for the moment|this (?:morning|afternoon"
+    r"|evening|week|sprint|session|task|pr|change|ticket|branch|time|round)|here\b"
+    r"|(?:at|by|until|till) \d{1,2}(?::\d\d)?\s?(?:am|pm)\b|later|in this (?:pr|change))",
+    re.IGNORECASE)
 #: A person's framing that reminds of something said before ("remember ...").
 _REMINDS: Final = re.compile(rf"^\W{{0,3}}{_JOINED}(?:please\s+)?(?:remember|keep in mind)\b",
                              re.IGNORECASE)
@@ -314,6 +331,9 @@ def transcript_notes(text: str, used: Model | None = None, *,
         found = claims(said)
         verdict = judge_message(said, found, role, chosen)
         verdicts = [judge(claim, role, verdict, chosen) for claim in found]
+        if role == "user":
+            verdicts = [_asked(claim, judged, chosen) for claim, judged in zip(found, verdicts,
+                                                                                strict=True)]
         groups = list(_groups(found, verdicts, role, chosen))
         notes.extend(_note(group) for group in groups[:NOTES_PER_MESSAGE])
         if conditional:
@@ -321,6 +341,26 @@ def transcript_notes(text: str, used: Model | None = None, *,
                                           NOTES_PER_MESSAGE))
     # Kept notes first: the conditional ones never push one past a caller's note cap.
     return [note for note in [*notes, *later] if note.summary]
+
+
+def _asked(claim: Claim, verdict: Verdict, used: Model) -> Verdict:
+    """``verdict``, kept and clearly stated when the person asked memory to keep the claim
+    ("remember: the nightly export runs at 02:00 UTC", or after a "remember:" line)."""
+    if verdict.keep or claim.introduces or asks(claim):
+        return verdict
+    framed = _ASKS_TO_KEEP.match(claim.text)
+    fact = claim.text[framed.end():] if framed is not None and framed.end() else ""
+    # Or the framing on a line of its own before it ("remember:" as its list's intro,
+    # or as the sentence before).
+    before = claim.intro or claim.previous
+    by_line = bool(before) and (found := _ASKS_TO_KEEP.match(before)) is not None \
+        and found.end() == len(before) and before.rstrip().endswith(":")
+    if not by_line and len(fact.split()) < _ASKED_MIN_WORDS:
+        return verdict
+    if _FOR_NOW.search(claim.text):
+        return verdict  # the task at hand: the model judges it as it would
+    return dataclasses.replace(verdict, keep=True, probability=1.0,
+                               message=max(verdict.message, used.clear))
 
 
 def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Group],
