@@ -154,7 +154,10 @@ def seqs(conn: sqlite3.Connection, memory_ids: list[int],
 
     Read from the index on ``memory_id`` alone (its entries hold the seq), so
     no vector row is read; then the memories' filter, apart: SQLite runs the
-    two about three times quicker apart than joined. The model is not
+    two about three times quicker apart than joined. The filter looks each
+    memory up by its id (``NOT INDEXED`` still allows that): left to itself,
+    SQLite scanned the project's whole stretch of the (project, layer) index
+    instead, 2,500 entries for 70 ids (0.33 ms against 0.03). The model is not
     checked: a row's seq names one row, of one model."""
     where, params = keep.sql()
     found: dict[int, int] = {}
@@ -164,7 +167,8 @@ def seqs(conn: sqlite3.Connection, memory_ids: list[int],
             chunk)}
         if held and where:
             passing = {int(r[0]) for r in conn.execute(
-                f"SELECT m.id FROM memories m WHERE m.id IN ({_marks(len(held))}){where}",  # noqa: S608 - fixed fragments
+                f"SELECT m.id FROM memories m NOT INDEXED"  # noqa: S608 - fixed fragments
+                f" WHERE m.id IN ({_marks(len(held))}){where}",
                 (*held, *params))}
             held = {memory_id: seq for memory_id, seq in held.items() if memory_id in passing}
         found.update(held)
