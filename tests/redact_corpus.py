@@ -866,6 +866,7 @@ def _negatives() -> list[Case]:
     add("mongo-prompt", "mongo -u admin -p --authenticationDatabase admin")
     add("nmcli-get-field", "nmcli -s -g 802-11-wireless-security.psk connection show Lab-5G")
     add("compiler-passes", 'render_pass: "shadow-map"\ncompiler_pass = "inline-functions"\nllvm_pass: \'mem2reg\'\nfirstPass = "lexing"\n{"pass": "partial"}\npass: "pending"')
+    add("pass-in-a-list", '"chatter": ["Opening the SSAO pass.", "courtyard is back to zero validation messages over 600 frames"]')
     add("usage-lines", "mysqladmin -u root -p password [new-password]\nwpa_passphrase <ssid> [passphrase]\nALTER USER 'jeffrey'@'localhost' IDENTIFIED BY 'new_password';")
     add("sshpass-file-ssh-port", "sshpass -f ~/.pw ssh -p 2222 deploy@host")
     add("attribute-value", "        proxy_pass=url.password or None,\n        password=url.password or None,")
