@@ -720,6 +720,10 @@ def _more_commands(add: Callable[..., None]) -> None:
     add("sql-identified-double-quotes", f'CREATE USER bob IDENTIFIED BY "{s}";', s, family="sql_password")
     s = password(r, 12)
     add("sql-set-password", f"SET PASSWORD FOR 'app'@'%' = '{s}';", s, family="sql_password")
+    s = password(r)
+    add("pgpass-echo", f"echo 'db.internal:5432:orders:app:{s}' >> ~/.pgpass && chmod 600 ~/.pgpass", s, family="pgpass")
+    s, t = password(r), password(r)
+    add("pgpass-written", _tool_use(f"cat > ~/.pgpass <<EOF\nlocalhost:5432:*:postgres:{s}\nreplica:5432:orders:ro:{t}\nEOF"), s, t, family="pgpass")
     s = "Tango." + tok(r, 8, string.ascii_letters)
     add("dotted-password", f"DB_PASSWORD={s}", s, family="generic")
 
@@ -867,6 +871,7 @@ def _negatives() -> list[Case]:
     add("nmcli-get-field", "nmcli -s -g 802-11-wireless-security.psk connection show Lab-5G")
     add("compiler-passes", 'render_pass: "shadow-map"\ncompiler_pass = "inline-functions"\nllvm_pass: \'mem2reg\'\nfirstPass = "lexing"\n{"pass": "partial"}\npass: "pending"')
     add("pass-in-a-list", '"chatter": ["Opening the SSAO pass.", "courtyard is back to zero validation messages over 600 frames"]')
+    add("pgpass-format", "psql reads ~/.pgpass, one hostname:port:database:username:password per line; PGPASSFILE names another")
     add("usage-lines", "mysqladmin -u root -p password [new-password]\nwpa_passphrase <ssid> [passphrase]\nALTER USER 'jeffrey'@'localhost' IDENTIFIED BY 'new_password';")
     add("sshpass-file-ssh-port", "sshpass -f ~/.pw ssh -p 2222 deploy@host")
     add("attribute-value", "        proxy_pass=url.password or None,\n        password=url.password or None,")

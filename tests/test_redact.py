@@ -40,7 +40,7 @@ def test_every_family_the_issue_names_is_covered() -> None:
         "docker", "vault", "digitalocean", "shopify", "age", "atlassian", "postman", "linear",
         "notion", "grafana", "newrelic", "terraform", "heroku",
         # Passwords in SQL statements, and Pulumi tokens (2026-12-04, later).
-        "sql_password", "pulumi",
+        "sql_password", "pulumi", "pgpass",
     }  # fmt: skip
 
 

@@ -4,7 +4,7 @@
 PASSWORD``, ``htpasswd -b FILE USER PASSWORD``, ``smbclient -U user%PASSWORD``, SQL's ``WITH
 PASSWORD '...'`` and ``IDENTIFIED BY '...'``, the ``password`` of a ``.netrc`` entry: the
 value is a secret because of where it stands (families ``cli_password``, ``sql_password``,
-``netrc``). Each rule is found from a stretch of its command's name that starts at a
+``netrc``, ``pgpass``). Each rule is found from a stretch of its command's name that starts at a
 character the trigger scan already stops at (``ql`` of ``mysql``, ``cli`` of ``redis-cli``),
 so most rules here cost the scan no new stops (:mod:`memspool.redact.rules` says why that
 matters). ``p`` is the one stop these rules add (``sshpass``, ``openssl``, ``ldapsearch``,
@@ -68,6 +68,40 @@ _NETRC: Final = (
     rf"(?:{_NETRC_SEP}(?:login|account|port)[ \t]{{1,8}}{_NETRC_WORD}){{0,3}}"
     rf"{_NETRC_SEP}password[ \t]{{1,8}}(?P<secret>{_ARGUMENT})"
 )
+
+
+#: A .pgpass entry, ``host:port:database:user:password`` (``*`` for any of the first four),
+#: and how far from the file's name one is looked for: before it on its line (``echo
+#: '...' >> ~/.pgpass``) or after it (a file written, or printed, right after its path).
+_PGPASS_FIELD: Final = r"(?:[^\s:\"'`\\]{1,253}|\*)"
+_PGPASS_ENTRY: Final = re.compile(
+    rf"{_PGPASS_FIELD}:(?:[0-9]{{1,5}}|\*):{_PGPASS_FIELD}:{_PGPASS_FIELD}"
+    r":(?P<secret>[^\s\"'`\\]{1,256})")
+_PGPASS_REACH: Final = 320
+
+
+def _pgpass_entry(text: str, at: int) -> int:
+    """Where the .pgpass entry nearest the file's name at ``at`` starts, or -1: the
+    last one before it on its line, else the first one after it."""
+    line_start = max(text.rfind("\n", max(0, at - _PGPASS_REACH), at), at - _PGPASS_REACH, 0)
+    before = [m.start() for m in _PGPASS_ENTRY.finditer(text, line_start, at)]
+    if before:
+        return before[-1]
+    after = _PGPASS_ENTRY.search(text, at, at + _PGPASS_REACH)
+    return after.start() if after is not None else -1
+
+
+_PGPASS_NEXT: Final = re.compile(r"(?:\r?\n|\\n)" + _PGPASS_ENTRY.pattern)
+
+
+def _pgpass_rest(match: re.Match[str]) -> int:
+    """The end of the last password of the entries that follow, line after line: a file
+    of several is one span, from the first password to the last (the hosts and users
+    between go with them)."""
+    end = match.end("secret")
+    while (following := _PGPASS_NEXT.match(match.string, end)) is not None:
+        end = following.end("secret")
+    return end
 
 
 def _netrc_start(text: str, at: int) -> int:
@@ -228,6 +262,9 @@ COMMAND_RULES: Final[tuple[Rule, ...]] = (
          rx(r"IDENTIFIED[ \t]{1,4}(?:WITH[ \t]{1,4}[a-z0-9_]{1,32}[ \t]{1,4})?BY[ \t]{1,4}"
             r"(?P<q>'|\\{0,7}\")(?P<secret>[^'\"\s\\]{1,256})(?P=q)"),
          check=_command_check, priority=CONTEXT),
+    # A .pgpass entry, found from the file's name (its ``gpass``), before or after it.
+    Rule("pgpass", (("gpass", r"(?<=pgpass)"),), _PGPASS_ENTRY, locate=_pgpass_entry,
+         extend=_pgpass_rest, check=_command_check, priority=CONTEXT),
     # Found from its ``password`` (the generic rule's trigger literal, so the scan stops at
     # no new place), back to the ``machine`` or ``default`` that opens the entry.
     Rule("netrc", (("word", r"(?<=password)(?=[ \t])"),), rx(_NETRC), check=_netrc_check,
