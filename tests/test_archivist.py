@@ -21,6 +21,7 @@ from memspool.config import Config
 from memspool.distill.claim_model import model
 from memspool.distill.keys import distinct_key
 from memspool.distill.transcript import transcript_notes
+from memspool.recall.context import render
 from memspool.recall.search import search
 from memspool.service import Service
 from memspool.store import memories as rows
@@ -135,6 +136,8 @@ def test_the_minor_pass_keeps_provenance_and_explicit_requests_to_remember(
     assert not any("I'll note" in m.body or "maybe the cache" in m.body for m in found)
     asked = next(m for m in found if "nightly" in m.summary)
     assert asked.clarity >= model().clear  # clearly stated: the context block shows it
+    block, _ = render(conn, "api", 8000)
+    assert "The nightly export runs at 02:00 UTC" in block
     for memory in found:
         (save,) = rows.provenance(conn, memory.id)
         assert (save.session, save.slice_id, save.source, save.at) == (
