@@ -724,6 +724,21 @@ def _more_commands(add: Callable[..., None]) -> None:
     add("pgpass-echo", f"echo 'db.internal:5432:orders:app:{s}' >> ~/.pgpass && chmod 600 ~/.pgpass", s, family="pgpass")
     s, t = password(r), password(r)
     add("pgpass-written", _tool_use(f"cat > ~/.pgpass <<EOF\nlocalhost:5432:*:postgres:{s}\nreplica:5432:orders:ro:{t}\nEOF"), s, t, family="pgpass")
+    # Found by a second review: .pgpass shown with line numbers, comments, entries on one
+    # line, escaped colons; pass names as a call's arguments, and a passphrase.
+    s, t = password(r), password(r)
+    add("pgpass-read-numbered", '{"type":"tool_result","content":"     1\\tlocalhost:5432:*:postgres:' + s
+        + '\\n     2\\treplica:5432:orders:ro:' + t + '\\n"} (Read /home/dev/.pgpass)', s, t, family="pgpass")
+    s, t = password(r), password(r)
+    add("pgpass-comment-between", f"$ cat ~/.pgpass\ndb0:*:*:admin:{s}\n# the replica\n\ndb1:5432:*:admin:{t}\n", s, t, family="pgpass")
+    s, t = password(r), password(r)
+    add("pgpass-printf", f"printf 'h:5432:*:u:{s}\\nr:5432:o:ro:{t}\\n' > ~/.pgpass", s, t, family="pgpass")
+    s = tok(r, 6) + "\\:" + tok(r, 8)
+    add("pgpass-escaped-colon", f"echo 'db:5432:app:u:{s}' >> ~/.pgpass", s, family="pgpass")
+    s = password(r)
+    add("pass-name-call-argument", f'config.set("mail", "smtp_pass", "{s}")', s, family="generic")
+    s = "My Secret Pass " + tok(r, 4, string.digits)
+    add("pass-name-passphrase", f'ansible_become_pass: "{s}"', s, family="generic")
     s = "Tango." + tok(r, 8, string.ascii_letters)
     add("dotted-password", f"DB_PASSWORD={s}", s, family="generic")
 
@@ -871,6 +886,7 @@ def _negatives() -> list[Case]:
     add("nmcli-get-field", "nmcli -s -g 802-11-wireless-security.psk connection show Lab-5G")
     add("compiler-passes", 'render_pass: "shadow-map"\ncompiler_pass = "inline-functions"\nllvm_pass: \'mem2reg\'\nfirstPass = "lexing"\n{"pass": "partial"}\npass: "pending"')
     add("pass-in-a-list", '"chatter": ["Opening the SSAO pass.", "courtyard is back to zero validation messages over 600 frames"]')
+    add("pgpass-near-log-lines", "Checked ~/.pgpass permissions. Log: worker:8080:queue:jobs:started\n2024-01-03 12:30:45 pgpass: 12:30:45:123:done")
     add("pgpass-format", "psql reads ~/.pgpass, one hostname:port:database:username:password per line; PGPASSFILE names another")
     add("usage-lines", "mysqladmin -u root -p password [new-password]\nwpa_passphrase <ssid> [passphrase]\nALTER USER 'jeffrey'@'localhost' IDENTIFIED BY 'new_password';")
     add("sshpass-file-ssh-port", "sshpass -f ~/.pw ssh -p 2222 deploy@host")

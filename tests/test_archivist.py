@@ -20,7 +20,7 @@ from memspool.base.errors import PayloadError
 from memspool.config import Config
 from memspool.distill.claim_model import model
 from memspool.distill.keys import distinct_key
-from memspool.distill.transcript import transcript_notes
+from memspool.distill.transcript import notes_of, transcript_notes
 from memspool.recall.context import render
 from memspool.recall.search import search
 from memspool.service import Service
@@ -144,6 +144,30 @@ def test_the_minor_pass_keeps_provenance_and_explicit_requests_to_remember(
             "s1", slice_id, "transcript", 1234.0)
     assert conn.execute("SELECT digested_at FROM slices").fetchone()[0] == 1234.0
     assert digest(conn, config).slices == 0  # nothing left, nothing twice
+
+
+@pytest.mark.parametrize(("said", "kept"), [
+    ("remember: the nightly backup runs at 2am from the reporting replica",
+     ["The nightly backup runs at 2am from the reporting replica"]),
+    ("note for the future: prod uses port 8443 for the admin api",
+     ["Prod uses port 8443 for the admin api"]),
+    ("dont forget that staging has no redis, the cache tests skip there",
+     ["Staging has no redis, the cache tests skip there"]),
+    ("for later reference, the billing service retries 3 times with backoff",
+     ["The billing service retries 3 times with backoff"]),
+    ("Remember:\n- the DB is Postgres 15\n- run it now\n- ok", ["The DB is Postgres 15"]),
+    # Tasks for now, however they are framed.
+    ("remember: fix the import in orders.py and push it to the branch", []),
+    ("don't forget the changelog entry when you're done with the fix", []),
+    ("remember the login bug from last week, it's back, fix it", []),
+    ("remember, please rerun the failing tests and paste the output", []),
+    ("remember what I said about the tests and apply it to the other file", []),
+    ("remember: the demo is at 3pm, so anything risky waits until after.", []),
+    ("Remember:\nyes.", []),
+])
+def test_a_fact_asked_to_be_kept_is_kept_and_a_task_is_not(said: str, kept: list[str]) -> None:
+    notes, _ = notes_of(f"[user] {said}")
+    assert [n.summary for n in notes if n.only_if is None] == kept
 
 
 @pytest.mark.xfail(strict=True, reason=(

@@ -95,9 +95,10 @@ def test_watch_daemon_drains_on_spool_events(tmp_path: Path, home: Path, project
 
         def drained_and_still() -> object:
             # The third capture is stored before its pass ends (digest, vectors, the
-            # drain's time): wait for that time to stop moving, then watch it stay.
+            # drain's time): wait for that time to stay the same for a second (a pass
+            # of its own takes a fraction of one here), then watch it stay.
             first = last_drain()
-            time.sleep(0.5)
+            time.sleep(1.0)
             return first if first is not None and last_drain() == first else None
 
         settled = wait_for(drained_and_still)

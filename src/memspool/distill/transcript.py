@@ -81,7 +81,8 @@ _JOINS_NEXT: Final = re.compile(r"^\W{0,3}(?:oh\s+)?(?:and|also|plus)\b", re.IGN
 #: "also X" (the word that joined it to the rest of the prompt).
 _FRAMING: Final = re.compile(
     rf"^\W{{0,3}}{_JOINED}(?:(?:please\s+)?(?:remember|note(?: for (?:later|the future))?|fyi"
-    r"|btw|for future reference|keep in mind|memo)\b(?:\s+that\b)?\s*[:,\-\u2014]?\s*)?",
+    r"|btw|for (?:future|later) reference|keep in mind|memo|(?:don'?t|do not|never) forget)\b"
+    r"(?:\s+that\b)?\s*[:,\-\u2014]?\s*)?",
     re.IGNORECASE)
 #: Lower-case first words that are commands or tools, written as such.
 _COMMAND_WORDS: Final = ("npm ", "pnpm ", "yarn ", "pip ", "git ", "make ", "cargo ", "go ",
@@ -115,23 +116,33 @@ NOTES_PER_MESSAGE: Final = 20
 #: says again, in a later session, what a memory says (the overlap bar of
 #: reconciliation); below it, a claim is chatter whatever words it shares.
 RESTATED_FLOOR: Final = 0.4
-#: A person asking memory itself to keep what follows: "remember: X", "remember that X",
-#: "note for the future: X", "for future reference, X", "don't forget that X". Not
-#: "remember to X", a task for now. What follows is kept whatever the model makes of it
-#: (an explicit request is obeyed, not judged), and is clearly stated.
+#: A person asking memory itself to keep a fact: "remember: X", "remember that X", "note
+#: for the future: X", "for future reference: X", "keep in mind that X", "don't forget that
+#: X" (a colon or "that" says a fact follows: "remember the login bug, fix it" and
+#: "don't forget the changelog" are tasks). X is kept whatever the model makes of it (an
+#: explicit request is obeyed, not judged), and counted clearly stated, when it reads as
+#: a fact (see :func:`_asked`).
 _ASKS_TO_KEEP: Final = re.compile(
     rf"^\W{{0,3}}{_JOINED}(?:please\s+)?(?:remember|note for (?:later|the future)"
-    r"|for (?:future|later) reference|keep in mind|(?:don'?t|do not|never) forget"
-    r"|make a note)(?!\s+to\b)(?:\s+that\b)?\s*[:,\-\u2014]?\s*", re.IGNORECASE)
-#: The fewest words a fact asked to be kept has beyond its framing.
+    r"|for (?:future|later) reference|keep in mind|(?:don'?t|do not|never) forget)"
+    r"(?:\s*[:\-\u2014]|\s+that\b|(?<=reference)\s*,)\s*", re.IGNORECASE)
+#: The fewest words a fact asked to be kept has.
 _ASKED_MIN_WORDS: Final = 3
-#: Words that scope what is asked to the task at hand ("remember: we're only touching
-#: the read path today", "the demo is at 3pm"): a constraint for now, not a fact to keep.
+#: What makes the words after the framing a task for now, not a fact: scoped to the task
+#: at hand ("we're only touching the read path today"), addressed to the agent ("you",
+#: "please"), or opening with a verb and its object, as an order does ("fix the import
+#: ...", "push it ..."): the first word, then a determiner or a pronoun.
 _FOR_NOW: Final = re.compile(
     r"\b(?:today|tonight|tomorrow|right now|for now|for the moment|this (?:morning|afternoon"
-    r"|evening|week|sprint|session|task|pr|change|ticket|branch|time|round)|here\b"
-    r"|(?:at|by|until|till) \d{1,2}(?::\d\d)?\s?(?:am|pm)\b|later|in this (?:pr|change))",
+    r"|evening|week|sprint|session|task|pr|change|ticket|branch|time|round)"
+    r"|in this (?:pr|change)|you|your|you're|please|pls|plz)\b"
+    r"|^\W{0,3}[a-z]+\s+(?:the|a|an|this|that|these|those|it|them|my|our|all|up|out)\b",
     re.IGNORECASE)
+#: A time of day, a one-off appointment ("the demo is at 3pm") unless something says it
+#: comes back ("the nightly backup runs at 2am").
+_CLOCK: Final = re.compile(r"\b\d{1,2}(?::\d\d)?\s?(?:am|pm)\b", re.IGNORECASE)
+_RECURS_AT: Final = re.compile(r"\b(?:nightly|daily|weekly|hourly|every|each|always|cron)\b",
+                               re.IGNORECASE)
 #: A person's framing that reminds of something said before ("remember ...").
 _REMINDS: Final = re.compile(rf"^\W{{0,3}}{_JOINED}(?:please\s+)?(?:remember|keep in mind)\b",
                              re.IGNORECASE)
@@ -255,6 +266,8 @@ def _note(group: _Group) -> Note:
         restates = "rule"
     framing = _FRAMING if group.role == "user" else _RESTATED
     said = framing.sub("", said, count=1)
+    if group.role == "user" and said[:7].lower() == "not to ":
+        said = f"don't {said[7:]}"  # "remember not to touch gen/" is "don't touch gen/"
     # A framing that introduces the fact ("and remember:" on a line of its own) is
     # no part of it either.
     lead = framing.sub("", lead, count=1).strip() if lead else lead
@@ -345,19 +358,23 @@ def transcript_notes(text: str, used: Model | None = None, *,
 
 def _asked(claim: Claim, verdict: Verdict, used: Model) -> Verdict:
     """``verdict``, kept and clearly stated when the person asked memory to keep the claim
-    ("remember: the nightly export runs at 02:00 UTC", or after a "remember:" line)."""
+    ("remember: the nightly export runs at 02:00 UTC", or after a "remember:" line) and
+    it reads as a fact (:data:`_FOR_NOW`, :data:`_CLOCK`)."""
     if verdict.keep or claim.introduces or asks(claim):
         return verdict
     framed = _ASKS_TO_KEEP.match(claim.text)
-    fact = claim.text[framed.end():] if framed is not None and framed.end() else ""
-    # Or the framing on a line of its own before it ("remember:" as its list's intro,
-    # or as the sentence before).
-    before = claim.intro or claim.previous
-    by_line = bool(before) and (found := _ASKS_TO_KEEP.match(before)) is not None \
-        and found.end() == len(before) and before.rstrip().endswith(":")
-    if not by_line and len(fact.split()) < _ASKED_MIN_WORDS:
-        return verdict
-    if _FOR_NOW.search(claim.text):
+    if framed is not None:
+        fact = claim.text[framed.end():]
+    else:
+        # The framing on a line of its own before it ("remember:" as its list's intro,
+        # or as the sentence before).
+        before = claim.intro or claim.previous
+        found = _ASKS_TO_KEEP.match(before) if before else None
+        if found is None or found.end() != len(before) or not before.rstrip().endswith(":"):
+            return verdict
+        fact = claim.text
+    if len(fact.split()) < _ASKED_MIN_WORDS or _FOR_NOW.search(fact) \
+            or (_CLOCK.search(fact) and not _RECURS_AT.search(fact)):
         return verdict  # the task at hand: the model judges it as it would
     return dataclasses.replace(verdict, keep=True, probability=1.0,
                                message=max(verdict.message, used.clear))

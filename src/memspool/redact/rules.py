@@ -617,18 +617,20 @@ CONTEXT_RULES: Final[tuple[Rule, ...]] = (
 def _mixed_only(rule: Rule, *, quoted: bool = False) -> Rule:
     """``rule``, for a name that may hold a password or a word: a compiler's or a
     renderer's pass (``llvm_pass: 'mem2reg'``, ``render_pass: "shadow-map"``). The value
-    must be one word of 8 characters or more mixing two of lower case, upper case and
-    digits, assigned (not the next string of a list); with
-    ``quoted``, also be quoted after a separator (``pass: 'x'``: a bare value after the
-    word ``pass`` is as likely prose)."""
+    must be 8 characters or more and mix two of lower case, upper case and digits; with
+    ``quoted`` (the word ``pass`` itself), also be one word, quoted and assigned (``pass:
+    'x'``: a bare value after it, or the next string of a list, is as likely prose)."""
     check = rule.check
 
     def mixed(match: re.Match[str]) -> bool:
         if quoted and (match.group("v4") is not None or match.group("op") is None):
             return False
         value = secret_of(match)
-        if match.group("op") == "," or _BLANK.search(value):
-            return False  # a list of strings ("the SSAO pass.", "courtyard is ..."), prose
+        if quoted and (match.group("op") == "," or _BLANK.search(value)):
+            # The word ``pass`` in a list of strings ("the SSAO pass.", "courtyard is
+            # back ..."): prose. A ``_pass`` name may take a passphrase, or be the
+            # argument before its value (``config.set("mail", "smtp_pass", "...")``).
+            return False
         classes = sum(1 for chars in _MIXED_CLASSES if chars.search(value))
         return (len(value) >= GENERIC_MIN_LEN and classes >= 2
                 and check is not None and check(match))

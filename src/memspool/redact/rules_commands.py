@@ -70,37 +70,58 @@ _NETRC: Final = (
 )
 
 
-#: A .pgpass entry, ``host:port:database:user:password`` (``*`` for any of the first four),
-#: and how far from the file's name one is looked for: before it on its line (``echo
-#: '...' >> ~/.pgpass``) or after it (a file written, or printed, right after its path).
-_PGPASS_FIELD: Final = r"(?:[^\s:\"'`\\]{1,253}|\*)"
+#: A .pgpass entry, ``host:port:database:user:password`` (``*`` for any of the first four;
+#: ``\\:`` is a colon inside a field, written once more escaped in a transcript's JSON).
+_PGPASS_CHAR: Final = r"(?:\\{1,2}[:\\]|[^\s:\"'`\\])"
+_PGPASS_FIELD: Final = rf"(?:{_PGPASS_CHAR}{{1,253}}|\*)"
 _PGPASS_ENTRY: Final = re.compile(
-    rf"{_PGPASS_FIELD}:(?:[0-9]{{1,5}}|\*):{_PGPASS_FIELD}:{_PGPASS_FIELD}"
-    r":(?P<secret>[^\s\"'`\\]{1,256})")
+    rf"(?<!\\){_PGPASS_FIELD}:(?:[0-9]{{1,5}}|\*):{_PGPASS_FIELD}:{_PGPASS_FIELD}"
+    rf":(?P<secret>{_PGPASS_CHAR}{{1,256}})")
+#: How far from the file's name an entry is looked for: before it on its line (``echo
+#: '...' >> ~/.pgpass``, ``printf 'a\\nb' > ~/.pgpass``) or after it (the file written,
+#: or printed, right after its path).
 _PGPASS_REACH: Final = 320
+#: An entry starts a line of the file: at a line break (as written or escaped), a quote
+#: (``echo '...'``, ``"content":"...``), or a line number (``cat -n``, a Read tool's output).
+_PGPASS_LINE_START: Final = re.compile(r"(?:\n|\\n|[\"'`]|[0-9](?:\t|\\t|\u2192))[ \t]*\Z")
+#: What may follow an entry in the file: a line break, a line number, then an entry, a
+#: comment or nothing; at most this many lines.
+_PGPASS_LINE: Final = re.compile(
+    r"(?:\r?\n|(?:\\r)?\\n)(?:[ \t]*[0-9]{1,6}(?:\t|\\t|\u2192))?[ \t]*"
+    r"(?:(?P<entry>" + _PGPASS_ENTRY.pattern.replace("(?P<secret>", "(?P<more>") + r")"
+    r"|#[^\r\n\\]{0,512}|(?=\r?\n|(?:\\r)?\\n))")
+_PGPASS_LINES: Final = 256
+
+
+def _starts_pgpass_line(text: str, at: int) -> bool:
+    return at == 0 or _PGPASS_LINE_START.search(text, max(0, at - 12), at) is not None
 
 
 def _pgpass_entry(text: str, at: int) -> int:
     """Where the .pgpass entry nearest the file's name at ``at`` starts, or -1: the
-    last one before it on its line, else the first one after it."""
-    line_start = max(text.rfind("\n", max(0, at - _PGPASS_REACH), at), at - _PGPASS_REACH, 0)
-    before = [m.start() for m in _PGPASS_ENTRY.finditer(text, line_start, at)]
-    if before:
-        return before[-1]
-    after = _PGPASS_ENTRY.search(text, at, at + _PGPASS_REACH)
-    return after.start() if after is not None else -1
-
-
-_PGPASS_NEXT: Final = re.compile(r"(?:\r?\n|\\n)" + _PGPASS_ENTRY.pattern)
+    first one that starts a line before it on its line, else the first after it."""
+    line_start = max(text.rfind("\n", max(0, at - _PGPASS_REACH), at) + 1, at - _PGPASS_REACH, 0)
+    for found in _PGPASS_ENTRY.finditer(text, line_start, at):
+        if _starts_pgpass_line(text, found.start()):
+            return found.start()
+    for found in _PGPASS_ENTRY.finditer(text, at, at + _PGPASS_REACH):
+        if _starts_pgpass_line(text, found.start()):
+            return found.start()
+    return -1
 
 
 def _pgpass_rest(match: re.Match[str]) -> int:
-    """The end of the last password of the entries that follow, line after line: a file
-    of several is one span, from the first password to the last (the hosts and users
-    between go with them)."""
-    end = match.end("secret")
-    while (following := _PGPASS_NEXT.match(match.string, end)) is not None:
-        end = following.end("secret")
+    """The end of the last password of the entries that follow, line after line (line
+    numbers, comments and blank lines between them): a file of several is one span,
+    from the first password to the last (the hosts and users between go with them)."""
+    end = position = match.end("secret")
+    for _ in range(_PGPASS_LINES):
+        line = _PGPASS_LINE.match(match.string, position)
+        if line is None or line.end() == position:
+            break
+        position = line.end()
+        if line.group("entry") is not None:
+            end = line.end("more")
     return end
 
 
