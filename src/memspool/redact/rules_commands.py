@@ -74,9 +74,14 @@ _NETRC: Final = (
 #: ``\\:`` is a colon inside a field, written once more escaped in a transcript's JSON).
 _PGPASS_CHAR: Final = r"(?:\\{1,2}[:\\]|[^\s:\"'`\\])"
 _PGPASS_FIELD: Final = rf"(?:{_PGPASS_CHAR}{{1,253}}|\*)"
-_PGPASS_ENTRY: Final = re.compile(
-    rf"(?<!\\){_PGPASS_FIELD}:(?:[0-9]{{1,5}}|\*):{_PGPASS_FIELD}:{_PGPASS_FIELD}"
-    rf":(?P<secret>{_PGPASS_CHAR}{{1,256}})")
+
+def _pgpass_entry_pattern(password: str) -> str:
+    """An entry, its password in the group named ``password``."""
+    return (rf"(?<!\\){_PGPASS_FIELD}:(?:[0-9]{{1,5}}|\*):{_PGPASS_FIELD}:{_PGPASS_FIELD}"
+            rf":(?P<{password}>{_PGPASS_CHAR}{{1,256}})")
+
+
+_PGPASS_ENTRY: Final = re.compile(_pgpass_entry_pattern("secret"))
 #: How far from the file's name an entry is looked for: before it on its line (``echo
 #: '...' >> ~/.pgpass``, ``printf 'a\\nb' > ~/.pgpass``) or after it (the file written,
 #: or printed, right after its path).
@@ -88,7 +93,7 @@ _PGPASS_LINE_START: Final = re.compile(r"(?:\n|\\n|[\"'`]|[0-9](?:\t|\\t|\u2192)
 #: comment or nothing; at most this many lines.
 _PGPASS_LINE: Final = re.compile(
     r"(?:\r?\n|(?:\\r)?\\n)(?:[ \t]*[0-9]{1,6}(?:\t|\\t|\u2192))?[ \t]*"
-    r"(?:(?P<entry>" + _PGPASS_ENTRY.pattern.replace("(?P<secret>", "(?P<more>") + r")"
+    r"(?:(?P<entry>" + _pgpass_entry_pattern("more") + r")"
     r"|#[^\r\n\\]{0,512}|(?=\r?\n|(?:\\r)?\\n))")
 _PGPASS_LINES: Final = 256
 
@@ -185,13 +190,9 @@ def _java_flag_start(text: str, at: int) -> int:
     return text.rfind("-", max(0, at - len("-deststore")), at)
 
 
-#: Where a command's name starts a command (see ``_COMMAND``), as a look-behind's start.
-_AT_COMMAND: Final = r"(?:(?<![\w.-])|(?<=\\[nt]))"
-
-
 def _command(name: str, literal: str) -> Trigger:
     """``literal``, the end of ``name``, as a trigger only where the shell reads ``name``."""
-    return literal, rf"(?<={_AT_COMMAND}{re.escape(name)})"
+    return literal, rf"(?<={_COMMAND}{re.escape(name)})"
 
 
 #: Every command-line and file rule, in the order tried at a shared trigger.
@@ -226,7 +227,7 @@ COMMAND_RULES: Final[tuple[Rule, ...]] = (
     Rule("cli_password", (_command("docker", "cker"),),  # docker login -p PASSWORD
          rx(_COMMAND + r"docker[ \t]{1,8}login" + _SAME_COMMAND + r"-p[ \t]{1,8}" + _SECRET),
          back=2, check=_command_check, priority=CONTEXT),
-    Rule("cli_password", (("z", rf"(?<={_AT_COMMAND}az)(?=[ \t]{{1,8}}login)"),),  # az login -p
+    Rule("cli_password", (("z", rf"(?<={_COMMAND}az)(?=[ \t]{{1,8}}login)"),),  # az login -p
          rx(r"az[ \t]{1,8}login" + _SAME_COMMAND + r"-p[ \t]{1,8}" + _SECRET),
          back=1, check=_command_check, priority=CONTEXT),
     # htpasswd -b[c] FILE USER PASSWORD, or -nb USER PASSWORD (no file).
@@ -247,7 +248,7 @@ COMMAND_RULES: Final[tuple[Rule, ...]] = (
          "storepass", "keypass", "srcstorepass", "deststorepass", "srckeypass", "destkeypass")),
          rx(r"-(?:src|dest)?(?:store|key)pass[ \t]{1,8}" + _SECRET),
          locate=_java_flag_start, check=_command_check, priority=CONTEXT),
-    Rule("cli_password", (("gh", rf"(?<={_AT_COMMAND}gh)(?=[ \t]{{1,8}}secret[ \t])"),),
+    Rule("cli_password", (("gh", rf"(?<={_COMMAND}gh)(?=[ \t]{{1,8}}secret[ \t])"),),
          rx(r"gh[ \t]{1,8}secret[ \t]{1,8}set" + _SAME_COMMAND
             + r"(?:--body(?:=|[ \t]{1,4})|-b[ \t]{0,4})" + _SECRET),
          check=_command_check, priority=CONTEXT),
@@ -267,7 +268,7 @@ COMMAND_RULES: Final[tuple[Rule, ...]] = (
     Rule("cli_password", (_command("openssl", "penssl"),),  # openssl enc ... -k PASSWORD
          rx(_COMMAND + r"openssl" + _SAME_COMMAND + r"-k[ \t]{1,8}" + _SECRET),
          back=1, check=_command_check, priority=CONTEXT),
-    Rule("cli_password", (("p", rf"(?<={_AT_COMMAND}ldap)(?=[a-z]{{3,10}}[ \t])"),),  # -w PW
+    Rule("cli_password", (("p", rf"(?<={_COMMAND}ldap)(?=[a-z]{{3,10}}[ \t])"),),  # -w PW
          rx(r"ldap[a-z]{3,10}" + _SAME_COMMAND + r"-w[ \t]{1,8}" + _SECRET),
          back=3, check=_command_check, priority=CONTEXT),
     # SQL: CREATE/ALTER USER or ROLE ... PASSWORD '...', and MySQL's IDENTIFIED BY '...'.
