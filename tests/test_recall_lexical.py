@@ -18,6 +18,7 @@ from memspool.recall import search
 from memspool.service import Service
 
 DATA = REPO / "tests" / "data"
+SESSIONS = DATA / "sessions"
 
 
 def test_the_stemmer_stems_every_word_of_the_labelled_data_as_fts5_does() -> None:
@@ -80,6 +81,27 @@ def test_relevance_is_the_share_of_the_query_held(home: Path) -> None:
         part = query.relevance(notes[1]["text"], notes[1]["text"])
         assert 0 < part[0] < full[0] < 1
         assert (full[1], part[1]) == (3, 1)
+
+
+def test_a_memory_is_scored_from_the_words_the_index_holds(home: Path) -> None:
+    """Scoring counts a memory's words as the index does: as many per column as
+    FTS5 tokenised, and its identifier parts read from the index are the ones its
+    text gives (search reads them instead of finding them again)."""
+    texts = [turn[role] for session in (SESSIONS / "tune_a.jsonl").read_text().splitlines()
+             for turn in json.loads(session)["turns"] for role in ("user", "assistant")
+             if turn.get(role)]
+    texts += ["Deploys to the Zürich region use the naïve scheduler.",
+              "データベース の バックアップ は 毎晩 3時 に 走る", "imageGCHighThresholdPercent=85"]
+    notes = [{"key": f"k{i}", "text": text} for i, text in enumerate(texts)]
+    with _import(home, notes) as service:
+        rows = service.conn.execute(
+            "SELECT m.summary, m.body, s.idents, d.sz FROM memories m JOIN memory_search s"
+            " ON s.rowid = m.id JOIN memory_search_docsize d ON d.id = m.id").fetchall()
+        assert len(rows) == len(texts)
+        for summary, body, idents, sizes in rows:
+            from_text = lexical._fields(summary, body, None, None)
+            assert lexical._fields(summary, body, None, idents) == from_text
+            assert [n for n, _ in from_text] == lexical._varints(bytes(sizes)), summary[:60]
 
 
 @pytest.mark.parametrize(("query", "found"), [
