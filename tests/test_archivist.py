@@ -591,6 +591,35 @@ def test_a_rule_said_again_as_always_corroborates_it_and_nothing_else_is_saved(
     assert "same as always" not in memory.body  # an unsure claim adds no words
 
 
+def test_a_setting_reported_as_changed_is_kept_though_its_old_value_never_was(
+        config: Config, conn: Any) -> None:
+    """The agent's account of a setting it changed is under the keep bar (a report
+    of work done): its old value's memory would be replaced, but none was kept.
+    The setting as it stands now is kept, searchable; its next change supersedes
+    it. A report that writes no setting is not kept."""
+    t0 = 1_000_000.0
+
+    def played(said: str, session: str, at: float) -> CaptureReport:
+        notes = transcript_notes(f"[assistant] {said}", conditional=True)
+        assert len(notes) == 1 and notes[0].only_if == "replaces"
+        return _minor_pass(notes, config, conn, session=session, at=at)
+
+    first = played("Bumped it: `copyBatchSize = 20000` in `config/ingest.dhall` now.", "a", t0)
+    assert [n.action for n in first.notes] == ["created"]
+    # Written as it stands, no word of change ("again"): the setting's new value.
+    second = played("`copyBatchSize = 50000` again in `config/ingest.dhall`.", "b", t0 + 60)
+    assert [(n.action, n.supersedes) for n in second.notes] == [("created", first.notes[0].id)]
+    report = played("Pushed it now, CI went from 9 to 12 checks and they are green.", "c",
+                    t0 + 120)
+    assert [n.action for n in report.notes] == ["skipped"]
+    # A name and a number read out of a report write no setting.
+    assert transcript_notes("[assistant] Ran it: `testDebugUnitTest`: 229 tests, all green.",
+                            conditional=True) == []
+    (live,) = [m for m in rows.list_memories(conn, "api") if m.live]
+    assert "copyBatchSize = 50000" in live.body
+    assert [h.id for h in search(conn, "copyBatchSize", project="api")] == [live.id]
+
+
 def test_terminal_colours_leave_no_trace_in_memory_keys_or_search(
         config: Config, conn: Any) -> None:
     """A coloured word ("\\x1b[31mstaging\\x1b[0m", as tools print it) is the word alone

@@ -25,10 +25,11 @@ order, up to the cap:
      text whose values differ is never merged;
    - another fact under the same key: the note takes a key of its own;
    - a claim under the keep bar that says a value changed ("went from 5000 to
-     10000 ms") is saved only as the new value of a memory of an earlier
-     session it replaces, which it supersedes; one that says it is said again
-     ("same as always") only corroborates the memory of an earlier session it
-     restates; else either is ``skipped``;
+     10000 ms") is saved as the new value of a memory of an earlier session
+     it replaces, which it supersedes, or, replacing none, when it writes a
+     setting in code with its value ("`copyBatchSize = 20000` now"); one
+     that says it is said again ("same as always") only corroborates the
+     memory of an earlier session it restates; else either is ``skipped``;
    - none of these, but the note says it restates something said before
      (the assistant's "per your rule", "since you don't want ...", a person's
      "remember ..."): merged into the candidate it restates most closely, at
@@ -62,8 +63,10 @@ from memspool.distill.similarity import (
     Verdict,
     index_terms,
     lookup_terms,
+    moves_a_setting,
     relate,
     restates,
+    writes_a_setting,
 )
 from memspool.store import diagnose
 from memspool.store import memories as memory_rows
@@ -314,7 +317,8 @@ def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
     known = _known(ctx, note, key)
     if known is not None:
         return known
-    if note.only_if == "replaces":
+    if note.only_if == "replaces" or (note.only_if == "restates"
+                                      and writes_a_setting(note.body)):
         return _changed_value(ctx, note, key)
     if note.only_if == "restates":
         return _restating(ctx, note, key)
@@ -325,12 +329,16 @@ def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
 
 
 def _changed_value(ctx: _Context, note: Note, key: str) -> NoteOutcome:
-    """A claim under the keep bar that says a value changed: the new value of the
+    """A claim under the keep bar that says a value changed, or that writes a setting
+    and says it is said again ("`kMaxFramesInFlight = 3` again"): the new value of the
     current memory of an earlier session it replaces (found by its key or its
     words) and shares PINNED_MIN_DICE of its words with (a report of work done
     gives numbers of its own, "went from 48s to 3s", that relate() alone can
     read as another value of anything holding a number), which it supersedes;
-    else nothing is saved (``skipped``)."""
+    else the memory it restates, when it says so (:func:`_restated`); else, when it
+    writes a setting in code with its value, a memory of its own (searchable; its
+    clarity keeps it from the context block unless clearly said); else nothing is
+    saved (``skipped``)."""
     holder = memory_rows.get_by_key(ctx.conn, ctx.project, key)
     found = [] if holder is None else [holder]
     found += [memory for memory in _candidates(ctx, note)
@@ -348,6 +356,27 @@ def _changed_value(ctx: _Context, note: Note, key: str) -> NoteOutcome:
                 if memory_rows.get_by_key(ctx.conn, ctx.project, key) is not None:
                     break
             return _create(ctx, key, note, supersedes=candidate)
+    if note.only_if == "restates":
+        restated = _restated(ctx, note, [
+            (candidate, ctx.relate(candidate.body, note.body)) for candidate in found
+            if candidate.live and candidate.id not in ctx.created_ids
+            and ctx.origin.session not in memory_rows.sessions_of(ctx.conn, candidate.id)])
+        if restated is not None:
+            return restated
+    if writes_a_setting(note.body):
+        # A setting's value as it stands now (`copyBatchSize = 20000` in
+        # `config/ingest.dhall`): findable, though what it replaced was never kept;
+        # a memory of an earlier session giving that setting another value, in
+        # more words than the overlap above asks of a report, is the one it replaces.
+        landed, key = _at_key(ctx, note, key)
+        if landed is not None:
+            return landed
+        moved = next((candidate for candidate in found if candidate.live
+                      and candidate.id not in ctx.created_ids
+                      and moves_a_setting(candidate.body, note.body)
+                      and ctx.origin.session not in memory_rows.sessions_of(
+                          ctx.conn, candidate.id)), None)
+        return _create(ctx, key, note, supersedes=moved)
     return _skipped(note, key)
 
 

@@ -61,9 +61,11 @@ __all__ = [
     "index_terms",
     "is_near_duplicate",
     "lookup_terms",
+    "moves_a_setting",
     "relate",
     "says_a_change",
     "trigram_jaccard",
+    "writes_a_setting",
 ]
 
 #: The usual baseline (docs/distill.md, Near-duplicates): character-trigram Jaccard >= 0.7.
@@ -795,6 +797,29 @@ def _setting_moved(old: str, new: str) -> bool:
         if not (left - _plain_words(new) and right - _plain_words(old)):
             return True
     return False
+
+
+def moves_a_setting(old: str, new: str) -> bool:
+    """``new`` writes a setting in code that ``old`` writes with another value, of the
+    same subject (:func:`_setting_moved`): its new value, however much else either says."""
+    return _setting_moved(old, new)
+
+
+#: A code span that is a setting written as configuration is: a name, "=" or ":",
+#: and its value (`copyBatchSize = 20000`, `threads: 8`), or a flag and its value
+#: (`--concurrency 2`, `-XX:MaxRAMPercentage=75`). Not a name and a number read
+#: out of a report ("`testDebugUnitTest`: 229 tests"), a package and its version
+#: (`wrenfold 0.5.0`), or an address (`localhost:4100/health`).
+_WRITTEN_SETTING: Final = re.compile(
+    r"^\s*(?:--?[a-z][\w.:-]*?\s*[=:]?\s*|" rf"{_PLAIN_NAME}\s*[=:]\s*)"
+    r"[\"']?[-+]?\d[\w.:-]*?[\"']?[,;]?\s*$", re.IGNORECASE)
+
+
+def writes_a_setting(text: str) -> bool:
+    """``text`` writes a setting in code with its value, as configuration writes it
+    (:data:`_WRITTEN_SETTING`)."""
+    return any(_WRITTEN_SETTING.match(span) and sum(ch.isalpha() for ch in span)
+               >= _NAME_LETTERS for span in _CODE_SPAN.findall(text))
 
 
 def says_a_change(text: str) -> bool:

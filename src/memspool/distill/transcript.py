@@ -47,7 +47,7 @@ from memspool.distill.claims import Claim, claims
 from memspool.distill.keys import subject_key, whole_summary
 from memspool.distill.messages import messages
 from memspool.distill.note import Note, Restates
-from memspool.distill.similarity import index_terms, says_a_change
+from memspool.distill.similarity import index_terms, says_a_change, writes_a_setting
 from memspool.distill.split import learnings_items
 
 __all__ = ["CONTEXT_SHARE", "notes_of", "transcript_notes"]
@@ -383,11 +383,13 @@ def _asked(claim: Claim, verdict: Verdict, used: Model) -> Verdict:
 def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Group],
                  role: str) -> Iterator[Note]:
     """The claims under the bar that say a value changed ("`statement_timeout` went
-    from 5000 to 10000 ms"), or that they say again what was said before ("a request
-    spec pls, same as always"): the model reads them as reports of work done or as
-    requests, and they are, of work that changed what memory holds or that keeps a
-    rule. Each is a note kept only where it gives a memory of an earlier session its
-    new value, or restates one (reconciliation decides)."""
+    from 5000 to 10000 ms") or write a setting with its value ("`kMaxFramesInFlight
+    = 3` again"), or that they say again what was said before ("a request spec pls,
+    same as always"): the model reads them as reports of work done or as requests,
+    and they are, of work that changed what memory holds or that keeps a rule. Each
+    is a note kept only where it gives a memory of an earlier session its new value
+    (or, writing a setting, the setting's value as it stands), or restates one
+    (reconciliation decides)."""
     taken = {id(claim) for group in groups for claim in group.claims}
     # Said again only by its words: offered last, so a long report's sentences
     # never crowd a value change out of the message's share of notes.
@@ -395,9 +397,11 @@ def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Grou
     for claim, verdict in zip(found, verdicts, strict=True):
         if id(claim) in taken or verdict.keep or claim.introduces or asks(claim):
             continue  # a question states nothing, whatever values it names
-        # The agent's account of a change made; a person's "bump it to 8" is a
-        # request, which the agent's account follows when it is carried out.
-        if role == "assistant" and says_a_change(claim.text):
+        # The agent's account of a change made, or of a setting as it set it; a
+        # person's "bump it to 8" is a request, which the agent's account follows
+        # when it is carried out.
+        if role == "assistant" and (says_a_change(claim.text)
+                                    or writes_a_setting(claim.text)):
             yield dataclasses.replace(_note(_Group(role, [claim], [verdict])),
                                       only_if="replaces")
         elif _REFERS_BACK.search(claim.text) or _RECURS.search(claim.text):
