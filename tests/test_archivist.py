@@ -612,12 +612,37 @@ def test_a_setting_reported_as_changed_is_kept_though_its_old_value_never_was(
     report = played("Pushed it now, CI went from 9 to 12 checks and they are green.", "c",
                     t0 + 120)
     assert [n.action for n in report.notes] == ["skipped"]
-    # A name and a number read out of a report write no setting.
-    assert transcript_notes("[assistant] Ran it: `testDebugUnitTest`: 229 tests, all green.",
-                            conditional=True) == []
+    # A name and a number read out of a report, a place in a file, an image or a
+    # commit write no setting.
+    for said in ("Ran it: `testDebugUnitTest`: 229 tests, all green.",
+                 "Fixed the off-by-one at `lexical.py:260` and the tests pass.",
+                 "The job runs on `postgres:16` and `commit: 3f9c21a` has it."):
+        notes = transcript_notes(f"[assistant] {said}", conditional=True)
+        assert not [n for n in notes if n.only_if == "replaces"], said
     (live,) = [m for m in rows.list_memories(conn, "api") if m.live]
     assert "copyBatchSize = 50000" in live.body
     assert [h.id for h in search(conn, "copyBatchSize", project="api")] == [live.id]
+
+
+def test_a_setting_of_another_subject_is_not_its_new_value_nor_a_persons_aside_kept(
+        config: Config, conn: Any) -> None:
+    t0 = 1_000_000.0
+
+    def played(said: str, session: str, at: float) -> CaptureReport:
+        notes = transcript_notes(said, conditional=True)
+        return _minor_pass(notes, config, conn, session=session, at=at)
+
+    primary = played("[assistant] On the primary, `max_connections = 200` in `postgresql.conf` "
+                     "now.", "a", t0).notes[0].id
+    played("[assistant] On the replica, `max_connections = 400` in `postgresql.conf` now.", "b",
+           t0 + 60)
+    live = [m for m in rows.list_memories(conn, "api") if m.live]
+    assert len(live) == 2 and primary in {m.id for m in live}
+    # A person's "as always" with a setting is a request: it replaces or keeps nothing.
+    report = played("[user] Start the celery workers with `--concurrency 2` on the staging "
+                    "box, as always.", "c", t0 + 120)
+    assert [n.action for n in report.notes] == ["skipped"]
+    assert len([m for m in rows.list_memories(conn, "api") if m.live]) == 2
 
 
 def test_terminal_colours_leave_no_trace_in_memory_keys_or_search(

@@ -104,6 +104,23 @@ def test_a_memory_is_scored_from_the_words_the_index_holds(home: Path) -> None:
             assert [n for n, _ in from_text] == lexical._varints(bytes(sizes)), summary[:60]
 
 
+def test_identifier_parts_an_older_reading_wrote_are_written_again(home: Path) -> None:
+    """Migration 19: the index's identifier parts of a store written by an older
+    reading of identifiers (as if "naïve_scheduler" had lost its accented letters)
+    are written again, so search scores them as their text reads."""
+    from memspool.store.db import MIGRATIONS
+
+    text = "The naïve_scheduler runs in the Zürich_region."
+    with _import(home, [{"key": "a", "text": text}]) as service:
+        conn = service.conn
+        conn.execute("UPDATE memory_search SET idents = 'vescheduler ve scheduler'")
+        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    with Service(home, env={"MEMSPOOL_SEMANTIC": "off"}) as service:
+        (idents,) = service.conn.execute("SELECT idents FROM memory_search").fetchone()
+        assert idents.split()[:3] == ["naivescheduler", "naive", "scheduler"]
+        assert service.conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+
+
 @pytest.mark.parametrize(("query", "found"), [
     ("Zürich", "a"), ("Zurich", "a"), ("naïve scheduler", "a"), ("café menu", "b"),
     ("データベース バックアップ", "c"), ("مرحبا", "d")])

@@ -66,6 +66,7 @@ from memspool.distill.similarity import (
     moves_a_setting,
     relate,
     restates,
+    settings_apart,
     writes_a_setting,
 )
 from memspool.store import diagnose
@@ -317,8 +318,7 @@ def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
     known = _known(ctx, note, key)
     if known is not None:
         return known
-    if note.only_if == "replaces" or (note.only_if == "restates"
-                                      and writes_a_setting(note.body)):
+    if note.only_if == "replaces":
         return _changed_value(ctx, note, key)
     if note.only_if == "restates":
         return _restating(ctx, note, key)
@@ -329,16 +329,16 @@ def _reconcile(ctx: _Context, note: Note) -> NoteOutcome:
 
 
 def _changed_value(ctx: _Context, note: Note, key: str) -> NoteOutcome:
-    """A claim under the keep bar that says a value changed, or that writes a setting
-    and says it is said again ("`kMaxFramesInFlight = 3` again"): the new value of the
+    """The agent's claim under the keep bar that says a value changed, or that writes a
+    setting ("`kMaxFramesInFlight = 3` again"): the new value of the
     current memory of an earlier session it replaces (found by its key or its
     words) and shares PINNED_MIN_DICE of its words with (a report of work done
     gives numbers of its own, "went from 48s to 3s", that relate() alone can
-    read as another value of anything holding a number), which it supersedes;
-    else the memory it restates, when it says so (:func:`_restated`); else, when it
-    writes a setting in code with its value, a memory of its own (searchable; its
-    clarity keeps it from the context block unless clearly said); else nothing is
-    saved (``skipped``)."""
+    read as another value of anything holding a number) and that does not give the
+    setting they share to another subject (:func:`settings_apart`: "On the primary"
+    / "On the replica"), which it supersedes; else, when it writes a setting in
+    code with its value, a memory of its own (searchable; its clarity keeps it from
+    the context block unless clearly said); else nothing is saved (``skipped``)."""
     holder = memory_rows.get_by_key(ctx.conn, ctx.project, key)
     found = [] if holder is None else [holder]
     found += [memory for memory in _candidates(ctx, note)
@@ -349,6 +349,7 @@ def _changed_value(ctx: _Context, note: Note, key: str) -> NoteOutcome:
             continue
         verdict = ctx.relate(candidate.body, note.body)
         if verdict.replaces and verdict.comparison.dice >= PINNED_MIN_DICE \
+                and not settings_apart(candidate.body, note.body) \
                 and ctx.origin.session not in memory_rows.sessions_of(ctx.conn, candidate.id):
             if holder is not None and holder.id != candidate.id:
                 # Another fact holds the subject's key: the new value takes its own.
@@ -356,13 +357,6 @@ def _changed_value(ctx: _Context, note: Note, key: str) -> NoteOutcome:
                 if memory_rows.get_by_key(ctx.conn, ctx.project, key) is not None:
                     break
             return _create(ctx, key, note, supersedes=candidate)
-    if note.only_if == "restates":
-        restated = _restated(ctx, note, [
-            (candidate, ctx.relate(candidate.body, note.body)) for candidate in found
-            if candidate.live and candidate.id not in ctx.created_ids
-            and ctx.origin.session not in memory_rows.sessions_of(ctx.conn, candidate.id)])
-        if restated is not None:
-            return restated
     if writes_a_setting(note.body):
         # A setting's value as it stands now (`copyBatchSize = 20000` in
         # `config/ingest.dhall`): findable, though what it replaced was never kept;

@@ -64,6 +64,7 @@ __all__ = [
     "moves_a_setting",
     "relate",
     "says_a_change",
+    "settings_apart",
     "trigram_jaccard",
     "writes_a_setting",
 ]
@@ -799,27 +800,52 @@ def _setting_moved(old: str, new: str) -> bool:
     return False
 
 
+#: A code span that is a setting written as configuration is: a name, then "="
+#: or ": " (a colon and a blank, as YAML and TOML tables write it), and its value
+#: (`copyBatchSize = 20000`, `threads: 8`), or a flag and its value (`--concurrency
+#: 2`, `-XX:MaxRAMPercentage=75`). Not a name and a number read out of a report
+#: ("`testDebugUnitTest`: 229 tests"), a package and its version (`wrenfold
+#: 0.5.0`), an address or an image (`localhost:4100`, `postgres:16`), a place in a
+#: file (`lexical.py:260`), or a commit (`commit: 3f9c21a`).
+_WRITTEN_SETTING: Final = re.compile(
+    r"^\s*(--?[a-z][\w.:-]*?\s*[=:]?\s*|" rf"{_PLAIN_NAME}(?:\s*=\s*|:\s+))"
+    r"[\"']?([-+]?\d[\w.:-]*?)[\"']?[,;]?\s*$", re.IGNORECASE)
+_HEX_RUN: Final = re.compile(r"^[0-9a-f]*[a-f][0-9a-f]*$")
+#: A run of hex digits this long, a letter among them, is a commit, not a value.
+_COMMIT_CHARS: Final = 7
+
+
+def writes_a_setting(text: str) -> bool:
+    """``text`` writes a setting in code with its value, as configuration writes it
+    (:data:`_WRITTEN_SETTING`), under a name of three letters or more."""
+    for span in _CODE_SPAN.findall(text):
+        found = _WRITTEN_SETTING.match(span)
+        if found is None:
+            continue
+        name, value = found.group(1), found.group(2)
+        if sum(ch.isalpha() for ch in name) >= _NAME_LETTERS and not (
+                len(value) >= _COMMIT_CHARS and _HEX_RUN.match(value.lower())):
+            return True
+    return False
+
+
 def moves_a_setting(old: str, new: str) -> bool:
     """``new`` writes a setting in code that ``old`` writes with another value, of the
     same subject (:func:`_setting_moved`): its new value, however much else either says."""
     return _setting_moved(old, new)
 
 
-#: A code span that is a setting written as configuration is: a name, "=" or ":",
-#: and its value (`copyBatchSize = 20000`, `threads: 8`), or a flag and its value
-#: (`--concurrency 2`, `-XX:MaxRAMPercentage=75`). Not a name and a number read
-#: out of a report ("`testDebugUnitTest`: 229 tests"), a package and its version
-#: (`wrenfold 0.5.0`), or an address (`localhost:4100/health`).
-_WRITTEN_SETTING: Final = re.compile(
-    r"^\s*(?:--?[a-z][\w.:-]*?\s*[=:]?\s*|" rf"{_PLAIN_NAME}\s*[=:]\s*)"
-    r"[\"']?[-+]?\d[\w.:-]*?[\"']?[,;]?\s*$", re.IGNORECASE)
-
-
-def writes_a_setting(text: str) -> bool:
-    """``text`` writes a setting in code with its value, as configuration writes it
-    (:data:`_WRITTEN_SETTING`)."""
-    return any(_WRITTEN_SETTING.match(span) and sum(ch.isalpha() for ch in span)
-               >= _NAME_LETTERS for span in _CODE_SPAN.findall(text))
+def settings_apart(old: str, new: str) -> bool:
+    """Both texts give one setting other values, each said of something the other
+    does not name around it ("On the primary, `max_connections = 200`" / "On the
+    replica, `max_connections = 400`"): two subjects, neither the other's new value."""
+    a, b = _settings(old), _settings(new)
+    for name in a.keys() & b.keys():
+        if a[name].value == b[name].value:
+            continue
+        if a[name].context - _plain_words(new) and b[name].context - _plain_words(old):
+            return True
+    return False
 
 
 def says_a_change(text: str) -> bool:

@@ -372,6 +372,13 @@ MIGRATIONS: Final[list[Migration]] = [
     """
     INSERT OR IGNORE INTO vectors_pending (memory_id) SELECT id FROM memories;
     """,
+    # 19: search scores a memory's identifier parts as the index holds them
+    # (memspool.base.lexical): parts written by an older reading of identifiers
+    # (accented and non-Latin words before 4235aa5) are written again as it reads them now.
+    """
+    UPDATE memory_search SET idents = memspool_identifiers(summary || ' ' || body)
+        WHERE idents IS NOT memspool_identifiers(summary || ' ' || body);
+    """,
 ]
 
 
