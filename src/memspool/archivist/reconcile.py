@@ -214,6 +214,13 @@ class _Context:
         return relate(old, new, self.profiles)
 
 
+def _of_another_session(ctx: _Context, memory: memory_rows.Memory) -> bool:
+    """``memory`` was said by no session but another than this call's: only such a
+    memory is replaced, corroborated or restated by a later word (in one session, two
+    texts alike are two facts)."""
+    return ctx.origin.session not in memory_rows.sessions_of(ctx.conn, memory.id)
+
+
 def _provenance(ctx: _Context, memory_id: int, action: Action, note: Note) -> None:
     memory_rows.add_provenance(ctx.conn, memory_rows.Provenance(
         memory_id=memory_id, action=action, session=ctx.origin.session,
@@ -302,8 +309,8 @@ def _supersede_the_rest(ctx: _Context, note: Note, memory_id: int, first: int) -
         if other.id in (memory_id, first) or other.id in ctx.created_ids:
             continue
         verdict = ctx.relate(other.body, note.body)
-        if verdict.replaces and verdict.comparison.dice >= floor and ctx.origin.session \
-                not in memory_rows.sessions_of(ctx.conn, other.id):
+        if verdict.replaces and verdict.comparison.dice >= floor \
+                and _of_another_session(ctx, other):
             memory_rows.supersede(ctx.conn, other, by=memory_id, at=ctx.now)
             ctx.report.also_superseded += 1
 
@@ -350,7 +357,7 @@ def _changed_value(ctx: _Context, note: Note, key: str) -> NoteOutcome:
         verdict = ctx.relate(candidate.body, note.body)
         if verdict.replaces and verdict.comparison.dice >= PINNED_MIN_DICE \
                 and not settings_apart(candidate.body, note.body) \
-                and ctx.origin.session not in memory_rows.sessions_of(ctx.conn, candidate.id):
+                and _of_another_session(ctx, candidate):
             if holder is not None and holder.id != candidate.id:
                 # Another fact holds the subject's key: the new value takes its own.
                 key = distinct_key(key, note.body)
@@ -368,8 +375,7 @@ def _changed_value(ctx: _Context, note: Note, key: str) -> NoteOutcome:
         moved = next((candidate for candidate in found if candidate.live
                       and candidate.id not in ctx.created_ids
                       and moves_a_setting(candidate.body, note.body)
-                      and ctx.origin.session not in memory_rows.sessions_of(
-                          ctx.conn, candidate.id)), None)
+                      and _of_another_session(ctx, candidate)), None)
         return _create(ctx, key, note, supersedes=moved)
     return _skipped(note, key)
 
@@ -381,8 +387,7 @@ def _restating(ctx: _Context, note: Note, key: str) -> NoteOutcome:
     found = _candidates(ctx, note)
     ctx.report.candidates += len(found)
     judged = [(candidate, ctx.relate(candidate.body, note.body)) for candidate in found
-              if candidate.id not in ctx.created_ids
-              and ctx.origin.session not in memory_rows.sessions_of(ctx.conn, candidate.id)]
+              if candidate.id not in ctx.created_ids and _of_another_session(ctx, candidate)]
     return _restated(ctx, note, judged) or _skipped(note, key)
 
 
@@ -451,8 +456,8 @@ def _among_candidates(ctx: _Context, note: Note, key: str) -> NoteOutcome:
         judged.append((candidate, verdict))
         if verdict.agrees:
             return _merge(ctx, candidate, note, verdict)
-        if verdict.replaces and ctx.origin.session not in memory_rows.sessions_of(
-                ctx.conn, candidate.id) and not _keeps_it(note, verdict):
+        if verdict.replaces and _of_another_session(ctx, candidate) \
+                and not _keeps_it(note, verdict):
             # Another subject's memory is replaced only from another session: within
             # one, texts alike but for a number ("pool 1", "pool 2") are siblings.
             return _create(ctx, key, note, supersedes=candidate)
@@ -483,7 +488,7 @@ def _bar(ctx: _Context, note: Note, candidate: memory_rows.Memory) -> RestateBar
     if note.restates in ("rule", "reminder"):
         return note.restates
     if note.restates == "person" and candidate.type == "preference" \
-            and ctx.origin.session not in memory_rows.sessions_of(ctx.conn, candidate.id):
+            and _of_another_session(ctx, candidate):
         return "reminder"
     return None
 

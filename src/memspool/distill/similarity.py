@@ -794,10 +794,15 @@ def _setting_moved(old: str, new: str) -> bool:
     for name in a.keys() & b.keys():
         if a[name].value == b[name].value or a[name].value in _values(new):
             continue
-        left, right = a[name].context, b[name].context
-        if not (left - _plain_words(new) and right - _plain_words(old)):
+        if not _said_apart(old, new, a[name], b[name]):
             return True
     return False
+
+
+def _said_apart(old: str, new: str, left: _Slot, right: _Slot) -> bool:
+    """A setting's two values each said of something the other text does not name
+    around it ("In staging, ..." / "In production, ..."): two subjects."""
+    return bool(left.context - _plain_words(new) and right.context - _plain_words(old))
 
 
 #: A code span that is a setting written as configuration is: a name, then "="
@@ -841,9 +846,7 @@ def settings_apart(old: str, new: str) -> bool:
     replica, `max_connections = 400`"): two subjects, neither the other's new value."""
     a, b = _settings(old), _settings(new)
     for name in a.keys() & b.keys():
-        if a[name].value == b[name].value:
-            continue
-        if a[name].context - _plain_words(new) and b[name].context - _plain_words(old):
+        if a[name].value != b[name].value and _said_apart(old, new, a[name], b[name]):
             return True
     return False
 

@@ -77,11 +77,13 @@ _POINTS_BACK: Final = re.compile(
 _JOINED: Final = r"(?:(?:oh\s+)?(?:and|also|so)\s+)?"
 #: A person's sentence that opens with the word joining it to their prompt: a new fact.
 _JOINS_NEXT: Final = re.compile(r"^\W{0,3}(?:oh\s+)?(?:and|also|plus)\b", re.IGNORECASE)
+#: The words a person asks memory itself to keep something with.
+_KEEP_WORDS: Final = (r"remember|note for (?:later|the future)|for (?:future|later) reference"
+                      r"|keep in mind|(?:don'?t|do not|never) forget")
 #: A user's framing of a fact, left out of its summary: "remember: X" is X, and so is
 #: "also X" (the word that joined it to the rest of the prompt).
 _FRAMING: Final = re.compile(
-    rf"^\W{{0,3}}{_JOINED}(?:(?:please\s+)?(?:remember|note(?: for (?:later|the future))?|fyi"
-    r"|btw|for (?:future|later) reference|keep in mind|memo|(?:don'?t|do not|never) forget)\b"
+    rf"^\W{{0,3}}{_JOINED}(?:(?:please\s+)?(?:{_KEEP_WORDS}|note|fyi|btw|memo)\b"
     r"(?:\s+that\b)?\s*[:,\-\u2014]?\s*)?",
     re.IGNORECASE)
 #: Lower-case first words that are commands or tools, written as such.
@@ -123,8 +125,7 @@ RESTATED_FLOOR: Final = 0.4
 #: explicit request is obeyed, not judged), and counted clearly stated, when it reads as
 #: a fact (see :func:`_asked`).
 _ASKS_TO_KEEP: Final = re.compile(
-    rf"^\W{{0,3}}{_JOINED}(?:please\s+)?(?:remember|note for (?:later|the future)"
-    r"|for (?:future|later) reference|keep in mind|(?:don'?t|do not|never) forget)"
+    rf"^\W{{0,3}}{_JOINED}(?:please\s+)?(?:{_KEEP_WORDS})"
     r"(?:\s*[:\-\u2014]|\s+that\b|(?<=reference)\s*,)\s*", re.IGNORECASE)
 #: The fewest words a fact asked to be kept has.
 _ASKED_MIN_WORDS: Final = 3
