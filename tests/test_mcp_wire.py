@@ -1,7 +1,8 @@
-"""The MCP server over a raw stdio pipe: every call answered, a vanished client survived.
+"""The MCP server over a raw stdio pipe: every line answered, a vanished client survived.
 
-The SDK's own client cannot send a lone surrogate (it encodes valid Unicode only),
-so these tests write JSON-RPC lines themselves, as a JavaScript client would.
+The SDK's own client cannot send a lone surrogate (it encodes valid Unicode only)
+nor a malformed line, so these tests write JSON-RPC lines themselves, as a
+JavaScript client (or a broken one) would.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from conftest import WAIT_SECS
 from mcp.client.session import ClientSession
 from test_mcp import _session
 
+from memspool.mcp.refusals import refusal
 from memspool.mcp.wire import without_surrogates
 from memspool.service import Service
 
@@ -37,10 +39,11 @@ class Raw:
         assert self.answer()["id"] == 0
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
-    def send(self, message: dict[str, Any] | str) -> None:
-        line = message if isinstance(message, str) else json.dumps(message)
+    def send(self, message: dict[str, Any] | str | bytes) -> None:
+        line = (message if isinstance(message, bytes) else
+                (message if isinstance(message, str) else json.dumps(message)).encode())
         assert self.proc.stdin is not None
-        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.write(line + b"\n")
         self.proc.stdin.flush()
 
     def answer(self) -> dict[str, Any]:
@@ -136,3 +139,65 @@ def test_save_says_which_field_was_empty(home: Path) -> None:
             assert result.is_error and said in result.content[0].text, result
 
     _session(home, body)
+
+
+#: Lines that are no JSON-RPC message, each with the error code and id of its answer.
+MALFORMED = (
+    (b"not json, password=hunter2", -32700, None),
+    (b"\xff\xfe\x80 not UTF-8", -32700, None),
+    (b'{"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"q": "\xe9t\xe9"}}',
+     -32700, None),  # JSON, but a Latin-1 byte where UTF-8 is due
+    (b'{"jsonrpc": "2.0", "id": 2}', -32600, 2),
+    (b"[1, 2]", -32600, None),
+    (b"42", -32600, None),
+    (b'{"jsonrpc": "2.0", "id": "seven", "method": 5, "token": "hunter2"}', -32600, "seven"),
+)
+
+
+@pytest.mark.slow  # over 0.75 s in the inner loop (--durations)
+def test_every_line_that_is_no_message_is_answered_and_the_next_is_served(home: Path) -> None:
+    raw = Raw(home)
+    try:
+        for line, code, request_id in MALFORMED:
+            raw.send(b"")  # a blank line is skipped, unanswered
+            raw.send(b"  \t")
+            raw.send(line)
+            reply = raw.answer()
+            assert reply["jsonrpc"] == "2.0" and reply["id"] == request_id, (line, reply)
+            assert reply["error"]["code"] == code, (line, reply)
+            said = reply["error"]["message"]
+            assert said.endswith(".") and said.count(". ") == 0, said  # one sentence
+            assert "hunter2" not in said and "not json" not in said, said  # the line not echoed
+        raw.send({"jsonrpc": "2.0", "id": 9, "method": "tools/list"})
+        listed = raw.answer()
+        assert listed["id"] == 9 and listed["result"]["tools"], listed
+    finally:
+        err = raw.close()
+    assert raw.proc.returncode == 0
+    assert "Traceback" not in err, err
+
+
+@pytest.mark.parametrize(("line", "code", "request_id", "reason"), [
+    (b"{\"jsonrpc\": \"2.0\", \"id\": 3", -32700, None, "not JSON"),
+    (b"\xc3\x28", -32700, None, "not valid UTF-8"),
+    (b'"ghp_0123456789"', -32600, None, "a string, not a JSON-RPC object"),
+    (b'{"id": 4, "method": "tools/list"}', -32600, 4, '"jsonrpc": "2.0"'),
+    (b'{"jsonrpc": "2.0", "id": true, "result": {}}', -32600, None, '"id" is neither'),
+    (b'{"jsonrpc": "2.0", "id": 1.5, "result": {}}', -32600, None, '"id" is neither'),
+    (b'{"jsonrpc": "2.0", "id": "a", "method": "x", "params": [1]}', -32600, "a",
+     '"params" is not an object'),
+    (b'{"jsonrpc": "2.0", "id": 5, "result": 1}', -32600, 5, "not a well-formed"),
+])
+def test_a_refusal_says_what_was_wrong_and_answers_the_id_it_can_read(
+        line: bytes, code: int, request_id: int | str | None, reason: str) -> None:
+    error = refusal(line)
+    assert error is not None
+    assert (error.error.code, error.id) == (code, request_id)
+    assert reason in error.error.message
+    assert b"ghp_" not in line or "ghp_" not in error.error.message
+
+
+def test_a_message_is_let_through_as_it_is() -> None:
+    assert refusal(b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}\n') is None
+    assert refusal(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}') is None
+    assert refusal(b'{"jsonrpc": "2.0", "id": "x", "result": {}}') is None

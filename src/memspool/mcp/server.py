@@ -28,7 +28,7 @@ from memspool import __version__
 from memspool.archivist import CaptureOptions
 from memspool.base.errors import MemspoolError
 from memspool.base.kinds import NOTE_TYPES, NoteType
-from memspool.mcp.wire import repaired_stdin
+from memspool.mcp.wire import answered_stdio
 from memspool.redact import redact
 from memspool.results import (
     COMPACT_SUMMARY_CHARS,
@@ -70,7 +70,16 @@ INSTRUCTIONS: Final = (
 
 class _Server(MCPServer):
     """The SDK's server, its refusals redacted: a tool's argument check quotes the value
-    it refused (``limit: "ghp_..."``), which may be a secret in the wrong argument."""
+    it refused (``limit: "ghp_..."``), which may be a secret in the wrong argument.
+    Over stdio, a line that is no message is answered too (:mod:`memspool.mcp.wire`)."""
+
+    async def run_stdio_async(self) -> None:
+        # The SDK's own run_stdio_async, the transport's input read through
+        # memspool.mcp.wire. The low-level server has no public name: this is
+        # the one private attribute of the SDK's that memspool uses.
+        async with answered_stdio() as (read_stream, write_stream):
+            await self._lowlevel_server.run(
+                read_stream, write_stream, self._lowlevel_server.create_initialization_options())
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Any = None) -> Any:
@@ -183,13 +192,13 @@ def build_server(home: Path | None = None) -> MCPServer:
 def main(home: Path | None = None) -> int:
     """Serve over stdio until the client closes the connection.
 
-    A message with a lone surrogate is repaired before the SDK reads it (see
-    :mod:`memspool.mcp.wire`), so every call is answered. A client that goes
-    away in the middle of a call (its end of the pipe closed) ends the server
-    quietly: there is no one left to answer.
+    A message with a lone surrogate is repaired before the SDK reads it, and a
+    line that is no message is answered with a JSON-RPC error (see
+    :mod:`memspool.mcp.wire`): no line but a blank one goes unanswered. A
+    client that goes away in the middle of a call (its end of the pipe closed)
+    ends the server quietly: there is no one left to answer.
     """
     server = build_server(home)
-    sys.stdin = repaired_stdin(sys.stdin.buffer)
     try:
         server.run("stdio")
     except* (BrokenPipeError, ConnectionResetError):
