@@ -14,8 +14,10 @@ from memspool.distill.similarity import (
     compare,
     index_terms,
     is_near_duplicate,
+    moves_a_setting,
     relate,
     restates,
+    settings_apart,
     trigram_jaccard,
 )
 
@@ -278,6 +280,24 @@ def test_trigram_jaccard_baseline() -> None:
 ])
 def test_how_a_newer_text_relates(old: str, new: str, relation: str) -> None:
     assert relate(old, new).relation == relation
+
+
+def test_a_setting_moves_unless_said_to_hold_somewhere_else() -> None:
+    # A flag whose name holds a colon is a setting like any other.
+    assert moves_a_setting("The JVM in the image sizes its heap with `-XX:MaxRAMPercentage=70`.",
+                           "The heap flag is `-XX:MaxRAMPercentage=75` now.")
+    # The move said, each sentence worded its own way around the setting: the words
+    # around it report the move, they name no other subject.
+    old = "The consumer reads with `max_poll_records: 500`, which the lag alerts assume."
+    new = "Lowered it to `max_poll_records: 100` now that each record calls the pricing API."
+    assert moves_a_setting(old, new) and not settings_apart(old, new)
+    # Said to hold in two places, the later one with a word of change: still two.
+    old = "On the primary, `max_connections = 200`."
+    new = "On the replica, `max_connections = 400` now, for the reporting jobs."
+    assert settings_apart(old, new) and not moves_a_setting(old, new)
+    # No word of change, and each names its own subject around it: two as well.
+    assert settings_apart("Postgres listens on `port: 5432` in the compose file.",
+                          "Redis listens on `port: 6379` in the compose file.")
 
 
 def test_a_fact_said_again_in_other_words_holds_no_substitution() -> None:

@@ -685,8 +685,11 @@ class Verdict:
 @dataclasses.dataclass(frozen=True)
 class _Slot:
     value: str
-    #: The content terms just before the value's word (its subject: "api listen port").
+    #: The content terms just before the value's word (its subject: "api listen
+    #: port"); for a setting written in code, the words of its clause around it.
     context: frozenset[str]
+    #: For a setting written in code, the places its clause says it holds in.
+    scope: frozenset[str] = frozenset()
 
 
 def _slots(text: str) -> dict[str, _Slot]:
@@ -739,10 +742,11 @@ _PLAIN_NAME: Final = r"[a-z_][\w.-]*"
 _SETTING_NAME: Final = rf"({_FLAG}|{_PLAIN_NAME})"
 #: A name, then "=", ":" or a space, then its value: `memory = 2048`, `--concurrency 2`,
 #: `threads: 8`; a flag's value may follow it at once (`-Xmx900m`: the flag's name is
-#: read shortest first), but a name run into digits is a name (a commit `a3f9c21`, a
-#: host `enricher-1`), not a setting.
+#: read shortest first) and its name may hold a colon (`-XX:MaxRAMPercentage=75`), but
+#: a name run into digits is a name (a commit `a3f9c21`, a host `enricher-1`), not a
+#: setting.
 _SETTING_SPAN: Final = re.compile(
-    rf"^\s*(?:({_FLAG}?)\s*[=:]?\s*|({_PLAIN_NAME})(?:\s*[=:]\s*|\s+))"
+    rf"^\s*(?:(--?[a-z][\w.:-]*?)\s*[=:]?\s*|({_PLAIN_NAME})(?:\s*[=:]\s*|\s+))"
     r"[\"']?([-+]?\d[\w.:/-]*?)[\"']?[,;]?\s*$", re.IGNORECASE)
 _NAME_SPAN: Final = re.compile(rf"^{_SETTING_NAME}$", re.IGNORECASE)
 _VALUE_AFTER: Final = re.compile(
@@ -769,12 +773,20 @@ def _settings(text: str) -> dict[str, _Slot]:
             continue
         # Code spans left out (a "." in `cache.py` ends nothing): its sentence up to
         # it ("In staging, the api runs") and the rest of its clause ("... on the
-        # replica").
+        # replica"), of which the places it is said to hold in.
         lead = _SENTENCE_END.split(_CODE_SPAN.sub(" ", text[:match.start()]))[-1]
         rest = _CLAUSE_END.split(_CODE_SPAN.sub(" ", text[match.end():]))[0]
-        context = _plain_words(f"{lead} {rest}")
-        found.setdefault(name.lower(), _Slot(value.lower(), context))
+        scope = " ".join(_SCOPE.findall(f"{lead} {rest}"))
+        found.setdefault(name.lower(), _Slot(value.lower(), _plain_words(f"{lead} {rest}"),
+                                             _plain_words(scope)))
     return found
+
+
+#: Where a setting is said to hold: the words after "in", "on", "for", ... ("In
+#: staging", "on the replica", "for the EU cluster"), up to three, within its clause.
+_SCOPE: Final = re.compile(
+    r"\b(?:in|on|for|under|inside|within|across)\s+(?:(?:the|a|an|our|each|every|all)\s+)?"
+    r"([\w'-]+(?:\s+[\w'-]+){0,2})", re.IGNORECASE)
 
 
 @lru_cache(maxsize=_PARSED_TEXTS)
@@ -800,9 +812,16 @@ def _setting_moved(old: str, new: str) -> bool:
 
 
 def _said_apart(old: str, new: str, left: _Slot, right: _Slot) -> bool:
-    """A setting's two values each said of something the other text does not name
-    around it ("In staging, ..." / "In production, ..."): two subjects."""
-    return bool(left.context - _plain_words(new) and right.context - _plain_words(old))
+    """A setting's two values each said to hold somewhere the other text does not
+    name ("In staging, ..." / "In production, ..."), or, when the later text says
+    no change, each said of something the other does not name around it ("Postgres
+    listens on" / "Redis listens on"): two subjects. A later text that says the
+    value moved ("The pod's limit is `3Gi` now") gives its own words around it to
+    the report of the move, not to another subject."""
+    theirs, mine = _plain_words(new), _plain_words(old)
+    if left.scope - theirs and right.scope - mine:
+        return True
+    return not says_a_change(new) and bool(left.context - theirs and right.context - mine)
 
 
 #: A code span that is a setting written as configuration is: a name, then "="
