@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -83,25 +84,83 @@ def test_relevance_is_the_share_of_the_query_held(home: Path) -> None:
         assert (full[1], part[1]) == (3, 1)
 
 
-def test_a_memory_is_scored_from_the_words_the_index_holds(home: Path) -> None:
-    """Scoring counts a memory's words as the index does: as many per column as
-    FTS5 tokenised, and its identifier parts read from the index are the ones its
-    text gives (search reads them instead of finding them again)."""
+def _labelled_texts() -> list[str]:
     texts = [turn[role] for session in (SESSIONS / "tune_a.jsonl").read_text().splitlines()
              for turn in json.loads(session)["turns"] for role in ("user", "assistant")
              if turn.get(role)]
-    texts += ["Deploys to the Zürich region use the naïve scheduler.",
-              "データベース の バックアップ は 毎晩 3時 に 走る", "imageGCHighThresholdPercent=85"]
+    return [*texts, "Deploys to the Zürich region use the naïve scheduler.",
+            "データベース の バックアップ は 毎晩 3時 に 走る",
+            "imageGCHighThresholdPercent=85", "very very slow, slow slow: `slow_slow`"]
+
+
+def test_a_memory_is_scored_from_the_words_the_index_holds(home: Path) -> None:
+    """The stems the store keeps beside a memory are its words as the index holds
+    them: as many per column as FTS5 tokenised, its identifier parts the index's."""
+    texts = _labelled_texts()
     notes = [{"key": f"k{i}", "text": text} for i, text in enumerate(texts)]
     with _import(home, notes) as service:
         rows = service.conn.execute(
-            "SELECT m.summary, m.body, s.idents, d.sz FROM memories m JOIN memory_search s"
-            " ON s.rowid = m.id JOIN memory_search_docsize d ON d.id = m.id").fetchall()
+            "SELECT m.summary, m.body, t.stems, s.idents, d.sz FROM memories m"
+            " JOIN memory_stems t ON t.id = m.id JOIN memory_search s ON s.rowid = m.id"
+            " JOIN memory_search_docsize d ON d.id = m.id").fetchall()
         assert len(rows) == len(texts)
-        for summary, body, idents, sizes in rows:
-            from_text = lexical._fields(summary, body, None, None)
-            assert lexical._fields(summary, body, None, idents) == from_text
-            assert [n for n, _ in from_text] == lexical._varints(bytes(sizes)), summary[:60]
+        for summary, body, stems, idents, sizes in rows:
+            assert stems == lexical.packed(summary, body)
+            counted = lexical._counts(stems)
+            assert [n for n, _ in counted] == lexical._varints(bytes(sizes)), summary[:60]
+            assert counted[2][1] == Counter(lexical.tokens(idents))
+
+
+def test_a_memory_scores_alike_read_from_its_stems_or_from_their_counts(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A memory scored for the first time by a short query is read by searching its
+    packed stems; scored again, or by a long query, from their counts: one relevance."""
+    texts = _labelled_texts()
+    notes = [{"key": f"k{i}", "text": text} for i, text in enumerate(texts)]
+    queries = ["slow", "very slow", "Zürich scheduler", "worker pool timeout",
+               "imageGCHighThresholdPercent", "what runs every night on the database"]
+    with _import(home, notes) as service:
+        rows = service.conn.execute("SELECT m.id, m.summary, m.body, t.stems FROM memories m"
+                                    " JOIN memory_stems t ON t.id = m.id").fetchall()
+        for text in queries:
+            query = lexical.prepare(service.conn, query_terms(text))
+            ways = []
+            for searched in (100, 0):
+                monkeypatch.setattr(lexical, "SEARCHED_TERMS", searched)
+                lexical._SEEN.clear()
+                ways.append([(round(score, 12), held, related) for score, held, related in (
+                    query.relevance(summary, body, memory_id, stems)
+                    for memory_id, summary, body, stems in rows)])
+            assert ways[0] == ways[1], text
+            assert any(score for score, _, _ in ways[0]), text
+    # Both ways count a stem said twice in a row twice.
+    held = lexical._counts(lexical.packed("very very slow", ""))[0][1]
+    assert held == {"veri": 2, "slow": 1}
+
+
+def test_a_store_without_kept_stems_is_still_searched(home: Path) -> None:
+    """A reader of a store its writers have not moved to the stems table yet (an
+    older memspool's) ranks from the text; the next writer fills the table."""
+    from memspool.store.db import MIGRATIONS
+
+    text = "The naïve_scheduler runs nightly in the Zürich_region."
+    with _import(home, [{"key": "a", "text": text}]) as service:
+        service.conn.executescript(
+            "DROP TRIGGER memory_stems_insert; DROP TRIGGER memory_stems_delete;"
+            " DROP TRIGGER memory_stems_update; DROP TABLE memory_stems;"
+            f" PRAGMA user_version = {len(MIGRATIONS) - 1};")
+    lexical._SEEN.clear()
+    conn = sqlite3.connect(home / "memspool.db")
+    try:
+        query = lexical.prepare(conn, query_terms("zurich scheduler nightly"))
+        ranked = lexical.rank(conn, query, "m.id, m.summary, m.body")
+        assert [row[1] for row, *_ in ranked] == [text]
+        assert ranked[0][1] > lexical.RELEVANCE_FLOOR
+    finally:
+        conn.close()
+    with Service(home, env={"MEMSPOOL_SEMANTIC": "off"}) as service:
+        (stems,) = service.conn.execute("SELECT stems FROM memory_stems").fetchone()
+        assert stems == lexical.packed(text, text)
 
 
 def test_identifier_parts_an_older_reading_wrote_are_written_again(home: Path) -> None:
@@ -114,7 +173,11 @@ def test_identifier_parts_an_older_reading_wrote_are_written_again(home: Path) -
     with _import(home, [{"key": "a", "text": text}]) as service:
         conn = service.conn
         conn.execute("UPDATE memory_search SET idents = 'vescheduler ve scheduler'")
-        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+        # Back to a store of migration 18: before 19, and before the stems of 20.
+        conn.executescript(
+            "DROP TRIGGER memory_stems_insert; DROP TRIGGER memory_stems_delete;"
+            " DROP TRIGGER memory_stems_update; DROP TABLE memory_stems;"
+            f" PRAGMA user_version = {len(MIGRATIONS) - 2};")
     with Service(home, env={"MEMSPOOL_SEMANTIC": "off"}) as service:
         (idents,) = service.conn.execute("SELECT idents FROM memory_search").fetchone()
         assert idents.split()[:3] == ["naivescheduler", "naive", "scheduler"]

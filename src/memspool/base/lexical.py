@@ -38,20 +38,21 @@ from __future__ import annotations
 import heapq
 import math
 import re
+import sqlite3
+from collections import Counter
 
 from memspool.base.porter import porter_stem
 from memspool.base.terms import folded, identifiers, quoted
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    import sqlite3
     from collections.abc import Sequence
     from typing import Any, Final
 
 __all__ = [
     "COUNTS_DRIFT", "FIRST_STAGE", "RELEVANCE_FLOOR", "Query", "Term", "count", "forget",
-    "idents_column", "kept_counts", "moved", "prepare", "rank", "relevant", "size", "span",
-    "tokens",
+    "kept_counts", "moved", "packed", "prepare", "rank", "relevant", "size", "span",
+    "stems_column", "tokens",
 ]
 
 #: bm25 column weights: summary, body, identifier parts (the index's columns).
@@ -73,9 +74,16 @@ FIRST_STAGE: Final = 50
 RELEVANCE_FLOOR: Final = 0.2
 _TOKEN: Final = re.compile(r"[^\W_]+")
 _ASCII_TOKEN: Final = re.compile(r"[a-z0-9]+")
-#: A memory's identifier parts as the index holds them (a column of its row):
-#: read with the memory, they need not be found again in its text.
-_IDENTS: Final = "(SELECT s.idents FROM memory_search s WHERE s.rowid = m.id)"
+#: A memory's words as the index stems them, kept beside it by the store
+#: (``memory_stems``, written by :func:`packed`): read with the memory, its text
+#: need not be split and stemmed again.
+_STEMS: Final = "(SELECT t.stems FROM memory_stems t WHERE t.id = m.id)"
+#: What parts the columns of :func:`packed`.
+_COLUMNS_APART: Final = "\x1f"
+#: A memory scored for the first time is read from its packed stems, one search
+#: of its text a term, when the query has at most this many terms; else (or when
+#: it is scored again) each column's stems are counted once and kept.
+SEARCHED_TERMS: Final = 6
 
 
 class Term:
@@ -206,20 +214,37 @@ class Query:
     # -- scoring ----------------------------------------------------------------
 
     def relevance(self, summary: str, body: str, memory_id: int | None = None,
-                  idents: str | None = None) -> tuple[float, int, int]:
+                  stems: str | None = None) -> tuple[float, int, int]:
         """(relevance in [0, 1), how many of the query's terms it holds, how many of
-        them are related words rather than the user's own) of one memory; ``idents``
-        is its identifier column, when read with it (:func:`idents_column`)."""
+        them are related words rather than the user's own) of one memory; ``stems``
+        are its packed stems, when read with it (:func:`stems_column`)."""
         if self.whole <= 0:
             return 0.0, 0, 0
-        (n1, c1), (n2, c2), (n3, c3) = _fields(summary, body, memory_id, idents)
+        columns, counted = _fields(summary, body, memory_id, stems,
+                                   count=len(self._scored) > SEARCHED_TERMS)
         a1, a2, a3 = self.averages
-        w1 = COLUMN_WEIGHTS[0] / (1 - B + B * n1 / a1)
-        w2 = COLUMN_WEIGHTS[1] / (1 - B + B * n2 / a2)
-        w3 = COLUMN_WEIGHTS[2] / (1 - B + B * n3 / a3)
         score, held, related = 0.0, 0, 0
+        if counted is not None:
+            (n1, c1), (n2, c2), (n3, c3) = counted
+            w1 = COLUMN_WEIGHTS[0] / (1 - B + B * n1 / a1)
+            w2 = COLUMN_WEIGHTS[1] / (1 - B + B * n2 / a2)
+            w3 = COLUMN_WEIGHTS[2] / (1 - B + B * n3 / a3)
+            for root, weight, own in self._scored:
+                tf = w1 * c1.get(root, 0) + w2 * c2.get(root, 0) + w3 * c3.get(root, 0)
+                if tf:
+                    score += weight * tf / (tf + K1)
+                    held += 1
+                    related += not own
+            return min(1.0, score / self.whole), held, related
+        # Each stem stands between two blanks of its own (" a  b "), so a search for
+        # " a " finds every one, the same stem twice in a row included.
+        s1, s2, s3 = columns.split(_COLUMNS_APART)
+        w1 = COLUMN_WEIGHTS[0] / (1 - B + B * s1.count(" ") / 2 / a1)
+        w2 = COLUMN_WEIGHTS[1] / (1 - B + B * s2.count(" ") / 2 / a2)
+        w3 = COLUMN_WEIGHTS[2] / (1 - B + B * s3.count(" ") / 2 / a3)
         for root, weight, own in self._scored:
-            tf = w1 * c1.get(root, 0) + w2 * c2.get(root, 0) + w3 * c3.get(root, 0)
+            marked = f" {root} "
+            tf = w1 * s1.count(marked) + w2 * s2.count(marked) + w3 * s3.count(marked)
             if tf:
                 score += weight * tf / (tf + K1)
                 held += 1
@@ -229,9 +254,10 @@ class Query:
 
 _Fields = tuple[tuple[int, dict[str, int]], tuple[int, dict[str, int]],
                 tuple[int, dict[str, int]]]
-#: Memories' stemmed columns, by id, as last scored (a warm process scores the
-#: same memories again and again); the text is compared before one is reused.
-_SEEN: dict[int, tuple[str, str, _Fields]] = {}
+#: Memories' packed stems and, once counted, each column's stem counts, by id, as
+#: last scored (a warm process scores the same memories again and again): [summary,
+#: body, packed stems, counts or None]; the text is compared before one is reused.
+_SEEN: dict[int, list[Any]] = {}
 SEEN_MAX: Final = 5000
 
 
@@ -240,42 +266,75 @@ def forget(memory_id: int) -> None:
     _SEEN.pop(memory_id, None)
 
 
-def _counted(text: str) -> tuple[int, dict[str, int]]:
-    """(tokens in ``text``, count of each stem)."""
-    words = _words(text)
-    counts: dict[str, int] = {}
-    for word in words:
-        root = porter_stem(word)
-        counts[root] = counts.get(root, 0) + 1
-    return len(words), counts
+def _column(text: str) -> str:
+    return "".join(f" {stem} " for stem in tokens(text))
 
 
-def _fields(summary: str, body: str, memory_id: int | None, idents: str | None) -> _Fields:
-    """The stem counts of a memory's three indexed columns."""
+def packed(summary: str, body: str) -> str:
+    """The stems of a memory's three indexed columns (summary, body, identifier
+    parts), as the index stems them: each stem between two blanks of its own
+    (" a  b "), the columns parted by U+001F. The store keeps them beside each
+    memory (its SQL function ``memspool_stems``), so search reads them instead of
+    stemming the memory's text again."""
+    return _COLUMNS_APART.join((_column(summary), _column(body),
+                                _column(identifiers(f"{summary} {body}"))))
+
+
+def _counts(columns: str) -> _Fields:
+    """(stems, count of each stem) of each column of ``columns`` (:func:`packed`)."""
+    first, second, third = (column.split() for column in columns.split(_COLUMNS_APART))
+    return ((len(first), dict(Counter(first))), (len(second), dict(Counter(second))),
+            (len(third), dict(Counter(third))))
+
+
+def _fields(summary: str, body: str, memory_id: int | None, stems: str | None, *,
+            count: bool) -> tuple[str, _Fields | None]:
+    """A memory's packed stems, and their counts when this process has them or
+    ``count`` asks for them; a memory scored again is counted (and kept so)."""
     if memory_id is not None:
         found = _SEEN.get(memory_id)
         if found is not None and found[0] == summary and found[1] == body:
-            return found[2]
-    if idents is None:
-        idents = identifiers(f"{summary} {body}")
-    fields = (_counted(summary), _counted(body), _counted(idents))
+            if found[3] is None:
+                found[3] = _counts(found[2])
+            return found[2], found[3]
+    if stems is None:
+        stems = packed(summary, body)
+    counted = _counts(stems) if count else None
     if memory_id is not None:
         if len(_SEEN) >= SEEN_MAX:
             _SEEN.clear()
-        _SEEN[memory_id] = (summary, body, fields)
-    return fields
+        _SEEN[memory_id] = [summary, body, stems, counted]
+    return stems, counted
 
 
-def idents_column(ids: Sequence[int]) -> tuple[str, list[int]]:
+def stems_column(ids: Sequence[int]) -> tuple[str, list[int]]:
     """A column to select beside the rows of memories ``m`` of ``ids`` (and its
-    parameters, which come first): the index's identifier parts of each memory
-    this process has not scored yet (finding them again in the text costs more
-    than reading them), else NULL."""
+    parameters, which come first): the packed stems the store keeps of each memory
+    this process has not scored yet (stemming its text again costs more than
+    reading them), else NULL."""
     unseen = [memory_id for memory_id in ids if memory_id not in _SEEN]
     if not unseen:
         return "NULL", []
     marks = ", ".join("?" * len(unseen))
-    return f"CASE WHEN m.id IN ({marks}) THEN {_IDENTS} END", unseen
+    return f"CASE WHEN m.id IN ({marks}) THEN {_STEMS} END", unseen
+
+
+def rows_with_stems(conn: sqlite3.Connection, columns: str, ids: Sequence[int], where: str,
+                    params: Sequence[Any]) -> list[Any]:
+    """The rows of ``columns`` (``m`` the memories) of memories ``ids`` that meet
+    ``where`` (ANDed, with ``params``), each with its packed stems last
+    (:func:`stems_column`). A store its writers have not yet given the stems
+    table (a reader of a store written by an older memspool) gives NULL, and
+    the stems are found in the text."""
+    marks = ", ".join("?" * len(ids))
+    column, unseen = stems_column(ids)
+    sql = f"SELECT {columns}, {{}} FROM memories m WHERE m.id IN ({marks}){where}"  # noqa: S608 - fixed fragments
+    try:
+        return conn.execute(sql.format(column), (*unseen, *ids, *params)).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "memory_stems" not in str(exc):
+            raise
+        return conn.execute(sql.format("NULL"), (*ids, *params)).fetchall()
 
 
 def prepare(conn: sqlite3.Connection, terms: Sequence[str],
@@ -366,12 +425,8 @@ def rank(conn: sqlite3.Connection, query: Query, columns: str, *, where: str = "
     ids = query.candidates(conn, project, FIRST_STAGE if want is None else want)
     if not ids:
         return []
-    marks = ", ".join("?" * len(ids))
-    column, unseen = idents_column(ids)
-    rows = conn.execute(f"SELECT {columns}, {column} FROM memories m"  # noqa: S608 - fixed fragments
-                        f" WHERE m.id IN ({marks}){where}", (*unseen, *ids, *params)).fetchall()
     scored = []
-    for *row, idents in rows:
-        scored.append((tuple(row), *query.relevance(row[1], row[2], int(row[0]), idents)))
+    for *row, stems in rows_with_stems(conn, columns, ids, where, params):
+        scored.append((tuple(row), *query.relevance(row[1], row[2], int(row[0]), stems)))
     scored.sort(key=lambda item: (-item[1], -int(item[0][0])))
     return scored

@@ -41,7 +41,7 @@ import sqlite3
 import time
 from typing import Any, Final
 
-from memspool.base.lexical import Query, idents_column, prepare, rank, relevant
+from memspool.base.lexical import Query, prepare, rank, relevant, rows_with_stems
 from memspool.base.terms import query_terms, stem
 from memspool.recall.concepts import GROUPS
 from memspool.recall.vectors import Probe, VectorIndex
@@ -195,13 +195,9 @@ def _fused(conn: sqlite3.Connection, probe: Probe, words: Query, found: list[_Sc
     by_words = [memory_id for memory_id, s in by_id.items() if s.relevance > 0]
     missing = [n.memory_id for n in nearest if n.memory_id not in by_id]
     if missing:
-        marks = ", ".join("?" * len(missing))
-        column, unseen = idents_column(missing)
-        for *row, idents in conn.execute(
-                f"SELECT {_COLUMNS}, {column} FROM memories m"  # noqa: S608 - fixed fragments
-                f" WHERE m.id IN ({marks}){where}", (*unseen, *missing, *params)):
+        for *row, stems in rows_with_stems(conn, _COLUMNS, missing, where, params):
             by_id[int(row[0])] = _Scored(tuple(row), *words.relevance(row[1], row[2],
-                                                                       int(row[0]), idents))
+                                                                       int(row[0]), stems))
     for memory_id, similarity in similar.items():
         by_id[memory_id].similarity = similarity
     for n in nearest:

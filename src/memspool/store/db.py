@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Final, TypeAlias
 
 from memspool.base.errors import HomeError, StoreError
+from memspool.base.lexical import packed
 from memspool.base.terms import identifiers
 from memspool.config import FILE_MODE, Config, tighten_home
 from memspool.store.projects import migrate_to_identities
@@ -379,6 +380,27 @@ MIGRATIONS: Final[list[Migration]] = [
     UPDATE memory_search SET idents = memspool_identifiers(summary || ' ' || body)
         WHERE idents IS NOT memspool_identifiers(summary || ' ' || body);
     """,
+    # 20: each memory's words as the index stems them (memspool_stems, registered on
+    # every connection, see memspool.base.lexical.packed), kept in step by triggers:
+    # search reads them with a memory it has not scored yet instead of stemming its
+    # text again. Safe to run again (a store whose version was set back).
+    """
+    CREATE TABLE IF NOT EXISTS memory_stems (
+        id    INTEGER PRIMARY KEY,
+        stems TEXT    NOT NULL
+    );
+    INSERT OR REPLACE INTO memory_stems (id, stems)
+        SELECT id, memspool_stems(summary, body) FROM memories;
+    CREATE TRIGGER IF NOT EXISTS memory_stems_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memory_stems (id, stems) VALUES (new.id, memspool_stems(new.summary, new.body));
+    END;
+    CREATE TRIGGER IF NOT EXISTS memory_stems_delete AFTER DELETE ON memories BEGIN
+        DELETE FROM memory_stems WHERE id = old.id;
+    END;
+    CREATE TRIGGER IF NOT EXISTS memory_stems_update AFTER UPDATE OF summary, body ON memories BEGIN
+        UPDATE memory_stems SET stems = memspool_stems(new.summary, new.body) WHERE id = new.id;
+    END;
+    """,
 ]
 
 
@@ -509,8 +531,9 @@ def connect(config: Config) -> sqlite3.Connection:
         # What is deleted (a forgotten memory above all) is overwritten with
         # zeros, not left in free pages for anyone reading the file.
         conn.execute("PRAGMA secure_delete=ON")
-        # The search index's triggers call it on every write of a memory.
+        # The search index's triggers call them on every write of a memory.
         conn.create_function("memspool_identifiers", 1, identifiers, deterministic=True)
+        conn.create_function("memspool_stems", 2, packed, deterministic=True)
         _migrate(conn, config)
     except sqlite3.Error as exc:
         raise diagnose(path, exc) from exc
