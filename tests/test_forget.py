@@ -215,9 +215,9 @@ def _old_store(config: Config) -> None:
     newest deleted, as an older memspool left it."""
     config.home.mkdir(mode=0o700)
     old = sqlite3.connect(config.db_path, isolation_level=None)
-    from memspool.base.terms import identifiers
+    from memspool.store.db import add_functions
 
-    old.create_function("memspool_identifiers", 1, identifiers, deterministic=True)
+    add_functions(old)
     for version in range(7):
         script = MIGRATIONS[version]
         assert isinstance(script, str)

@@ -268,8 +268,8 @@ def _old_store(home: Path) -> sqlite3.Connection:
     """A store at the last schema that filed projects by their folder's basename."""
     home.mkdir(mode=0o700, exist_ok=True)
     old = sqlite3.connect(home / "memspool.db", isolation_level=None)
-    from memspool.base.terms import identifiers
-    old.create_function("memspool_identifiers", 1, identifiers, deterministic=True)
+    from memspool.store.db import add_functions
+    add_functions(old)
     last_basename = next(i for i, m in enumerate(MIGRATIONS) if not isinstance(m, str))
     for version in range(last_basename):
         migration = MIGRATIONS[version]

@@ -585,9 +585,9 @@ def test_a_planted_secret_never_reaches_the_server(machines: dict[str, Machine])
     a.cli("memories", "import", "-", input=line.encode())
     # Planted past every entry point, straight into the store: the push redacts again.
     with contextlib_closing(a.db()) as conn:
-        from memspool.base.terms import identifiers
+        from memspool.store.db import add_functions
 
-        conn.create_function("memspool_identifiers", 1, identifiers, deterministic=True)
+        add_functions(conn)
         conn.execute("UPDATE memories SET body = body || ?, key = ? WHERE id = (SELECT min(id)"
                      " FROM memories)", (f" see {GITHUB} and {SECRET}", f"raw-{SECRET}"))
         conn.execute("UPDATE provenance SET session = ? WHERE id = (SELECT min(id) FROM"

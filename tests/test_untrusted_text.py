@@ -184,9 +184,9 @@ def _dirty_store(home: Path) -> None:
     conn.close()
     raw = sqlite3.connect(home / "memspool.db", isolation_level=None)
     try:
-        from memspool.base.terms import identifiers
+        from memspool.store.db import add_functions
 
-        raw.create_function("memspool_identifiers", 1, identifiers, deterministic=True)
+        add_functions(raw)
         raw.execute("INSERT INTO memories (project, key, type, layer, summary, body, "
                     "created_at, updated_at) VALUES ('shop', 'k', 'decision', 'canonical', ?, ?,"
                     " 1.0, 1.0)", (f"Refund webhook {HOSTILE}twice",

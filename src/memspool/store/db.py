@@ -27,8 +27,8 @@ from memspool.store.team_schema import TEAM_LEFT, TEAM_TABLES
 from memspool.store.upgrades import ids_never_reused, slices_note_column, tombstones_keyed
 
 __all__ = [
-    "MIGRATIONS", "connect", "connect_readonly", "damaged", "diagnose", "get_state", "names_a_row",
-    "require_home", "set_state", "transaction",
+    "MIGRATIONS", "add_functions", "connect", "connect_readonly", "damaged", "diagnose",
+    "get_state", "names_a_row", "require_home", "set_state", "transaction",
 ]
 
 #: Seconds a writer waits for another writer's lock before failing; the
@@ -531,13 +531,19 @@ def connect(config: Config) -> sqlite3.Connection:
         # What is deleted (a forgotten memory above all) is overwritten with
         # zeros, not left in free pages for anyone reading the file.
         conn.execute("PRAGMA secure_delete=ON")
-        # The search index's triggers call them on every write of a memory.
-        conn.create_function("memspool_identifiers", 1, identifiers, deterministic=True)
-        conn.create_function("memspool_stems", 2, packed, deterministic=True)
+        add_functions(conn)
         _migrate(conn, config)
     except sqlite3.Error as exc:
         raise diagnose(path, exc) from exc
     return conn
+
+
+def add_functions(conn: sqlite3.Connection) -> None:
+    """The SQL functions the store's triggers call on every write of a memory (the
+    search index's identifier parts and the stems kept beside it): a connection
+    that writes memories needs them."""
+    conn.create_function("memspool_identifiers", 1, identifiers, deterministic=True)
+    conn.create_function("memspool_stems", 2, packed, deterministic=True)
 
 
 def _open_for_reading(path: Path) -> sqlite3.Connection:
