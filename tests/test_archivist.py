@@ -715,6 +715,24 @@ def test_a_persons_rule_said_again_in_a_later_session_is_one_memory_of_two_sessi
     assert rows.sessions_of(conn, seed.id) == {"thursday"}
 
 
+def test_the_agent_saying_a_persons_rule_back_is_that_rule(config: Config, conn: Any) -> None:
+    # The person's rule and the agent's answer that restates it: one memory, in that
+    # session; a later session's "as always" corroborates it as before.
+    _queue_slice(conn, config, (
+        "[user] can you fix the off-by-one in the tokenizer? also always run `cargo fmt "
+        "--check` before you push anything that touches the parser."), session="monday")
+    # Its "no diff" is a negation the rule does not have: no contradiction of it.
+    _queue_slice(conn, config, (
+        "[assistant] Got it. Before any push that touches the parser I'll run `cargo fmt "
+        "--check` first, and only push once it reports no diff."), session="monday")
+    digest(conn, config)
+    found = [m for m in rows.list_memories(conn, "api") if m.live and "fmt --check" in m.body]
+    assert len(found) == 1
+    (rule,) = found
+    assert rule.type == "preference" and rule.summary.startswith("Always run `cargo fmt")
+    assert rows.sessions_of(conn, rule.id) == {"monday"}
+
+
 @pytest.mark.parametrize(("rule", "kept", "word", "summary"), [
     # "not just the 15" adds a device, it denies nothing: no contradiction to supersede.
     ("[user] from now on always run the tests on the iPhone SE (3rd generation) sim before "

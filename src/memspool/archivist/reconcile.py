@@ -490,6 +490,10 @@ def _bar(ctx: _Context, note: Note, candidate: memory_rows.Memory) -> RestateBar
     if note.restates == "person" and candidate.type == "preference" \
             and _of_another_session(ctx, candidate):
         return "reminder"
+    if note.restates is None and note.type == "preference" and candidate.type == "preference":
+        # The agent saying a person's rule back ("Understood, plain `URLSession` it
+        # is, no Alamofire"): the rule itself, in this session or a later one.
+        return "reminder"
     return None
 
 

@@ -1123,10 +1123,12 @@ def restates(verdict: Verdict, bar: RestateBar = "rule") -> Verdict | None:
     if verdict.agrees:
         return verdict
     comparison = verdict.comparison
-    # A text that says it keeps a rule ("as you wanted", "like always") and differs
-    # from it by a negation alone says it in other words ("pnpm only, never npm" /
-    # "everything ran through pnpm, as you wanted"): a contradiction says what changed.
-    kept = bar == "rule" and verdict.relation == "contradiction" \
+    # A text that says it keeps a rule ("as you wanted", "like always"), or that
+    # reminds of one or says it back, and differs from it by a negation alone says it
+    # in other words ("pnpm only, never npm" / "everything ran through pnpm, as you
+    # wanted"; "always run `cargo fmt --check` before you push" / "I'll run it first
+    # and only push once it reports no diff"): a contradiction says what changed.
+    kept = bar in ("rule", "reminder") and verdict.relation == "contradiction" \
         and comparison.veto_kind == "negated"
     if (verdict.replaces and not kept) or comparison.veto_kind in ("reversed", "antonyms") \
             or verdict.values_clash:
