@@ -19,6 +19,7 @@ from memspool.distill.similarity import (
     restates,
     settings_apart,
     trigram_jaccard,
+    writes_a_setting,
 )
 
 PAIRS = Path(__file__).parent / "data" / "dedup_pairs.jsonl"
@@ -280,6 +281,22 @@ def test_trigram_jaccard_baseline() -> None:
 ])
 def test_how_a_newer_text_relates(old: str, new: str, relation: str) -> None:
     assert relate(old, new).relation == relation
+
+
+@pytest.mark.parametrize(("text", "writes"), [
+    ("Run gunicorn with `--workers 2 --threads 4` so threads absorb the slow requests.", True),
+    ("The heap is sized by `-XX:MaxRAMPercentage=75` now.", True),
+    ("`copyBatchSize = 20000` in `config/ingest.dhall` now.", True),
+    ("dbt's profiles: `threads: 8`.", True),
+    # A command with its flags, a flag with a word after it, a short flag: no setting.
+    ("Run `gunicorn --workers 2` on the box.", False),
+    ("Use `--workers 2 quietly` there.", False),
+    ("Serve it with `-p 8080`.", False),
+    ("Ran it: `testDebugUnitTest`: 229 tests, all green.", False),
+    ("It pulls `postgres:16` from the registry.", False),
+])
+def test_a_setting_is_written_as_configuration_writes_it(text: str, writes: bool) -> None:
+    assert writes_a_setting(text) is writes
 
 
 def test_a_setting_moves_unless_said_to_hold_somewhere_else() -> None:

@@ -202,9 +202,6 @@ def test_no_memory_carries_chatter(played: dict[str, Any]) -> None:
         assert not memory["key"].startswith(("found-it", "done", "all-48"))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the claim model drops the first session's 'Found it. The root cause is ... "
-    "--workers 2 ...' answer, so there is no old value to supersede"))
 def test_a_changed_value_supersedes_the_old_one(played: dict[str, Any]) -> None:
     flask = [m for m in played["memories"] if m["project"] == "flaskapi"]
     old = _holding(flask, "--workers 2")

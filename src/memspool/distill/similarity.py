@@ -827,30 +827,45 @@ def _said_apart(old: str, new: str, left: _Slot, right: _Slot) -> bool:
 #: A code span that is a setting written as configuration is: a name, then "="
 #: or ": " (a colon and a blank, as YAML and TOML tables write it), and its value
 #: (`copyBatchSize = 20000`, `threads: 8`), or a flag and its value (`--concurrency
-#: 2`, `-XX:MaxRAMPercentage=75`). Not a name and a number read out of a report
+#: 2`, `-XX:MaxRAMPercentage=75`; flags each with its value, `--workers 2 --threads
+#: 4`, by :data:`_WRITTEN_FLAG`). Not a name and a number read out of a report
 #: ("`testDebugUnitTest`: 229 tests"), a package and its version (`wrenfold
 #: 0.5.0`), an address or an image (`localhost:4100`, `postgres:16`), a place in a
 #: file (`lexical.py:260`), or a commit (`commit: 3f9c21a`).
 _WRITTEN_SETTING: Final = re.compile(
-    r"^\s*(--?[a-z][\w.:-]*?\s*[=:]?\s*|" rf"{_PLAIN_NAME}(?:\s*=\s*|:\s+))"
+    rf"^\s*({_PLAIN_NAME}(?:\s*=\s*|:\s+))"
     r"[\"']?([-+]?\d[\w.:-]*?)[\"']?[,;]?\s*$", re.IGNORECASE)
+#: One flag and its value, of a span of one or more (`--workers 2 --threads 4`).
+_WRITTEN_FLAG: Final = re.compile(
+    r"(--?[a-z][\w.:-]*?)\s*[=:]?\s*[\"']?([-+]?\d[\w.:-]*?)[\"']?(?=\s|$)", re.IGNORECASE)
 _HEX_RUN: Final = re.compile(r"^[0-9a-f]*[a-f][0-9a-f]*$")
 #: A run of hex digits this long, a letter among them, is a commit, not a value.
 _COMMIT_CHARS: Final = 7
 
 
+def _written(span: str) -> list[tuple[str, str]]:
+    """The (name, value) of each setting a code span writes as configuration does: a
+    name and its value (:data:`_WRITTEN_SETTING`), or flags each with its value, the
+    whole span (`--workers 2 --threads 4`, `-XX:MaxRAMPercentage=75`); else none."""
+    found = _WRITTEN_SETTING.match(span)
+    if found is not None:
+        return [(found.group(1), found.group(2))]
+    span = span.strip().rstrip(",;")
+    flags, end = [], 0
+    for flag in _WRITTEN_FLAG.finditer(span):
+        if span[end:flag.start()].strip():
+            return []
+        flags.append((flag.group(1), flag.group(2)))
+        end = flag.end()
+    return flags if span[end:].strip() == "" else []
+
+
 def writes_a_setting(text: str) -> bool:
     """``text`` writes a setting in code with its value, as configuration writes it
-    (:data:`_WRITTEN_SETTING`), under a name of three letters or more."""
-    for span in _CODE_SPAN.findall(text):
-        found = _WRITTEN_SETTING.match(span)
-        if found is None:
-            continue
-        name, value = found.group(1), found.group(2)
-        if sum(ch.isalpha() for ch in name) >= _NAME_LETTERS and not (
-                len(value) >= _COMMIT_CHARS and _HEX_RUN.match(value.lower())):
-            return True
-    return False
+    (:func:`_written`), under a name of three letters or more."""
+    return any(sum(ch.isalpha() for ch in name) >= _NAME_LETTERS and not (
+        len(value) >= _COMMIT_CHARS and _HEX_RUN.match(value.lower()))
+        for span in _CODE_SPAN.findall(text) for name, value in _written(span))
 
 
 def moves_a_setting(old: str, new: str) -> bool:
