@@ -738,6 +738,9 @@ def _same_subject_new_value(old: str, new: str) -> bool:
 #: `NODE_VERSION=20.11.1`, `--concurrency 8`, `memory = 2048`), or a span that is a
 #: name with its value said just after it ("`NODE_VERSION` is 22.12.0").
 _FLAG: Final = r"--?[a-z][\w.-]*"
+#: A flag's name before its value, read shortest first (`-Xmx900m`), a colon in it
+#: (`-XX:MaxRAMPercentage=75`).
+_FLAG_BEFORE_VALUE: Final = r"--?[a-z][\w.:-]*?"
 _PLAIN_NAME: Final = r"[a-z_][\w.-]*"
 _SETTING_NAME: Final = rf"({_FLAG}|{_PLAIN_NAME})"
 #: A name, then "=", ":" or a space, then its value: `memory = 2048`, `--concurrency 2`,
@@ -746,7 +749,7 @@ _SETTING_NAME: Final = rf"({_FLAG}|{_PLAIN_NAME})"
 #: a name run into digits is a name (a commit `a3f9c21`, a host `enricher-1`), not a
 #: setting.
 _SETTING_SPAN: Final = re.compile(
-    rf"^\s*(?:(--?[a-z][\w.:-]*?)\s*[=:]?\s*|({_PLAIN_NAME})(?:\s*[=:]\s*|\s+))"
+    rf"^\s*(?:({_FLAG_BEFORE_VALUE})\s*[=:]?\s*|({_PLAIN_NAME})(?:\s*[=:]\s*|\s+))"
     r"[\"']?([-+]?\d[\w.:/-]*?)[\"']?[,;]?\s*$", re.IGNORECASE)
 _NAME_SPAN: Final = re.compile(rf"^{_SETTING_NAME}$", re.IGNORECASE)
 _VALUE_AFTER: Final = re.compile(
@@ -796,12 +799,12 @@ def _plain_words(text: str) -> frozenset[str]:
     return frozenset(_canonical(w) for w in words if w and _content(w) and not _VALUE.match(w))
 
 
-def _setting_moved(old: str, new: str) -> bool:
+def moves_a_setting(old: str, new: str) -> bool:
     """Both texts write one setting in code (`workers: 2` / "`workers: 3` on CI"),
-    each with a value the other does not give it, and not each names a subject the
-    other lacks around it ("In staging, ..." / "In production, ...", "... on the
-    primary" / "... on the replica"): the setting's new value, however the rest is
-    worded."""
+    each with a value the other does not give it, and not said of two subjects
+    (:func:`_said_apart`: "In staging, ..." / "In production, ...", "... on the
+    primary" / "... on the replica"): ``new`` gives the setting its new value,
+    however the rest is worded."""
     a, b = _settings(old), _settings(new)
     for name in a.keys() & b.keys():
         if a[name].value == b[name].value or a[name].value in _values(new):
@@ -837,7 +840,7 @@ _WRITTEN_SETTING: Final = re.compile(
     r"[\"']?([-+]?\d[\w.:-]*?)[\"']?[,;]?\s*$", re.IGNORECASE)
 #: One flag and its value, of a span of one or more (`--workers 2 --threads 4`).
 _WRITTEN_FLAG: Final = re.compile(
-    r"(--?[a-z][\w.:-]*?)\s*[=:]?\s*[\"']?([-+]?\d[\w.:-]*?)[\"']?(?=\s|$)", re.IGNORECASE)
+    rf"({_FLAG_BEFORE_VALUE})\s*[=:]?\s*[\"']?([-+]?\d[\w.:-]*?)[\"']?(?=\s|$)", re.IGNORECASE)
 _HEX_RUN: Final = re.compile(r"^[0-9a-f]*[a-f][0-9a-f]*$")
 #: A run of hex digits this long, a letter among them, is a commit, not a value.
 _COMMIT_CHARS: Final = 7
@@ -866,12 +869,6 @@ def writes_a_setting(text: str) -> bool:
     return any(sum(ch.isalpha() for ch in name) >= _NAME_LETTERS and not (
         len(value) >= _COMMIT_CHARS and _HEX_RUN.match(value.lower()))
         for span in _CODE_SPAN.findall(text) for name, value in _written(span))
-
-
-def moves_a_setting(old: str, new: str) -> bool:
-    """``new`` writes a setting in code that ``old`` writes with another value, of the
-    same subject (:func:`_setting_moved`): its new value, however much else either says."""
-    return _setting_moved(old, new)
 
 
 def settings_apart(old: str, new: str) -> bool:
@@ -1088,7 +1085,7 @@ def relate(old: str, new: str, profiles: Profiles | None = None) -> Verdict:
         return Verdict("new-value", comparison)
     relation = _relation(old, new, comparison, profiles)
     if relation in ("same", "more", "different") and (
-            _value_changed(old, new) or _setting_moved(old, new)
+            _value_changed(old, new) or moves_a_setting(old, new)
             or (relation != "same" and _retired(old, new))):
         relation = "new-value"
     if relation == "different" and comparison.shared >= _PART_MIN_SHARED \
