@@ -96,6 +96,26 @@ def test_hostile_cwds_never_fail(tmp_path: Path) -> None:
     assert project_id(weird) == str(weird.resolve())
 
 
+def test_a_fifo_planted_as_git_files_never_holds_the_project_up(tmp_path: Path) -> None:
+    # A FIFO at .git/config (or at .git itself) in the folder or any folder above it
+    # would block a plain open() until something writes to it: every hook and the
+    # drainer would wait on it. Identified in a child process, so a hang fails the
+    # test (at its timeout) instead of holding the suite.
+    shared = tmp_path / "shared"
+    (shared / ".git").mkdir(parents=True)
+    os.mkfifo(shared / ".git" / "config")
+    work = shared / "sub" / "work"
+    work.mkdir(parents=True)
+    piped = tmp_path / "piped"
+    piped.mkdir()
+    os.mkfifo(piped / ".git")
+    code = ("import sys; from memspool.base.project import identify; "
+            "print(identify(sys.argv[1])[0]); print(identify(sys.argv[2])[0])")
+    done = subprocess.run([sys.executable, "-c", code, str(work), str(piped)],
+                          capture_output=True, text=True, timeout=30, check=True)
+    assert done.stdout.split() == [str(shared.resolve()), str(piped.resolve())]
+
+
 @pytest.mark.slow  # real processes, several seconds (--durations)
 def test_a_folder_name_with_controls_is_shown_without_them(tmp_path: Path, home: Path) -> None:
     """A folder may be named with ESC, CR, LF or a bidi override, and a hook payload

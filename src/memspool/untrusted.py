@@ -21,6 +21,8 @@ from typing import Any, Final
 
 import orjson
 
+from memspool.base.controls import TAGS
+
 __all__ = ["REPLACEMENT", "SHOWN_CHARS", "no_surrogates", "parse_json", "printable", "shown"]
 
 #: Characters of a refused value an error quotes at most.
@@ -30,8 +32,11 @@ REPLACEMENT: Final = "\ufffd"
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _LINE_BREAK: Final = re.compile("\r\n?")
 #: C0 controls but tab and line feed, DEL, and the C1 controls (0x9b is CSI,
-#: an escape sequence's start to many terminals).
-_CONTROL: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: an escape sequence's start to many terminals); and the tag characters, a copy of
+#: ASCII that shows as nothing: a sentence in them is read by a model and seen by
+#: no one (the emoji flags of a country's regions are written with them and lose
+#: their region: a price paid for never keeping an invisible instruction).
+_CONTROL: Final = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{TAGS}]")
 #: A whole terminal escape sequence (ECMA-48), so that no part of it is left
 #: behind as text ("[31m" in a word would hide the word from search): a
 #: control sequence (ESC [, parameters, a final byte); a string (ESC ] OSC,
@@ -73,7 +78,7 @@ def no_surrogates(text: str) -> str:
 def printable(text: str, *, one_line: bool = False) -> str:
     """``text`` as memory keeps it: lone surrogates become U+FFFD, CR LF and a lone CR
     become LF, terminal escape sequences are removed whole and every other
-    control character but tab and LF is removed; with
+    control character but tab and LF is removed, and so are the tag characters; with
     ``one_line`` (a summary, a key, a project) every run of white space becomes one
     blank."""
     text = _CONTROL.sub("", _ESCAPE.sub("", _LINE_BREAK.sub("\n", no_surrogates(text))))

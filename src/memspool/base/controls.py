@@ -13,11 +13,14 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Final
 
-__all__ = ["BIDI", "LINE_SEPARATORS"]
+__all__ = ["BIDI", "LINE_SEPARATORS", "TAGS"]
 
-#: Direction marks, embeddings, overrides and isolates: they reorder a line as it
-#: shows (U+202E writes it backwards).
-BIDI: Final = ("\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+#: Direction marks (the Arabic letter mark among them), embeddings, overrides and
+#: isolates: they reorder a line as it shows (U+202E writes it backwards).
+BIDI: Final = ("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
                "\u2066\u2067\u2068\u2069")
 #: The line and paragraph separators: a line break to some renderers.
 LINE_SEPARATORS: Final = "\u2028\u2029"
+#: The tag characters (U+E0000 to U+E007F): a copy of ASCII that shows as nothing.
+#: A sentence written in them is invisible to a person and read by a model.
+TAGS: Final = "".join(map(chr, range(0xE0000, 0xE0080)))

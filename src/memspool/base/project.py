@@ -21,8 +21,9 @@ project exactly as the drainer and the CLI do, by reading ``.git/config``.
 from __future__ import annotations
 
 import os
+import stat
 
-from memspool.base.controls import BIDI, LINE_SEPARATORS
+from memspool.base.controls import BIDI, LINE_SEPARATORS, TAGS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -41,8 +42,8 @@ MAX_GIT_FILE: Final = 256 * 1024
 #: The remote that names the repository: ``origin`` where there is one, else
 #: ``upstream``, else the first remote in the file.
 PREFERRED_REMOTES: Final = ("origin", "upstream")
-#: The bidi controls and line separators, one by one (``_unsafe``).
-_BIDI_OR_SEPARATOR: Final = frozenset(BIDI + LINE_SEPARATORS)
+#: The bidi controls, line separators and tag characters, one by one (``_unsafe``).
+_BIDI_OR_SEPARATOR: Final = frozenset(BIDI + LINE_SEPARATORS + TAGS)
 #: URL schemes git speaks; none of them changes which repository a URL names.
 _SCHEMES: Final = ("https://", "http://", "ssh://", "git+ssh://", "ssh+git://", "git://",
                    "ftp://", "ftps://")
@@ -76,8 +77,18 @@ def _checked(cwd: object) -> str | None:
 
 
 def _read_small(path: str) -> str | None:
+    """A small regular file's text, else ``None``. Opened without blocking and read
+    only when it is a regular file: a FIFO (or a device) planted at ``.git`` or
+    ``.git/config`` in a session's folder or any folder above it would otherwise
+    hold every hook, drainer and command that names that folder's project."""
     try:
-        with open(path, "rb") as handle:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
             data = handle.read(MAX_GIT_FILE + 1)
     except OSError:
         return None

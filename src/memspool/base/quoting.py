@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from memspool.base.controls import BIDI, TAGS
+
 __all__ = ["inert"]
 
 #: A tag (``<system-reminder>``, ``</x>``, ``<!-- ... -->``), whole; then the ``<``
@@ -21,11 +23,11 @@ _TAG_START = re.compile(r"<(?=[/!?A-Za-z])")
 #: A code fence (three or more backticks or tildes) becomes modifier letters that
 #: look alike and fence nothing.
 _FENCE = re.compile(r"`{3,}|~{3,}")
-#: Direction marks, embeddings, overrides and isolates, the zero-width space and the
-#: invisible operators: nothing an agent should read that a person cannot see. The
-#: zero-width joiner and non-joiner stay: Persian and Indic words and emoji sequences
-#: (a person at a laptop) are written with them.
-_UNSEEN = re.compile("[\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+#: Direction marks, embeddings, overrides and isolates, the tag characters, the
+#: zero-width space and the invisible operators: nothing an agent should read that a
+#: person cannot see. The zero-width joiner and non-joiner stay: Persian and Indic
+#: words and emoji sequences (a person at a laptop) are written with them.
+_UNSEEN = re.compile(f"[{BIDI}{TAGS}\u200b\u2060-\u2064\ufeff]")
 
 
 def _fence(found: re.Match[str]) -> str:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import orjson
 
-from memspool.base.controls import BIDI, LINE_SEPARATORS
+from memspool.base.controls import BIDI, LINE_SEPARATORS, TAGS
 
 if TYPE_CHECKING:
     from memspool.results import Bound
@@ -65,14 +65,17 @@ def add_json(parser: argparse.ArgumentParser, what: str = "the result") -> None:
 
 
 #: What a terminal would act on instead of printing: C0 controls (ESC, BEL, CR, ...),
-#: DEL, C1 controls (CSI), and the bidi controls that reorder a line as it shows.
-_TERMINAL_CONTROL: Final = re.compile(f"[\x00-\x1f\x7f-\x9f{BIDI}{LINE_SEPARATORS}]")
-_LINE_CONTROL: Final = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI}{LINE_SEPARATORS}]")
+#: DEL, C1 controls (CSI), the bidi controls that reorder a line as it shows, and the
+#: tag characters that show as nothing.
+_TERMINAL_CONTROL: Final = re.compile(f"[\x00-\x1f\x7f-\x9f{BIDI}{LINE_SEPARATORS}{TAGS}]")
+_LINE_CONTROL: Final = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI}{LINE_SEPARATORS}{TAGS}]")
 
 
 def _escaped(match: re.Match[str]) -> str:
     code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def for_terminal(text: str, *, one_line: bool = False) -> str:

@@ -24,17 +24,17 @@ from markupsafe import Markup, escape
 from starlette.responses import HTMLResponse
 
 from memspool import __version__
-from memspool.base.controls import BIDI, LINE_SEPARATORS
+from memspool.base.controls import BIDI, LINE_SEPARATORS, TAGS
 from memspool.base.project import readable_name
 from memspool.base.terms import query_terms, stem, terms_of
 
 __all__ = ["HEADERS", "highlight", "html_page", "refusal_page", "visible", "when"]
 
 #: Control characters (but tab and line ends), DEL, the C1 controls, direction
-#: overrides and isolates, and lone surrogates (a slice decoded with
-#: surrogatepass may hold them; UTF-8 cannot).
+#: overrides and isolates, the tag characters, and lone surrogates (a slice decoded
+#: with surrogatepass may hold them; UTF-8 cannot).
 _UNSAFE: Final = re.compile(
-    f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f{BIDI}{LINE_SEPARATORS}\ud800-\udfff]")
+    f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f{BIDI}{LINE_SEPARATORS}{TAGS}\ud800-\udfff]")
 #: Words as the search index's query side cuts them (memspool.base.terms).
 _WORDS: Final = re.compile(r"[A-Za-z0-9]+(?:[._/:-][A-Za-z0-9]+)*")
 _REPLACEMENT: Final = "\ufffd"
