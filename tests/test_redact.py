@@ -310,6 +310,16 @@ def test_cli_missing_file_is_one_line_and_exit_1(tmp_path: Path) -> None:
     assert str(missing) in lines[0] and "No such file" in lines[0]
 
 
+def test_cli_refuses_an_endless_input_in_one_line(tmp_path: Path) -> None:
+    # /dev/zero never ends: read whole it grew the process by gigabytes.
+    for args, stdin in ((["--file", "/dev/zero"], b""),
+                        ([], b"x" * (redact_cli.MAX_REDACT_BYTES + 1))):
+        done = _memspool(args, tmp_path / "home", stdin)
+        assert done.returncode == 1 and done.stdout == b""
+        lines = done.stderr.decode().splitlines()
+        assert len(lines) == 1 and "larger than" in lines[0] and "64 MiB" in lines[0], lines
+
+
 def test_an_assignment_named_as_a_value_is_left_alone_on_every_pass() -> None:
     """Found by the idempotence property: a name after ``token:`` is not its value."""
     text = ("token: API_KEY= sk-ant-api03-X1fH-ZM9TBrKrmGsNmjQ8mT3OA94HhblZa_QFPiyCEs5lkO-"
