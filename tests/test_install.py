@@ -78,6 +78,25 @@ def test_refuses_to_overwrite_unparseable_settings(tmp_path: Path) -> None:
     assert not list(tmp_path.glob("settings.json.memspool-backup-*"))
 
 
+@pytest.mark.parametrize("number", [b"1e999", b"-1E400", b"NaN", b"Infinity"])
+def test_refuses_a_number_it_could_not_write_back(tmp_path: Path, number: bytes) -> None:
+    # 1e999 is JSON that Python reads as inf and would write back as Infinity, which
+    # no JSON reader takes: the whole file would be lost to Claude Code. NaN and
+    # Infinity are not JSON at all.
+    settings = tmp_path / "settings.json"
+    text = b'{"model": "x", "limit": ' + number + b"}"
+    settings.write_bytes(text)
+    proc = run_cli("install", "--settings", str(settings), check=False)
+    assert proc.returncode == 1
+    assert number in proc.stderr and b"Nothing was changed" in proc.stderr
+    assert settings.read_bytes() == text
+    assert not list(tmp_path.glob("settings.json.memspool-backup-*"))
+    settings.write_bytes(b'{"limit": 1.5e300, "small": 1e-400}')
+    run_cli("install", "--settings", str(settings))
+    kept = json.loads(settings.read_text())
+    assert kept["limit"] == 1.5e300 and kept["small"] == 0.0 and "hooks" in kept
+
+
 def test_default_settings_path_honours_claude_config_dir(tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cc"))

@@ -111,6 +111,23 @@ def _is_ours(hook: Any) -> bool:
     return isinstance(hook, dict) and HOOK_MARKER in str(hook.get("command", ""))
 
 
+class _Unwritable(ValueError):
+    """A number of the settings file that would not be written back as it was read."""
+
+
+def _finite(text: str) -> float:
+    # 1e999 is valid JSON that Python reads as inf and would write back as Infinity,
+    # which is not JSON: Claude Code could read none of the file after that.
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _Unwritable(text)
+    return value
+
+
+def _not_json(text: str) -> float:
+    raise _Unwritable(text)  # NaN, Infinity, -Infinity: Python's, not JSON's
+
+
 def _read(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
@@ -121,7 +138,12 @@ def _read(path: Path) -> dict[str, Any]:
     if not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_float=_finite, parse_constant=_not_json)
+    except _Unwritable as exc:
+        raise SettingsError(
+            f"{path} holds the number {str(exc)[:40]}, which memspool cannot write back as it "
+            f"is (it is not a finite JSON number). Write it as a finite number or a string and "
+            f"run the command again. Nothing was changed.", str(path)) from None
     except json.JSONDecodeError as exc:
         raise SettingsError(
             f"{path} is not valid JSON ({exc}). memspool will not overwrite it: fix the file "
@@ -172,7 +194,7 @@ def _write(path: Path, data: dict[str, Any]) -> Path | None:
         backup = path.with_name(f"{path.name}.memspool-backup-{time.strftime('%Y%m%d-%H%M%S')}")
         shutil.copy2(path, backup)
     path.parent.mkdir(parents=True, exist_ok=True)
-    _replace_file(path, json.dumps(data, indent=2) + "\n", mode)
+    _replace_file(path, json.dumps(data, indent=2, allow_nan=False) + "\n", mode)
     return backup
 
 
