@@ -18,6 +18,7 @@ from memspool.archivist.lifecycle import confidence
 from memspool.archivist.reconcile import CaptureReport, Origin, save_notes
 from memspool.base.errors import PayloadError
 from memspool.config import Config
+from memspool.distill.blobs import BLOB_CHARS
 from memspool.distill.claim_model import model
 from memspool.distill.keys import distinct_key
 from memspool.distill.transcript import notes_of, transcript_notes
@@ -662,6 +663,24 @@ def test_terminal_colours_leave_no_trace_in_memory_keys_or_search(
     assert len(texts) == 2 and all("the staging " in text for text in texts)
     assert not any(junk in text for text in texts for junk in ("[0m", "31m", "\x1b", "title"))
     assert len(search(conn, "staging", project="api")) == 2
+
+
+@pytest.mark.timeout(60)  # a guard: such a slice once held the pass for half an hour
+def test_a_slice_filled_by_one_long_run_is_digested_to_its_fact_redacted_without_the_run(
+        config: Config, conn: Any) -> None:
+    """A 200,000-character dump beside a fact: the fact is a memory, its secret
+    redacted as ever, and the dump no part of it."""
+    dump = bytes(range(256)).hex() * 400
+    _queue_slice(conn, config, "[assistant] Pitfall: `pnpm install` without "
+                 "--frozen-lockfile rewrites the lockfile on the CI runners, which log in "
+                 "with NPM_TOKEN=npm_Zq8wLp2vN4xKZq8wLp2vN4xKZq8wLp2vN4xK. The lockfile "
+                 f"diff: {dump}")
+    assert digest(conn, config).created == 1
+    (memory,) = rows.list_memories(conn, "api")
+    said = f"{memory.summary} {memory.body}"
+    assert "frozen-lockfile" in said and "[REDACTED:npm]" in said
+    assert "Zq8wLp2vN4xK" not in said
+    assert all(len(run) <= BLOB_CHARS for run in said.split())
 
 
 def test_a_value_change_is_offered_before_sentences_kept_only_as_restatements() -> None:

@@ -3,14 +3,44 @@ sentence it illustrates; and the notes the claim model makes of them."""
 
 from __future__ import annotations
 
+import base64
+import random
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memspool.distill.blobs import BLOB, BLOB_CHARS, without_blobs
+from memspool.distill.claim_features import features, tokens
 from memspool.distill.claims import claims, sentences
 from memspool.distill.keys import SUMMARY_CHARS, subject_key, whole_summary
 from memspool.distill.transcript import notes_of, transcript_notes
+
+#: A drainer slice holds up to this many characters, and one run can fill it.
+SLICE_CHARS = 200_000
+#: Runs of each alphabet a transcript holds in one piece: a digest, base64 (with "+"
+#: and "/"), base64url, a number, snake and kebab words, dotted names, a path, a URL.
+RUN_KINDS = ("hex", "base64", "base64url", "digits", "snake", "kebab", "dotted", "path",
+             "url")
+
+
+def _run(kind: str, size: int) -> str:
+    """``size`` characters of ``kind``, the last a digit: a stop or a backtick at its end
+    would be the text's, and stay beside the blob."""
+    rng = random.Random(kind)
+    pieces = {
+        "hex": lambda: rng.randbytes(size).hex(),
+        "base64": lambda: base64.b64encode(rng.randbytes(size)).decode(),
+        "base64url": lambda: base64.urlsafe_b64encode(rng.randbytes(size)).decode(),
+        "digits": lambda: "1" * size,
+        "snake": lambda: "a_" * size,
+        "kebab": lambda: "a-" * size,
+        "dotted": lambda: "a." * size,
+        "path": lambda: "a/" * size,
+        "url": lambda: "https://example.com/" + "a-b/" * size,
+    }
+    return pieces[kind]()[:size - 1] + "0"
 
 
 def test_sentences_end_at_stops_not_inside_code_names_or_abbreviations() -> None:
@@ -60,6 +90,64 @@ def test_the_splitter_never_fails_and_never_invents_text(text: str) -> None:
     for claim in claims(text):
         assert claim.text.strip()
         assert set(re.findall(r"\w+", claim.text)) <= words
+
+
+@pytest.mark.parametrize("kind", RUN_KINDS)
+def test_a_run_too_long_for_a_name_is_read_as_one_blob(kind: str) -> None:
+    blob = _run(kind, 20_000)
+    assert tokens(f"dump: {blob} and more") == ["dump", BLOB, "and", "more"]
+    (claim,) = claims(f"The dump: {blob}")
+    assert claim.text == f"The dump: {BLOB}"
+    assert f"w:{BLOB}" in features(claim, "assistant")
+
+
+def test_paths_and_urls_up_to_the_blob_bound_are_read_as_written() -> None:
+    path = "/srv/" + "a/" * ((BLOB_CHARS - 5) // 2)
+    url = "https://example.com/" + "x" * (BLOB_CHARS - 20)
+    assert len(url) == BLOB_CHARS and len(path) <= BLOB_CHARS
+    for name in (path, url):
+        text = f"see {name} first"
+        assert without_blobs(text) == text
+        assert tokens(text) == ["see", "<path>", "first"]
+    assert tokens(f"see {url}x first") == ["see", BLOB, "first"]
+
+
+def test_a_blob_keeps_the_marks_around_it() -> None:
+    blob = _run("hex", 1_000)
+    # A sentence still ends after it, and a code span that holds it still closes, so
+    # the backticks after it pair as they did.
+    assert [c.text for c in claims(f"The dump: {blob}. Then more.")] == \
+        [f"The dump: {BLOB}.", "Then more."]
+    assert tokens(f"run `curl -s https://example.com/{blob}` then `ls` once") == \
+        ["run", "<code>", "then", "<code>", "once"]
+    assert without_blobs("`" * 1_000) == f"```{BLOB}```"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from("ab1./_-`(.)"), max_size=2 * BLOB_CHARS),
+                max_size=4))
+def test_reading_blobs_bounds_every_run_and_changes_nothing_else(runs: list[str]) -> None:
+    text = " ".join(runs)
+    read = without_blobs(text)
+    assert without_blobs(read) == read
+    assert all(len(run) <= BLOB_CHARS for run in read.split())
+    if all(len(run) <= BLOB_CHARS for run in runs):
+        assert read == text
+
+
+@pytest.mark.timeout(60)  # a guard: such a slice once took half an hour or more
+@pytest.mark.parametrize("kind", RUN_KINDS)
+def test_a_slice_filled_by_one_run_still_gives_its_facts_and_no_note_holds_the_run(
+        kind: str) -> None:
+    blob = _run(kind, SLICE_CHARS)
+    text = ("[user] the first request after a deploy fails\n\n"
+            "[assistant] One gotcha: PgBouncer drops idle server connections after a "
+            "deploy, so set `pool_pre_ping=True` on the engine or the first request gets "
+            f"a dead connection. The failing request's trace: {blob}")
+    for notes in (transcript_notes(text, conditional=True), notes_of(text)[0]):
+        assert any("pool_pre_ping" in note.summary for note in notes)
+        for note in notes:
+            assert all(len(run) <= BLOB_CHARS for run in f"{note.summary} {note.body}".split())
 
 
 def test_a_summary_is_whole_or_cut_at_a_sentence_end() -> None:

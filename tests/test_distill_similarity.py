@@ -17,6 +17,7 @@ from memspool.distill.similarity import (
     moves_a_setting,
     relate,
     restates,
+    says_a_change,
     settings_apart,
     trigram_jaccard,
     writes_a_setting,
@@ -543,3 +544,15 @@ def test_a_unit_is_no_subject_a_new_value_belongs_to() -> None:
     assert not relate(timeout, retries).replaces
     assert relate(timeout, "Read timeout is 60 s now, same for the sync and the async "
                            "client.").relation == "new-value"
+
+
+@pytest.mark.timeout(60)  # a guard: a run like these once held each call for minutes
+def test_a_blob_beside_a_change_or_a_setting_leaves_them_read() -> None:
+    digits, kebab = "1" * 200_000, "a-" * 100_000 + "1"
+    changed = "The worker limit went from 4 to 8 in production."
+    assert says_a_change(f"{changed} The log: {digits}")
+    assert not says_a_change(f"The log: {digits}")
+    assert writes_a_setting(f"Set `workers = 4`, not `{kebab}`.")
+    assert not writes_a_setting(f"Set `{kebab}`.")
+    assert relate("The worker limit is 4 in production.",
+                  f"{changed} The log: {digits}").relation == "new-value"

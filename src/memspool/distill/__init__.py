@@ -4,6 +4,7 @@ A capture payload is split (or given to an LLM) into notes; a slice's
 conversation is cut into claims, and the claims the claim model keeps
 become notes. The archivist reconciles notes with memory.
 
+    blobs.py           runs too long to be a name (a hash, a dump) read as one word, <blob>
     claims.py          a message cut into claims (sentences, list items) with their context
     claim_features.py  what the claim model sees of a claim; cues.txt, its cue phrases
     claim_model.py     the trained model: durable or not, and which type (claim_model.json)

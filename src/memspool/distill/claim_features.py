@@ -15,7 +15,9 @@ Every feature is a string; the model holds a weight per string it was
 trained with and ignores the rest. Code
 spans, numbers and paths are read as their kind (``<code>``, ``<num>``,
 ``<path>``), so a fact about ``pool_pre_ping`` and one about ``--workers 4``
-look alike to it: what carries the decision is the wording around them.
+look alike to it: what carries the decision is the wording around them. A
+blob (a run of characters too long to be a name: :mod:`memspool.distill.blobs`)
+is read as ``<blob>``, a word the model has no weight for.
 
 Cue phrases live in ``cues.txt`` beside this module, one per line, each
 with the id of a labelled example that contains it
@@ -31,6 +33,7 @@ from functools import cache
 from importlib.resources import files
 from typing import Final
 
+from memspool.distill.blobs import without_blobs
 from memspool.distill.claims import Claim
 
 __all__ = ["CUES_FILE", "asks", "cues", "features", "message_features", "tokens"]
@@ -53,8 +56,10 @@ _SELF: Final = frozenset({"i", "i'll", "i'm", "i've", "i'd", "let's", "let", "we
 
 
 def tokens(text: str) -> list[str]:
-    """The claim's words, lower case, with code, paths, flags and numbers as their kind."""
-    text = _CODE.sub(" <code> ", text)
+    """The claim's words, lower case, with code, paths, flags, numbers and blobs as their
+    kind. Blobs first: the patterns after it then never meet a run longer than
+    BLOB_CHARS, over which the path pattern's time grows with the run's square."""
+    text = _CODE.sub(" <code> ", without_blobs(text))
     text = _PATH.sub(" <path> ", text)
     text = _FLAG.sub(" <flag> ", text)
     text = _NUMBER.sub(" <num> ", text)

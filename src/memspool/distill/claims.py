@@ -15,7 +15,9 @@ rides along into a memory. A claim keeps what it needs to be read alone:
 Shapes: a paragraph gives one claim per sentence; a list gives one claim per
 item (its nested lines included); a fenced code block belongs to the claim
 before it; a table row is an item introduced by the header row; quoted
-lines (``>``) are a draft or a paste, never claims.
+lines (``>``) are a draft or a paste, never claims. A blob (a hash, a dump, an
+encoded payload: :mod:`memspool.distill.blobs`) is read as ``<blob>``, so no
+claim holds one and no pattern here reads one.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import dataclasses
 import re
 from collections.abc import Iterator
 from typing import Final, Literal
+
+from memspool.distill.blobs import without_blobs
 
 __all__ = ["Claim", "ClaimKind", "claims", "sentences"]
 
@@ -266,7 +270,7 @@ def _drafts(text: str) -> list[_Draft]:
 
 def claims(text: str) -> list[Claim]:
     """The claims of one message, in order."""
-    drafts = _drafts(text)
+    drafts = _drafts(without_blobs(text))
     intros = {draft.intro for draft in drafts if draft.intro}
     count = len(drafts)
     opening = drafts[0].text if drafts else ""

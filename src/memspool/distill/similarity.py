@@ -48,6 +48,7 @@ from functools import lru_cache
 from typing import Final, Literal, NamedTuple
 
 from memspool.distill import words as vocab
+from memspool.distill.blobs import without_blobs
 
 __all__ = [
     "PINNED_MIN_DICE",
@@ -619,6 +620,9 @@ _CHANGE: Final = re.compile(
 #: A move said outright: "from 43200 to 86400", "from moment.js to dayjs",
 #: "from `memory = 1024` to `memory = 2048`", "`6` -> `12`", "1.79 → 1.80" (an
 #: arrow between values only: "A -> B" of words is as often a flow as a change).
+#: Searched with blobs read as ``<blob>`` (:mod:`memspool.distill.blobs`): a value
+#: read from each digit of a long run reads on to the run's end, and the search's
+#: time would grow with the square of the run.
 _MOVED_WORD: Final = r"(?:`([^`\n]{1,80})`|([\w.:/@+-]*\w))"
 _MOVED_VALUE: Final = r"`?([-+]?\d[\w.:/-]*)`?"
 _TRANSITION: Final = re.compile(
@@ -839,6 +843,8 @@ _WRITTEN_SETTING: Final = re.compile(
     rf"^\s*({_PLAIN_NAME}(?:\s*=\s*|:\s+))"
     r"[\"']?([-+]?\d[\w.:-]*?)[\"']?[,;]?\s*$", re.IGNORECASE)
 #: One flag and its value, of a span of one or more (`--workers 2 --threads 4`).
+#: Read in spans without blobs, as :data:`_TRANSITION` is searched: a flag's name
+#: read from each dash of a long run (`a-a-a-...`) reads on to the run's end.
 _WRITTEN_FLAG: Final = re.compile(
     rf"({_FLAG_BEFORE_VALUE})\s*[=:]?\s*[\"']?([-+]?\d[\w.:-]*?)[\"']?(?=\s|$)", re.IGNORECASE)
 _HEX_RUN: Final = re.compile(r"^[0-9a-f]*[a-f][0-9a-f]*$")
@@ -868,7 +874,7 @@ def writes_a_setting(text: str) -> bool:
     (:func:`_written`), under a name of three letters or more."""
     return any(sum(ch.isalpha() for ch in name) >= _NAME_LETTERS and not (
         len(value) >= _COMMIT_CHARS and _HEX_RUN.match(value.lower()))
-        for span in _CODE_SPAN.findall(text) for name, value in _written(span))
+        for span in _CODE_SPAN.findall(without_blobs(text)) for name, value in _written(span))
 
 
 def settings_apart(old: str, new: str) -> bool:
@@ -885,7 +891,7 @@ def settings_apart(old: str, new: str) -> bool:
 def says_a_change(text: str) -> bool:
     """``text`` says a value moved ("went from 5000 to 10000 ms", "is on 20 threads per
     process now", "Bumped to 8"): a word of change and a number it gives."""
-    return bool(_ANNOUNCES.search(text) or _TRANSITION.search(text)) \
+    return bool(_ANNOUNCES.search(text) or _TRANSITION.search(without_blobs(text))) \
         and any(ch.isdigit() for ch in text)
 
 
@@ -923,7 +929,7 @@ def _moved_from(old: str, new: str) -> bool:
     to dayjs") away from what the older one states, to what it does not: the older
     text's value is the one replaced, whatever the words around it."""
     before = {word.strip(_STRIP) for word in old.lower().split()}
-    for match in _TRANSITION.finditer(new):
+    for match in _TRANSITION.finditer(without_blobs(new)):
         start, end = (word.lower() for word in match.groups() if word is not None)
         # A setting in code on both sides ("`memory = 1024`" to "`memory = 2048`"):
         # what moved is the words that differ.

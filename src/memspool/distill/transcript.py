@@ -23,7 +23,9 @@ features): "remember: ...", "I prefer ...", "never ..." are the user's
 own rules; requests and questions are not. A session summary (Claude
 Code's compaction summary) is read as the assistant's text. Chatter never
 enters a note: every sentence of a note's text was judged, kept or taken
-as context above the chatter bar.
+as context above the chatter bar. A blob (a hash, a dump, an encoded
+payload: :mod:`memspool.distill.blobs`) is read as ``<blob>`` before any of
+this, so no note holds one, and no pattern reads one.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Final
 
+from memspool.distill.blobs import without_blobs
 from memspool.distill.claim_features import asks
 from memspool.distill.claim_model import (
     Model,
@@ -333,7 +336,7 @@ def transcript_notes(text: str, used: Model | None = None, *,
         role = _ROLES.get(message.role)
         if role is None or (subagent and role == "user"):
             continue
-        said = message.text
+        said = without_blobs(message.text)
         if role == "assistant":
             findings = _findings_of_summary(said)
             said = said if findings is None else findings
