@@ -254,6 +254,25 @@ def test_a_rule_said_again_in_passing_in_a_later_session_corroborates_it(
     assert "friday" not in rows.sessions_of(conn, rule.id)
 
 
+def test_a_report_of_a_change_that_says_a_persons_rule_again_corroborates_it(
+        config: Config, conn: Any) -> None:
+    # The later sentence reports changes (so it is offered as a new value first) and
+    # moves no value of the rule: it says the rule again, and the rule gains a session.
+    _queue_slice(conn, config, (
+        "[user] ok, open a PR. never apply terraform against prod from a laptop, prod only "
+        "ever gets applied by the `apply.yml` workflow after the merge"), session="monday")
+    _queue_slice(conn, config, (
+        "[assistant] The bucket policy is written.\n\n"
+        "[assistant] PR #88 is up with all three changes; once it's merged the prod apply goes "
+        "through the `apply.yml` workflow, and nothing gets applied against prod from this "
+        "laptop."), session="thursday")
+    digest(conn, config)
+    (rule,) = [m for m in rows.list_memories(conn, "api") if "apply.yml" in m.body]
+    assert rows.sessions_of(conn, rule.id) == {"monday", "thursday"}
+    assert rule.summary.startswith("Never apply terraform against prod")
+    assert "PR #88" not in rule.body  # a claim under the bar adds no words
+
+
 def test_two_items_of_one_list_are_two_facts_whatever_their_introduction_shares(
         config: Config, conn: Any) -> None:
     _queue_slice(conn, config, (

@@ -66,6 +66,7 @@ from memspool.distill.similarity import (
     moves_a_setting,
     relate,
     restates,
+    says_a_change,
     settings_apart,
     writes_a_setting,
 )
@@ -484,6 +485,11 @@ def _bar(ctx: _Context, note: Note, candidate: memory_rows.Memory) -> RestateBar
     later session: at the reminder bar, and only into a person's rule (a
     ``preference``); in one session, two rules alike are two rules."""
     if note.only_if is not None and note.restates is None:
+        if says_a_change(note.body) and candidate.type != "preference":
+            # A report of a change that moved no value may say a person's rule again
+            # ("once merged, the prod apply goes through `apply.yml`"); of a fact, it
+            # may be the news that moves it, which no corroboration should hide.
+            return None
         return "overlap"
     if note.restates in ("rule", "reminder"):
         return note.restates

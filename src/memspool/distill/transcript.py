@@ -406,8 +406,12 @@ def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Grou
         # when it is carried out.
         if role == "assistant" and (says_a_change(claim.text)
                                     or writes_a_setting(claim.text)):
-            yield dataclasses.replace(_note(_Group(role, [claim], [verdict])),
-                                      only_if="replaces")
+            note = _note(_Group(role, [claim], [verdict]))
+            yield dataclasses.replace(note, only_if="replaces")
+            if verdict.probability >= RESTATED_FLOOR:
+                # A change that replaces nothing may still say a rule again ("the
+                # prod apply goes through `apply.yml`"): offered as that, after it.
+                by_overlap.append(dataclasses.replace(note, only_if="restates"))
         elif _REFERS_BACK.search(claim.text) or _RECURS.search(claim.text):
             yield dataclasses.replace(_note(_Group(role, [claim], [verdict])),
                                       only_if="restates", restates="rule")
