@@ -22,6 +22,10 @@ Then the most the bound leaves: a slice of 200,000 characters in runs of
 read every one of them), timed once, next to the same text in runs one
 character longer (each a blob).
 
+Last, one long message of plain prose (sentences of made-up words, so each has
+features of its own) at 25,000 to 200,000 characters, timed once each: the type
+model sums the message's features once for all its claims, not once per claim.
+
 Usage::
 
     python bench/digest_long_runs.py [--repeats 7]
@@ -136,6 +140,20 @@ def main(argv: list[str] | None = None) -> int:
             runs = " ".join(run_of(kind, length) for _ in range(SIZES[-1] // (length + 1)))
             seconds.append(best(functools.partial(notes_of, SLICE.format(run=runs)), 1))
         print(f"  {kind:<10} {seconds[0]:8.2f} {seconds[1]:8.2f}")
+    print("\none message of plain prose, digest (s)")
+    rng = random.Random(5)
+    words = ["".join(rng.choice("etaoinshrdlucmfwyp") for _ in range(rng.randint(3, 9)))
+             for _ in range(5000)]
+    previous: tuple[int, float] | None = None
+    for size in (25_000, 50_000, 100_000, 200_000):
+        sentences: list[str] = []
+        while sum(len(s) + 1 for s in sentences) < size:
+            sentences.append(" ".join(rng.choice(words) for _ in range(rng.randint(8, 20)))
+                             .capitalize() + ".")
+        seconds = best(functools.partial(notes_of, f"[assistant] {' '.join(sentences)}"), 1)
+        growth = per_doubling(previous, (size, seconds)) if previous else ""
+        print(f"  {size:>9,} ch {seconds:8.2f}   {growth}")
+        previous = (size, seconds)
     return 0 if kept_everywhere else 1
 
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from memspool.distill.blobs import BLOB, BLOB_CHARS, without_blobs
 from memspool.distill.claim_features import features, tokens
+from memspool.distill.claim_model import best_type, judge, judge_message, model, type_features
 from memspool.distill.claims import claims, sentences
 from memspool.distill.keys import SUMMARY_CHARS, subject_key, whole_summary
 from memspool.distill.transcript import notes_of, transcript_notes
@@ -274,3 +275,23 @@ def test_a_persons_and_starts_a_new_fact_unless_it_shares_its_subject() -> None:
         "[user] the nightly export runs on the reporting replica, never on the primary. "
         "and the export has to finish before 06:00, the finance sync reads it then")
     assert "finish before 06:00" in note.body
+
+
+def test_a_claims_type_is_the_same_with_its_messages_scores_summed_once() -> None:
+    # judge() adds each claim's features to the message's type scores, summed once by
+    # judge_message(), instead of scoring the claim's and the message's features
+    # together for every claim (which took time in the square of a long message's
+    # length); the type is the one the whole list of features gives.
+    used = model()
+    said = ("Found it. The CMD is in shell form, so PID 1 is `/bin/sh -c` and the stop "
+            "signal never reaches the server. I switched it to the exec form. Never edit "
+            "the chart by hand on prod, argo reverts it. Tests pass now. The pool is "
+            "`max_conns=16` per pod, set in `values-prod.yaml`.")
+    for role in ("assistant", "user"):
+        found = claims(said)
+        message = judge_message(said, found, role, used)
+        assert len(message.type_scores) == len(used.types)
+        for claim in found:
+            whole = best_type(type_features(claim, features(claim, role), message),
+                              used.types, used.type_weights)
+            assert judge(claim, role, message, used).type == whole

@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Iterable
 from functools import cache
 from importlib.resources import files
 from typing import Final, cast
@@ -108,6 +109,15 @@ class MessageVerdict:
 
     probability: float
     features: tuple[str, ...]
+    #: The type model's scores of the message's features, one per type, summed once
+    #: for all its claims (:func:`judge_message`): a long message has thousands of
+    #: features and hundreds of claims, and summing them again for each claim made
+    #: its digest take time in the square of its length. Empty: not summed yet.
+    type_scores: tuple[float, ...] = ()
+
+
+def _marked(claim: Claim) -> str:
+    return f"marked:{classify(f'{claim.intro} {claim.text}'.strip())}"
 
 
 def type_features(claim: Claim, claim_features: list[str], message: MessageVerdict,
@@ -115,8 +125,7 @@ def type_features(claim: Claim, claim_features: list[str], message: MessageVerdi
     """What the type model reads: the claim's features, its message's (marked), and
     the type its leading label or wording names by the marker rules
     (:func:`memspool.distill.classify.classify`), which the model learns to weigh."""
-    return [*claim_features, *(f"m{name}" for name in message.features),
-            f"marked:{classify(f'{claim.intro} {claim.text}'.strip())}"]
+    return [*claim_features, *(f"m{name}" for name in message.features), _marked(claim)]
 
 
 @cache
@@ -148,15 +157,22 @@ def probability(found: list[str], weights: dict[str, float]) -> float:
     return _sigmoid(sum(weights.get(name, 0.0) for name in found))
 
 
-def best_type(found: list[str], types: tuple[NoteType, ...],
-              weights: dict[str, tuple[float, ...]]) -> NoteType:
-    """The type whose weight vector scores ``found`` highest."""
-    totals = [0.0] * len(types)
+def _type_scores(found: Iterable[str], weights: dict[str, tuple[float, ...]],
+                 start: Iterable[float]) -> list[float]:
+    """``start`` plus each type's weights of the features ``found``."""
+    totals = list(start)
     for name in found:
         row = weights.get(name)
         if row is not None:
             for index, weight in enumerate(row):
                 totals[index] += weight
+    return totals
+
+
+def best_type(found: list[str], types: tuple[NoteType, ...],
+              weights: dict[str, tuple[float, ...]]) -> NoteType:
+    """The type whose weight vector scores ``found`` highest."""
+    totals = _type_scores(found, weights, [0.0] * len(types))
     return types[max(range(len(types)), key=totals.__getitem__)]
 
 
@@ -165,7 +181,9 @@ def judge_message(text: str, found: list[Claim], role: str, chosen: Model | None
     """The verdict on a whole message (``found``: its claims) said by ``role``."""
     used = chosen or model()
     names = message_features(text, found, role)
-    return MessageVerdict(probability(names, used.message), tuple(names))
+    scores = _type_scores((f"m{name}" for name in names), used.type_weights,
+                          [0.0] * len(used.types))
+    return MessageVerdict(probability(names, used.message), tuple(names), tuple(scores))
 
 
 def judge(claim: Claim, role: str, message: MessageVerdict, chosen: Model | None = None,
@@ -175,6 +193,12 @@ def judge(claim: Claim, role: str, message: MessageVerdict, chosen: Model | None
     used = chosen or model()
     found = features(claim, role)
     chance = 0.0 if asks(claim) else probability(found, used.claim)
-    kind = best_type(type_features(claim, found, message), used.types, used.type_weights)
+    if message.type_scores:
+        # The message's share of the scores is summed once (judge_message); each
+        # claim adds its own features' (type_features' sum, in another order).
+        totals = _type_scores([*found, _marked(claim)], used.type_weights, message.type_scores)
+        kind = used.types[max(range(len(used.types)), key=totals.__getitem__)]
+    else:
+        kind = best_type(type_features(claim, found, message), used.types, used.type_weights)
     return Verdict(probability=chance, message=message.probability, type=kind,
                    keep=keeps(used, role, message.probability, chance))
