@@ -16,10 +16,12 @@ from urllib.parse import quote
 
 import pytest
 from conftest import REPO, run_cli
+from hypothesis import given
+from hypothesis import strategies as st
 from web_support import WebServer
 
 from memspool.http.web.auth import CODE_SECS, MAX_CODES, SESSION_SECS, Logins
-from memspool.http.web.render import highlight, visible
+from memspool.http.web.render import as_stored, highlight, visible
 from memspool.service import Service
 
 HOSTILE = ("Pitfall: the banner <script>alert('x')</script> and <img src=x onerror=alert(2)> "
@@ -200,6 +202,101 @@ def test_forms_refuse_what_they_do_not_take(signed_in: WebServer) -> None:
     assert answer.status == 400
     assert signed_in.post_form("/ui/memories/999999/pin", {"csrf": csrf, "pinned": "1"},
                                cookie=True).status == 404
+
+
+class _EditForm(html.parser.HTMLParser):
+    """The edit form's fields as a browser fills them from the page: the summary's
+    value, the text area's text (the parser drops one line end after its tag), the
+    type selected."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.fields: dict[str, str] = {}
+        self._in: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        name = values.get("name") or ""
+        if tag == "input" and name in ("csrf", "summary"):
+            self.fields.setdefault(name, values.get("value") or "")
+        elif tag == "textarea" and name == "body":
+            self._in = "body"
+            self.fields["body"] = ""
+        elif tag == "option" and "selected" in values:
+            self.fields["type"] = values.get("value") or ""
+
+    def handle_data(self, data: str) -> None:
+        if self._in is not None:
+            self.fields[self._in] += data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "textarea" and self._in is not None:
+            text = self.fields[self._in]
+            # As a browser's parser does, and as it sends a text area: CR LF.
+            self.fields[self._in] = text[1:] if text.startswith("\n") else text
+            self.fields[self._in] = self.fields[self._in].replace("\n", "\r\n")
+            self._in = None
+
+
+#: Text as memory holds it (no CR: printable makes every line end LF), rich in what a
+#: page shows as a stand-in.
+_STORED = st.text(st.one_of(st.sampled_from("\u200e\u200f\u202e\u2066\u2028\x1b\x00\t\n"),
+                            st.characters(blacklist_characters="\r",
+                                          blacklist_categories=("Cs",))))
+
+
+@given(_STORED, _STORED, _STORED, _STORED)
+def test_a_form_field_sent_back_is_the_stored_text_where_it_was_not_changed(
+        head: str, old: str, new: str, tail: str) -> None:
+    stored = head + old + tail
+    sent = visible(head) + new + visible(tail)
+    assert as_stored(visible(stored).replace("\n", "\r\n"), stored) == stored
+    kept = as_stored(sent.replace("\n", "\r\n"), stored)
+    # What was sent is what is saved, as the page shows it; the stored characters stay
+    # before the change (and after it, unless the change's own end is ambiguous:
+    # test_an_edit_keeps_what_the_form_showed_as_a_stand_in has an example).
+    assert visible(kept) == visible(sent) and kept.startswith(head)
+
+
+def _edit_form(server: WebServer, memory: int) -> dict[str, str]:
+    form = _EditForm()
+    form.feed(server.request("GET", f"/ui/memories/{memory}", cookie=True).text)
+    return form.fields
+
+
+def test_an_edit_keeps_what_the_form_showed_as_a_stand_in(signed_in: WebServer,
+                                                          home: Path) -> None:
+    """The form shows a direction mark as a stand-in (U+FFFD); sending the form back as
+    it was, or with only its type changed, keeps the stored text exactly, and a change
+    in one place keeps the marks before and after it."""
+    summary = "\u05e9\u05dc\u05d5\u05dd\u200f deploy note: staging first."
+    body = ("Line one \u05d0\u200f.\nLine two with a \u200e mark.\n\tand a tab.\n"
+            "Last line \u05d1\u200f.")
+    with Service(home) as service:
+        memory = service.save(summary, body, type="decision", project="api").id
+        assert memory is not None
+    path = f"/ui/memories/{memory}/edit"
+    form = _edit_form(signed_in, memory)
+    assert "\ufffd" in form["summary"] and "\u200f" not in form["body"]  # shown as stand-ins
+    answer = signed_in.post_form(path, form, cookie=True)
+    assert answer.status == 303 and answer.headers["location"].endswith("note=unchanged")
+    with Service(home) as service:
+        page = service.memory_page(memory)
+    assert (page.memory.summary, page.memory.body, page.history) == (summary, body, [])
+
+    answer = signed_in.post_form(path, {**form, "type": "pitfall"}, cookie=True)
+    assert answer.headers["location"].endswith("note=edited")
+    with Service(home) as service:
+        page = service.memory_page(memory)
+    assert (page.memory.type, page.memory.summary, page.memory.body) == ("pitfall", summary, body)
+    assert [entry.reason for entry in page.history] == ["edited"]
+
+    # One word changed in the middle: every mark outside the change is kept.
+    form = _edit_form(signed_in, memory)
+    changed = form["body"].replace("a tab", "one tab")
+    assert signed_in.post_form(path, {**form, "body": changed}, cookie=True).status == 303
+    with Service(home) as service:
+        assert service.memory_page(memory).memory.body == body.replace("a tab", "one tab")
 
 
 # -- the pages ----------------------------------------------------------------------------

@@ -186,6 +186,31 @@ def _context_text(driver: Any, web: WebServer) -> str:
     return text
 
 
+def test_a_form_sent_as_shown_keeps_the_direction_marks(browser: Any, web: WebServer) -> None:
+    """Chromium sends the edit form back as it fills it (stand-ins, CR LF line ends):
+    saved as it is, or with only its type changed, the text is the stored text."""
+    from memspool.service import Service
+
+    summary = "\u05e9\u05dc\u05d5\u05dd\u200f deploy note: staging first."
+    body = "Line one \u05d0\u200f.\nLine two with a \u200e mark.\n\nLast line \u05d1\u200f."
+    with Service(web.home) as service:
+        memory = service.save(summary, body, type="decision", project="shop").id
+    browser.get(web.login_url())
+    _until(browser, "the overview after signing in", lambda d: _heading(d) == "Overview")
+    browser.get(f"{web.origin}/ui/memories/{memory}")
+    browser.find_element(By.CSS_SELECTOR, "form.edit button[type=submit]").click()
+    _until(browser, "the page saying nothing changed", lambda d: "Nothing changed" in
+           d.find_element(By.CSS_SELECTOR, "p.note").text)
+    browser.find_element(By.CSS_SELECTOR, "#edit-type option[value=pitfall]").click()
+    browser.find_element(By.CSS_SELECTOR, "form.edit button[type=submit]").click()
+    _until(browser, "the edit's confirmation", lambda d: "Saved." in d.find_element(
+        By.CSS_SELECTOR, "p.note").text)
+    with Service(web.home, readonly=True) as service:
+        page = service.memory_page(memory)
+    assert (page.memory.type, page.memory.summary, page.memory.body) == ("pitfall", summary, body)
+    assert [entry.reason for entry in page.history] == ["edited"]
+
+
 def test_refused_without_the_cookie_or_from_another_origin(browser: Any, web: WebServer) -> None:
     # No cookie: a page says how to sign in, and shows no memory.
     browser.get(f"{web.origin}/ui/memories?project=shop")

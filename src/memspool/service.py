@@ -148,6 +148,15 @@ def _memory_text(summary: str, body: str, names: tuple[str, str], *,
     return cleaned
 
 
+def _edited_text(found: memory_rows.Memory, summary: str, body: str) -> tuple[str, str]:
+    """The summary and text an edit of ``found`` leaves it: each given as ``found`` holds
+    it stays as it is; a new one is cleaned as a save's is (:func:`_memory_text`)."""
+    cleaned_summary, cleaned_body = _memory_text(summary, body, ("summary", "text"),
+                                                 held=len(found.body))
+    return (found.summary if summary == found.summary else cleaned_summary[:SUMMARY_CHARS],
+            found.body if body == found.body else cleaned_body)
+
+
 def _too_long(name: str, chars: int) -> str:
     """Why a memory's text of ``chars`` characters is refused."""
     return (f"The {name} is {chars:,} characters; a memory holds at most {TEXT_CHARS:,}. "
@@ -750,16 +759,18 @@ class Service:
 
     def edit(self, memory_id: int, *, summary: str, body: str, type: str) -> Edited:
         """A person's correction: new text or type, the old kept in history with the
-        reason ``edited``. Redacted like any save; nothing changes when nothing differs."""
-        conn = self.conn
-        summary, body = _memory_text(summary, body, ("summary", "text"),
-                                     held=len(_existing(conn, memory_id).body))
-        summary = summary[:SUMMARY_CHARS]
+        reason ``edited``. Redacted like any save; nothing changes when nothing differs.
+
+        A summary or text given exactly as the memory holds it is kept exactly so (a
+        form sends back every field, and a change of the type alone must not rewrite
+        the text)."""
         if type not in NOTE_TYPES:
             raise PayloadError(f"type must be one of {', '.join(NOTE_TYPES)}, got {type!r}.")
         kind = next(t for t in NOTE_TYPES if t == type)
+        conn = self.conn
         with transaction(conn):
             found = _existing(conn, memory_id)
+            summary, body = _edited_text(found, summary, body)
             changed = (kind, summary, body) != (found.type, found.summary, found.body)
             if changed:
                 memory_rows.replace_text(conn, found, type=kind, summary=summary, body=body,

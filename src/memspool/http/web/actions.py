@@ -17,13 +17,14 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from memspool.base.errors import PayloadError
-from memspool.base.kinds import NOTE_TYPES
 from memspool.http.fields import listed, parse_query
 from memspool.http.web import LOGIN_PATH
 from memspool.http.web.auth import CODE_SECS, SESSION_SECS, Logins
 from memspool.http.web.pages import browser, common, memory_id
-from memspool.http.web.render import html_page
+from memspool.http.web.render import as_stored, html_page
 from memspool.http.workers import Workers
+from memspool.results import Edited
+from memspool.service import Service
 from memspool.untrusted import no_surrogates
 
 __all__ = ["action_routes"]
@@ -73,13 +74,19 @@ def _see(path: str, **query: Any) -> RedirectResponse:
 
 
 async def edit(request: Request) -> Response:
+    """Save the edit form. Its fields were filled with the stored text's stand-ins
+    (render.visible): :func:`~memspool.http.web.render.as_stored` carries what was
+    left as shown back to the stored text, so a field not changed is saved as it was."""
     wanted = memory_id(request)
     fields = await read_form(request, ("summary", "body", "type"))
-    kind = fields.get("type", "")
-    if kind not in NOTE_TYPES:
-        raise PayloadError(f"type must be one of {', '.join(NOTE_TYPES)}, got {kind!r}.")
-    result = await _workers(request).run(lambda service: service.edit(
-        wanted, summary=fields.get("summary", ""), body=fields.get("body", ""), type=kind))
+
+    def call(service: Service) -> Edited:
+        stored = service.memory_page(wanted).memory
+        return service.edit(wanted, summary=as_stored(fields.get("summary", ""), stored.summary),
+                            body=as_stored(fields.get("body", ""), stored.body),
+                            type=fields.get("type", ""))
+
+    result = await _workers(request).run(call)
     return _see(f"/ui/memories/{wanted}", note="edited" if result.changed else "unchanged")
 
 

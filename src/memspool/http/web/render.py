@@ -4,7 +4,9 @@ Memory text is untrusted: it comes from transcripts, and a transcript can
 hold HTML, scripts, control characters or bidirectional overrides. Every
 value a template prints goes through :func:`visible` (``finalize``), which
 turns control and direction characters into visible stand-ins, and then
-through autoescaping, which no template turns off. The one filter that
+through autoescaping, which no template turns off; a form field sent back
+with those stand-ins is read back to the stored text by :func:`as_stored`.
+The one filter that
 makes markup, :func:`highlight`, escapes every piece it wraps. The
 Content-Security-Policy sent with each page allows scripts, styles and
 requests from this server only: nothing on a page can load anything from
@@ -28,7 +30,7 @@ from memspool.base.controls import BIDI, LINE_SEPARATORS, TAGS
 from memspool.base.project import readable_name
 from memspool.base.terms import query_terms, stem, terms_of
 
-__all__ = ["HEADERS", "highlight", "html_page", "refusal_page", "visible", "when"]
+__all__ = ["HEADERS", "as_stored", "highlight", "html_page", "refusal_page", "visible", "when"]
 
 #: Control characters (but tab and line ends), DEL, the C1 controls, direction
 #: overrides and isolates, the tag characters, and lone surrogates (a slice decoded
@@ -38,6 +40,8 @@ _UNSAFE: Final = re.compile(
 #: Words as the search index's query side cuts them (memspool.base.terms).
 _WORDS: Final = re.compile(r"[A-Za-z0-9]+(?:[._/:-][A-Za-z0-9]+)*")
 _REPLACEMENT: Final = "\ufffd"
+#: A browser sends a text area's line ends as CR LF.
+_LINE_END: Final = re.compile("\r\n?")
 
 #: Sent with every page: nothing from another host, no framing, no referrer to
 #: another site (a login code in a URL goes nowhere), and no caching of memory
@@ -69,6 +73,32 @@ def visible(value: Any) -> Any:
     if isinstance(value, Markup) or not isinstance(value, str):
         return value
     return _UNSAFE.sub(_stand_in, value)
+
+
+def as_stored(sent: str, stored: str) -> str:
+    """What a form field filled with ``stored`` means when it sends back ``sent``.
+
+    The field showed ``visible(stored)``, so a browser sends back its stand-ins, not
+    the characters they stood for (the direction marks of Hebrew text among them).
+    Where ``sent`` begins and ends as the field showed, the characters are the stored
+    ones and come back as stored: a field left as it was is ``stored`` exactly, and
+    marks before and after the part a person changed stay. The changed part, from
+    the first character that differs to the last, is kept as sent: a stand-in left
+    inside it is saved as the character it is (U+FFFD, "␛"), since once the text
+    around it changed, nothing says which character it stood for.
+    """
+    sent = _LINE_END.sub("\n", sent)
+    shown = visible(stored)  # one character for one: positions in both agree
+    if sent == shown:
+        return stored
+    most = min(len(sent), len(shown))
+    head = 0
+    while head < most and sent[head] == shown[head]:
+        head += 1
+    tail = 0
+    while tail < most - head and sent[-1 - tail] == shown[-1 - tail]:
+        tail += 1
+    return stored[:head] + sent[head:len(sent) - tail] + stored[len(stored) - tail:]
 
 
 @functools.lru_cache(maxsize=256)
