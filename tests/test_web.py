@@ -299,6 +299,34 @@ def test_an_edit_keeps_what_the_form_showed_as_a_stand_in(signed_in: WebServer,
         assert service.memory_page(memory).memory.body == body.replace("a tab", "one tab")
 
 
+def test_an_over_long_summary_is_refused_beside_the_form(signed_in: WebServer,
+                                                         home: Path) -> None:
+    """The summary holds what the context block shows of a memory, SUMMARY_CHARS: the
+    form says so (maxlength), and a longer one is refused with that number, never cut,
+    the form shown again with what was sent."""
+    memory = _capture("Pitfall: the cron job runs twice when the host clock jumps.")
+    form = _edit_form(signed_in, memory)
+    assert 'maxlength="300"' in signed_in.request("GET", f"/ui/memories/{memory}",
+                                                  cookie=True).text
+    long = "Summary " + "x" * 4992
+    answer = signed_in.post_form(f"/ui/memories/{memory}/edit",
+                                 {**form, "summary": long, "body": "A new text."}, cookie=True)
+    assert answer.status == 400, answer.text[:500]
+    assert "The summary is 5,000 characters; a summary holds at most 300" in answer.text
+    again = _EditForm()
+    again.feed(answer.text)
+    assert again.fields["summary"] == long and again.fields["body"] == "A new text."
+    with Service(home) as service:
+        page = service.memory_page(memory)
+    assert page.memory.summary.startswith("Pitfall: the cron job") and not page.history
+    fits = "Summary " + "x" * 292
+    answer = signed_in.post_form(f"/ui/memories/{memory}/edit", {**form, "summary": fits},
+                                 cookie=True)
+    assert answer.status == 303
+    with Service(home) as service:
+        assert service.memory_page(memory).memory.summary == fits
+
+
 # -- the pages ----------------------------------------------------------------------------
 
 

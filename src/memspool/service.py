@@ -150,11 +150,22 @@ def _memory_text(summary: str, body: str, names: tuple[str, str], *,
 
 def _edited_text(found: memory_rows.Memory, summary: str, body: str) -> tuple[str, str]:
     """The summary and text an edit of ``found`` leaves it: each given as ``found`` holds
-    it stays as it is; a new one is cleaned as a save's is (:func:`_memory_text`)."""
+    it stays as it is; a new one is cleaned as a save's is (:func:`_memory_text`), and a
+    new summary longer than SUMMARY_CHARS is refused."""
     cleaned_summary, cleaned_body = _memory_text(summary, body, ("summary", "text"),
                                                  held=len(found.body))
-    return (found.summary if summary == found.summary else cleaned_summary[:SUMMARY_CHARS],
+    if summary != found.summary and len(cleaned_summary) > SUMMARY_CHARS:
+        raise PayloadError(_summary_too_long(len(cleaned_summary)))
+    return (found.summary if summary == found.summary else cleaned_summary,
             found.body if body == found.body else cleaned_body)
+
+
+def _summary_too_long(chars: int) -> str:
+    """Why a new summary of ``chars`` characters is refused (an edit's, from any front
+    end)."""
+    return (f"The summary is {chars:,} characters; a summary holds at most "
+            f"{SUMMARY_CHARS:,} (it is the one line the context block shows). Shorten it: "
+            f"the memory's text holds the rest. Nothing was saved.")
 
 
 def _too_long(name: str, chars: int) -> str:
@@ -763,7 +774,7 @@ class Service:
 
         A summary or text given exactly as the memory holds it is kept exactly so (a
         form sends back every field, and a change of the type alone must not rewrite
-        the text)."""
+        the text). A new summary over SUMMARY_CHARS is refused, never cut."""
         if type not in NOTE_TYPES:
             raise PayloadError(f"type must be one of {', '.join(NOTE_TYPES)}, got {type!r}.")
         kind = next(t for t in NOTE_TYPES if t == type)

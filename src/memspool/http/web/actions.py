@@ -20,7 +20,7 @@ from memspool.base.errors import PayloadError
 from memspool.http.fields import listed, parse_query
 from memspool.http.web import LOGIN_PATH
 from memspool.http.web.auth import CODE_SECS, SESSION_SECS, Logins
-from memspool.http.web.pages import browser, common, memory_id
+from memspool.http.web.pages import browser, common, memory_id, memory_page
 from memspool.http.web.render import as_stored, html_page
 from memspool.http.workers import Workers
 from memspool.results import Edited
@@ -76,7 +76,9 @@ def _see(path: str, **query: Any) -> RedirectResponse:
 async def edit(request: Request) -> Response:
     """Save the edit form. Its fields were filled with the stored text's stand-ins
     (render.visible): :func:`~memspool.http.web.render.as_stored` carries what was
-    left as shown back to the stored text, so a field not changed is saved as it was."""
+    left as shown back to the stored text, so a field not changed is saved as it was.
+    A refusal (an empty or over-long field) shows the form again, with what was sent
+    and why it was refused."""
     wanted = memory_id(request)
     fields = await read_form(request, ("summary", "body", "type"))
 
@@ -86,7 +88,10 @@ async def edit(request: Request) -> Response:
                             body=as_stored(fields.get("body", ""), stored.body),
                             type=fields.get("type", ""))
 
-    result = await _workers(request).run(call)
+    try:
+        result = await _workers(request).run(call)
+    except PayloadError as exc:
+        return await memory_page(request, wanted, refused=str(exc), draft=fields)
     return _see(f"/ui/memories/{wanted}", note="edited" if result.changed else "unchanged")
 
 

@@ -3,6 +3,7 @@ worker, and renders one template. Nothing here changes memory (actions.py does).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 from starlette.requests import Request
@@ -10,6 +11,7 @@ from starlette.responses import Response
 
 from memspool.base.errors import NotFound, PayloadError
 from memspool.base.kinds import LAYERS, NOTE_TYPES
+from memspool.distill.keys import SUMMARY_CHARS
 from memspool.http.fields import MAX_ID_DIGITS, parse_query, path_id
 from memspool.http.web.auth import Session
 from memspool.http.web.render import html_page
@@ -18,7 +20,7 @@ from memspool.results import SEARCH_LIMIT, BrowsePage, SearchPage, Timeline
 from memspool.service import Service
 from memspool.untrusted import shown
 
-__all__ = ["common", "memory_id", "page_routes"]
+__all__ = ["common", "memory_id", "memory_page", "page_routes"]
 
 #: Memories on one page of the list.
 PER_PAGE: Final = 50
@@ -100,9 +102,22 @@ def _exists(service: Service, wanted: int) -> bool:
 async def memory(request: Request) -> Response:
     wanted = memory_id(request)
     fields = parse_query(request.query_params, ("note",))
+    return await memory_page(request, wanted, note=_note(fields.text("note")))
+
+
+async def memory_page(request: Request, wanted: int, *, note: str | None = None,
+                      refused: str | None = None,
+                      draft: Mapping[str, str] | None = None) -> Response:
+    """Memory ``wanted``'s page. ``refused``: why its edit form's last post was refused,
+    said beside the form, which holds what was sent (``draft``) so that nothing typed
+    is lost; the page is then a 400."""
     found = await _workers(request).run(lambda service: service.memory_page(wanted))
-    return html_page("memory.html", {**common(request, "memories"), "memory": found.as_dict(),
-                                     "types": NOTE_TYPES, "note": _note(fields.text("note"))})
+    shown = found.as_dict()
+    return html_page("memory.html", {
+        **common(request, "memories"), "memory": shown, "types": NOTE_TYPES, "note": note,
+        "refused": refused, "summary_chars": SUMMARY_CHARS,
+        "draft": {"summary": shown["summary"], "body": shown["body"], "type": shown["type"],
+                  **(draft or {})}}, status=400 if refused else 200)
 
 
 async def forget_confirm(request: Request) -> Response:
