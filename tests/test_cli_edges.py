@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,32 @@ def test_a_search_page_outside_the_apis_range_is_refused_as_the_http_api_does(
         flag: str, value: str, said: str) -> None:
     proc = run_cli("search", "pool", flag, value, check=False)
     assert proc.returncode == 1 and proc.stdout == b"" and said in proc.stderr.decode()
+
+
+#: What int() reads as a number that the HTTP API refuses: other scripts' digits,
+#: underscores, a sign.
+_NOT_ASCII_DIGITS = (lambda n: n.translate(str.maketrans("0123456789", "\u0660\u0661\u0662"
+                                                             "\u0663\u0664\u0665\u0666"
+                                                             "\u0667\u0668\u0669")),
+                     lambda n: f"{n[0]}_{n[1:]}", lambda n: f"+{n}")
+
+
+@pytest.mark.parametrize("spell", _NOT_ASCII_DIGITS, ids=("arabic-indic", "underscore", "sign"))
+@pytest.mark.parametrize("args", [("search", "pool", "--limit"), ("search", "pool", "--offset"),
+                                  ("context", "--project", "p", "--max-chars"),
+                                  ("memories", "list", "--limit"), ("slices", "list", "--limit"),
+                                  ("memories", "show"), ("memories", "forget"),
+                                  ("slices", "show")])
+def test_a_number_is_ascii_digits_as_over_http(args: tuple[str, ...],
+                                               spell: Callable[[str], str]) -> None:
+    """A number int() reads but the HTTP API refuses is refused by every option and
+    id that takes one, in the one sentence a bad value gets."""
+    value = spell("500" if args[-1] == "--max-chars" else "10")  # each in range
+    proc = run_cli(*args, value, check=False)
+    assert proc.returncode == 1 and proc.stdout == b""
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == 1 and "must be a whole number" in lines[0], lines
+    assert f"got {value!r}" in lines[0] and "--help" in lines[0]
 
 
 @pytest.mark.parametrize("query", ["", "   "])

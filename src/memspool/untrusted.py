@@ -23,10 +23,16 @@ import orjson
 
 from memspool.base.controls import TAGS
 
-__all__ = ["REPLACEMENT", "SHOWN_CHARS", "no_surrogates", "parse_json", "printable", "shown"]
+__all__ = [
+    "MAX_DIGITS", "REPLACEMENT", "SHOWN_CHARS", "no_surrogates", "parse_json", "printable",
+    "shown", "whole_number",
+]
 
 #: Characters of a refused value an error quotes at most.
 SHOWN_CHARS: Final = 60
+#: Digits a whole number from outside has at most: no id or bound comes near 40
+#: (SQLite's ids have 19), and int() refuses a number of thousands of digits.
+MAX_DIGITS: Final = 40
 #: What a lone surrogate becomes: U+FFFD, the Unicode replacement character.
 REPLACEMENT: Final = "\ufffd"
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
@@ -83,6 +89,16 @@ def printable(text: str, *, one_line: bool = False) -> str:
     blank."""
     text = _CONTROL.sub("", _ESCAPE.sub("", _LINE_BREAK.sub("\n", no_surrogates(text))))
     return " ".join(text.split()) if one_line else text
+
+
+def whole_number(text: str) -> int | None:
+    """``text`` as a whole number when it is ASCII digits and nothing else (at most
+    MAX_DIGITS), else ``None``. int() reads more: Arabic-Indic and full-width digits,
+    ``1_000``, a sign, blanks around; a number from outside is read the one way
+    at every door (the CLI, the HTTP API, the pages), so what one takes, all take."""
+    if not (text.isascii() and text.isdigit()) or len(text) > MAX_DIGITS:
+        return None
+    return int(text)
 
 
 def shown(value: object) -> str:

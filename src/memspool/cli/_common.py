@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 import orjson
 
 from memspool.base.controls import BIDI, LINE_SEPARATORS, TAGS
+from memspool.untrusted import whole_number
 
 if TYPE_CHECKING:
     from memspool.results import Bound
@@ -19,8 +20,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Handler", "Subparsers", "add_home", "add_json", "bounded_int", "command", "for_terminal",
-    "non_negative_int", "open_service", "positive_int", "print_json", "unknown_project",
-    "unknown_project_hint",
+    "non_negative_int", "open_service", "positive_int", "print_json", "record_id",
+    "unknown_project", "unknown_project_hint",
 ]
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -85,25 +86,32 @@ def for_terminal(text: str, *, one_line: bool = False) -> str:
     return (_TERMINAL_CONTROL if one_line else _LINE_CONTROL).sub(_escaped, text)
 
 
+# Each number is read by memspool.untrusted.whole_number, as the HTTP API reads
+# one: ASCII digits only (int() would also take Arabic-Indic digits, "1_0", "+5").
+
+
 def positive_int(value: str) -> int:
     """An argparse ``type`` for counts and limits: a whole number of at least 1."""
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
+    number = whole_number(value)
+    if number is None or number < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {value!r}")
     return number
 
 
 def non_negative_int(value: str) -> int:
     """An argparse ``type`` for offsets: a whole number of at least 0."""
-    try:
-        number = int(value)
-    except ValueError:
-        number = -1
-    if number < 0:
+    number = whole_number(value)
+    if number is None:
         raise argparse.ArgumentTypeError(f"must be a whole number of at least 0, got {value!r}")
+    return number
+
+
+def record_id(value: str) -> int:
+    """An argparse ``type`` for the id of a memory or a slice: a whole number (one too
+    large for any row names none, and the command says so)."""
+    number = whole_number(value)
+    if number is None:
+        raise argparse.ArgumentTypeError(f"must be a whole number (an id), got {value!r}")
     return number
 
 
@@ -111,11 +119,8 @@ def bounded_int(bound: Bound) -> Callable[[str], int]:
     """An argparse ``type`` for a whole number in ``bound``'s range, the range the HTTP
     API and the MCP server hold the same argument to."""
     def parse(value: str) -> int:
-        try:
-            number = int(value)
-        except ValueError:
-            number = bound.least - 1
-        if not bound.least <= number <= bound.most:
+        number = whole_number(value)
+        if number is None or not bound.least <= number <= bound.most:
             raise argparse.ArgumentTypeError(
                 f"must be a whole number from {bound.least} to {bound.most}, got {value!r}")
         return number

@@ -18,6 +18,7 @@ from memspool.cli._common import (
     open_service,
     positive_int,
     print_json,
+    record_id,
     unknown_project,
     unknown_project_hint,
 )
@@ -224,7 +225,7 @@ def register(sub: Subparsers) -> None:
     show = command(inner, "show", "Show one memory with its history and provenance.\n\n"
                    "Example:\n    memspool memories show 12", _show)
     add_home(show)
-    show.add_argument("id", type=int, help="memory id (see `memspool memories list`)")
+    show.add_argument("id", type=record_id, help="memory id (see `memspool memories list`)")
     add_json(show, "the memory")
     forget = command(inner, "forget", "Forget a memory: gone from the store and from recall; "
                      "digesting transcripts again does not bring it back.\n\n"
@@ -234,7 +235,7 @@ def register(sub: Subparsers) -> None:
                      "again says there is no such memory.\n\n"
                      "Example:\n    memspool memories forget 12 --purge-source", _forget)
     add_home(forget)
-    forget.add_argument("id", type=int, help="memory id")
+    forget.add_argument("id", type=record_id, help="memory id")
     forget.add_argument("--purge-source", action="store_true",
                         help="also scrub its text (whole and line by line, earlier texts "
                              "too) from the slices it came from")

@@ -18,6 +18,7 @@ from memspool.base.errors import MemspoolError
 from memspool.cli._common import Subparsers, add_home, command
 from memspool.http import DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_PORT, TOKEN_NAME
 from memspool.http.limits import is_loopback
+from memspool.untrusted import whole_number
 
 DOC = f"""Serve memspool over a local HTTP API (JSON) and a memory browser, until interrupted.
 
@@ -60,16 +61,18 @@ LISTEN_WAIT_SECS: Final = 15.0
 
 
 def _port(value: str) -> int:
-    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= 65535:
+    port = whole_number(value)
+    if port is None or not 1 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"must be a port number from 1 to 65535, got {value!r}")
-    return int(value)
+    return port
 
 
 def _bytes(value: str) -> int:
-    if not (value.isascii() and value.isdigit()) or int(value) < 1:
+    size = whole_number(value)
+    if size is None or size < 1:
         raise argparse.ArgumentTypeError(f"must be a number of bytes of at least 1, "
                                          f"got {value!r}")
-    return int(value)
+    return size
 
 
 def _origin(host: str, port: int) -> str:

@@ -15,6 +15,7 @@ from memspool.cli._common import (
     open_service,
     positive_int,
     print_json,
+    record_id,
 )
 
 DOC = """Inspect the queue of slices (redacted, zstd-compressed pieces of transcripts).
@@ -100,7 +101,7 @@ def _register(sub: Subparsers, name: str, *, renamed: bool) -> None:
         _warned(_show),
     )
     add_home(show)
-    show.add_argument("id", type=int, help="slice id (see `memspool slices list`)")
+    show.add_argument("id", type=record_id, help="slice id (see `memspool slices list`)")
 
 
 def register(sub: Subparsers) -> None:

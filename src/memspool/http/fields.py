@@ -10,17 +10,12 @@ from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 from memspool.base.errors import PayloadError
-from memspool.untrusted import SHOWN_CHARS, no_surrogates, parse_json, shown
+from memspool.untrusted import SHOWN_CHARS, no_surrogates, parse_json, shown, whole_number
 
 __all__ = ["Fields", "listed", "parse_body", "parse_query", "path_id", "shown"]
 
 _TRUE: Final = frozenset({"1", "true", "yes", "on"})
 _FALSE: Final = frozenset({"0", "false", "no", "off", ""})
-
-
-#: Digits read from a path's id at most; a longer one is no id (any number past
-#: 19 digits names no row: the service answers that there is none).
-MAX_ID_DIGITS: Final = 40
 
 
 def listed(names: list[str]) -> str:
@@ -33,11 +28,13 @@ def listed(names: list[str]) -> str:
 
 
 def path_id(raw: str, refusal: str) -> int:
-    """The id in a path segment, a whole number; else :class:`PayloadError` with
-    ``refusal``, which ``{given}`` in it names."""
-    if not (raw.isascii() and raw.isdigit()) or len(raw) > MAX_ID_DIGITS:
+    """The id in a path segment, a whole number (:func:`~memspool.untrusted.whole_number`;
+    one past 19 digits names no row, and the service says there is none); else
+    :class:`PayloadError` with ``refusal``, which ``{given}`` in it names."""
+    number = whole_number(raw)
+    if number is None:
         raise PayloadError(refusal.format(given=shown(raw)))
-    return int(raw)
+    return number
 
 
 def parse_body(raw: bytes, allowed: Collection[str]) -> Fields:
@@ -103,11 +100,7 @@ class Fields:
         value = self.data.get(name)
         if value is None or (self.query and value == ""):
             return None
-        number = value
-        # Digits past any bound's are not read (a number of thousands of digits
-        # is refused by int() itself): they are out of range.
-        if self.query and isinstance(value, str) and value.isascii() and value.isdigit():
-            number = int(value) if len(value) <= MAX_ID_DIGITS else most + 1
+        number = whole_number(value) if self.query and isinstance(value, str) else value
         if isinstance(number, bool) or not isinstance(number, int) \
                 or not least <= number <= most:
             raise PayloadError(f"{name} must be a whole number from {least} to {most}, "

@@ -12,13 +12,13 @@ from starlette.responses import Response
 from memspool.base.errors import NotFound, PayloadError
 from memspool.base.kinds import LAYERS, NOTE_TYPES
 from memspool.distill.keys import SUMMARY_CHARS
-from memspool.http.fields import MAX_ID_DIGITS, parse_query, path_id
+from memspool.http.fields import parse_query, path_id
 from memspool.http.web.auth import Session
 from memspool.http.web.render import html_page
 from memspool.http.workers import Workers
 from memspool.results import SEARCH_LIMIT, BrowsePage, SearchPage, Timeline
 from memspool.service import Service
-from memspool.untrusted import shown
+from memspool.untrusted import MAX_DIGITS, shown
 
 __all__ = ["common", "memory_id", "memory_page", "page_routes"]
 
@@ -181,7 +181,7 @@ async def timeline(request: Request) -> Response:
         # Plain ASCII seconds: float() also takes "nan", "-inf" and full-width digits.
         whole, _, part = raw_before.partition(".")
         if not (whole.isascii() and whole.isdigit() and (not part or (
-                part.isascii() and part.isdigit()))) or len(raw_before) > MAX_ID_DIGITS:
+                part.isascii() and part.isdigit()))) or len(raw_before) > MAX_DIGITS:
             raise PayloadError(f"before must be a time in seconds, got {shown(raw_before)}.")
         before = float(raw_before)
 
