@@ -21,10 +21,12 @@ TOOLS = {"capture", "capture_passive", "save", "search", "get", "context", "forg
 
 def _session(home: Path, body: Callable[[ClientSession], Awaitable[None]],
              cwd: Path | None = None) -> None:
+    # The server runs the memspool under test: the one PYTHONPATH names, when it names one.
+    path = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "memspool", "mcp"], cwd=cwd,
         env={"MEMSPOOL_HOME": str(home), "HOME": os.environ["HOME"],
-             "CLAUDE_CONFIG_DIR": os.environ["CLAUDE_CONFIG_DIR"]})
+             "CLAUDE_CONFIG_DIR": os.environ["CLAUDE_CONFIG_DIR"], **path})
 
     async def run() -> None:
         with open(os.devnull, "w") as errlog:
@@ -199,6 +201,33 @@ def test_arguments_out_of_range_are_refused_with_the_reason_as_over_http(home: P
             assert "[REDACTED:github]" in refused.content[0].text, refused
         kept = _data(await session.call_tool("search", {"query": "deploy window", "limit": 100}))
         assert [r["summary"] for r in kept["results"]] == ["Deploy window"]
+
+    _session(home, body)
+
+
+@pytest.mark.slow  # real processes, several seconds (--durations)
+def test_a_whole_number_argument_is_never_true_or_false(home: Path) -> None:
+    """The SDK's type check alone reads true as 1 and "1_0" as 10; the HTTP API refuses
+    both, and so does every integer argument here: `forget {"id": true}` must not
+    forget memory 1."""
+    async def body(session: ClientSession) -> None:
+        saved = _data(await session.call_tool("save", {
+            "title": "Deploy window", "content": "Deploys run Tuesdays 10-12 UTC.",
+            "project": "shop"}))
+        assert saved["id"] == 1
+        for tool, arguments, said in (
+                ("forget", {"id": True}, "id"),
+                ("get", {"ids": [True]}, "ids"),
+                ("search", {"query": "deploy", "limit": True}, "limit"),
+                ("search", {"query": "deploy", "offset": False}, "offset"),
+                ("context", {"project": "shop", "max_chars": True}, "max_chars"),
+                ("search", {"query": "deploy", "limit": "1_0"}, "limit"),
+                ("forget", {"id": "\u0661"}, "id")):
+            refused = await session.call_tool(tool, arguments)
+            assert refused.is_error and said in refused.content[0].text, (tool, refused)
+            assert "must be a whole number" in refused.content[0].text, (tool, refused)
+        kept = _data(await session.call_tool("get", {"ids": ["1"]}))  # digits as text
+        assert [m["id"] for m in kept["memories"]] == [1]
 
     _session(home, body)
 

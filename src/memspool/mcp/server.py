@@ -22,7 +22,7 @@ from typing import Annotated, Any, Final, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from memspool import __version__
 from memspool.archivist import CaptureOptions
@@ -39,6 +39,7 @@ from memspool.results import (
     Bound,
 )
 from memspool.service import Service
+from memspool.untrusted import shown, whole_number
 
 __all__ = ["MAX_GET", "MAX_SEARCH", "build_server", "main"]
 
@@ -55,11 +56,30 @@ def _within(bound: Bound) -> Any:
     return Field(ge=bound.least, le=bound.most)
 
 
-#: The arguments whose range the HTTP API and the CLI hold them to as well.
-_Limit = Annotated[int, _within(SEARCH_LIMIT)]
-_Offset = Annotated[int, _within(SEARCH_OFFSET)]
-_ContextChars = Annotated[int, _within(CONTEXT_CHARS)]
-_Ids = Annotated[list[int], Field(min_length=GET_IDS.least, max_length=GET_IDS.most)]
+def _whole(value: Any) -> Any:
+    """A whole-number argument: a JSON number, or text of ASCII digits (a client may
+    send a number as text), read as the HTTP API reads a number. The SDK's type check
+    alone takes ``true`` as 1 (``forget {"id": true}`` forgot memory 1) and text as
+    int() does ("1_0" is 10)."""
+    if isinstance(value, bool):
+        raise ValueError("must be a whole number, not true or false")
+    if isinstance(value, str):
+        number = whole_number(value)
+        if number is None:
+            raise ValueError(f"must be a whole number, got {shown(value)}")
+        return number
+    return value
+
+
+#: A whole number, as every integer argument takes one.
+_Whole = Annotated[int, BeforeValidator(_whole)]
+#: The arguments whose range the HTTP API and the CLI hold them to as well. The range
+#: comes first: after a validator pydantic writes it into the schema as "ge" and "le",
+#: which no client reads as a bound; a before-validator runs first wherever it is.
+_Limit = Annotated[int, _within(SEARCH_LIMIT), BeforeValidator(_whole)]
+_Offset = Annotated[int, _within(SEARCH_OFFSET), BeforeValidator(_whole)]
+_ContextChars = Annotated[int, _within(CONTEXT_CHARS), BeforeValidator(_whole)]
+_Ids = Annotated[list[_Whole], Field(min_length=GET_IDS.least, max_length=GET_IDS.most)]
 
 INSTRUCTIONS: Final = (
     "memspool keeps durable memories of coding sessions: root causes, pitfalls, decisions, "
@@ -174,7 +194,7 @@ def build_server(home: Path | None = None) -> MCPServer:
         "Forget a memory by id: gone from the store, from search and from the context block; "
         "digesting transcripts again does not bring it back. Ids are never reused, so "
         "forgetting an id again says there is no such memory."))
-    async def forget(id: int) -> dict[str, Any]:
+    async def forget(id: _Whole) -> dict[str, Any]:
         return call(service.forget, id).as_dict()
 
     @server.tool(description=(
