@@ -325,6 +325,27 @@ def test_a_route_that_takes_no_query_refuses_one_and_does_nothing(server: Server
     assert server.request("GET", f"/memories/{memory}")[0] == 200
 
 
+@pytest.mark.parametrize(("method", "path", "raw", "twice"), [
+    ("GET", "/search?q=pool&limit=1&limit=2", None, "limit"),
+    ("GET", "/search?q=pool&q=leak", None, "q"),
+    ("GET", "/context?project=api&project=web", None, "project"),
+    ("GET", "/search?q=pool&all=1&all=", None, "all"),
+    ("POST", "/capture", b'{"text": "Pitfall: the pool leaks a connection per retry.", '
+                         b'"dry_run": true, "dry_run": false, "project": "api"}', "dry_run"),
+    ("POST", "/memories", b'{"title": "Pool", "content": "c", "project": "api", '
+                          b'"project": "web"}', "project"),
+])
+def test_a_name_given_twice_is_refused_naming_it(server: Server, method: str, path: str,
+                                                 raw: bytes | None, twice: str) -> None:
+    """The last value would win, answering what the sender may not have meant (a
+    capture it believed a dry run): a parameter or a field given twice is a 400."""
+    status, body = server.request(method, path, raw=raw)
+    assert status == 400, body
+    assert body["error"].startswith(f"The {'field' if raw else 'parameter'} {twice!r} "
+                                    f"is given twice"), body
+    assert server.request("GET", "/status")[1]["memories"] == 0
+
+
 def test_the_openapi_document_lists_the_routes(server: Server) -> None:
     from memspool.http.routes import ROUTES
 

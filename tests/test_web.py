@@ -327,6 +327,19 @@ def test_an_over_long_summary_is_refused_beside_the_form(signed_in: WebServer,
         assert service.memory_page(memory).memory.summary == fits
 
 
+def test_a_form_field_or_a_parameter_given_twice_is_refused(signed_in: WebServer) -> None:
+    memory = _capture("Pitfall: the cron job runs twice when the host clock jumps.")
+    csrf = _csrf(signed_in.request("GET", f"/ui/memories/{memory}", cookie=True).text)
+    answer = signed_in.request(
+        "POST", f"/ui/memories/{memory}/pin", body=f"csrf={csrf}&pinned=0&pinned=1".encode(),
+        cookie=True, headers={"Origin": signed_in.origin,
+                              "Content-Type": "application/x-www-form-urlencoded"})
+    assert answer.status == 400 and "The field &#39;pinned&#39; is given twice" in answer.text
+    assert Service().memory_page(memory).pinned is False
+    answer = signed_in.request("GET", "/ui/search?q=cron&limit=1&limit=5", cookie=True)
+    assert answer.status == 400 and "The parameter &#39;limit&#39; is given twice" in answer.text
+
+
 # -- the pages ----------------------------------------------------------------------------
 
 

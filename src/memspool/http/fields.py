@@ -1,18 +1,23 @@
-"""Reading a request's JSON body or query string into checked values.
+"""Reading a request's JSON body, query string or form into checked values.
 
 Every failure is a :class:`~memspool.base.errors.PayloadError` whose message is
-one sentence naming the field and what it should be; the app answers 400.
+one sentence naming the field and what it should be; the app answers 400. A
+name given twice (``?limit=1&limit=2``, a form's field twice, a JSON object's
+key twice) is refused, naming it: keeping the last value would answer a
+request its sender did not mean (``dry_run=true&dry_run=false``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-from typing import Any, Final
+import json
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any, Final, Protocol
 
 from memspool.base.errors import PayloadError
-from memspool.untrusted import SHOWN_CHARS, no_surrogates, parse_json, shown, whole_number
+from memspool.untrusted import SHOWN_CHARS, no_surrogates, shown, whole_number
 
-__all__ = ["Fields", "listed", "parse_body", "parse_query", "path_id", "shown"]
+__all__ = ["Fields", "QueryParams", "listed", "once", "parse_body", "parse_query", "path_id",
+           "shown"]
 
 _TRUE: Final = frozenset({"1", "true", "yes", "on"})
 _FALSE: Final = frozenset({"0", "false", "no", "off", ""})
@@ -37,12 +42,62 @@ def path_id(raw: str, refusal: str) -> int:
     return number
 
 
+class QueryParams(Protocol):
+    """A query string's parameters, each as often as it was given (Starlette's)."""
+
+    def multi_items(self) -> list[tuple[str, str]]: ...
+
+
+def _twice(what: str, name: str) -> str:
+    return (f"The {what} {shown(name)} is given twice; give it once (which of its values "
+            f"was meant cannot be told).")
+
+
+def once(pairs: Iterable[tuple[str, str]], what: str) -> dict[str, str]:
+    """``pairs`` (a query's parameters, a form's fields: ``what``) as a dict; a name
+    given twice is a :class:`PayloadError` naming it."""
+    found: dict[str, str] = {}
+    for name, value in pairs:
+        if name in found:
+            raise PayloadError(_twice(what, name))
+        found[name] = value
+    return found
+
+
+class _Twice(ValueError):
+    """A JSON object gives ``name`` twice."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in found:
+            raise _Twice(name)
+        found[name] = value
+    return found
+
+
 def parse_body(raw: bytes, allowed: Collection[str]) -> Fields:
-    """The JSON object in ``raw``; any field not in ``allowed`` is refused (a typo)."""
+    """The JSON object in ``raw``; any field not in ``allowed`` is refused (a typo), and
+    so is a field given twice.
+
+    Parsed with the standard library, as :func:`memspool.untrusted.parse_json` parses
+    what its fast parser refuses (lone surrogates, invalid UTF-8 replaced): only it
+    says which keys an object gave twice (its object hook sees every pair); a body is
+    at most a few MiB, parsed in milliseconds."""
     if not raw.strip():
         raise PayloadError("The request has no body; send a JSON object.")
     try:
-        data = parse_json(raw)
+        data = json.loads(raw.decode("utf-8", "replace"), object_pairs_hook=_json_object)
+    except _Twice as exc:
+        raise PayloadError(_twice("field", exc.name)) from None
+    except RecursionError:
+        raise PayloadError("The body is not valid JSON (nested deeper than memspool parses); "
+                           "send a JSON object.") from None
     except ValueError as exc:
         raise PayloadError(f"The body is not valid JSON ({exc}); send a JSON object.") from None
     if not isinstance(data, dict):
@@ -108,10 +163,12 @@ class Fields:
         return number
 
 
-def parse_query(params: Mapping[str, str], allowed: Collection[str]) -> Fields:
-    """A query string's parameters; any not in ``allowed`` is refused (a typo)."""
-    unknown = sorted(set(params) - set(allowed))
+def parse_query(params: QueryParams, allowed: Collection[str]) -> Fields:
+    """A query string's parameters; any not in ``allowed`` is refused (a typo), and so
+    is one given twice."""
+    pairs = params.multi_items()
+    unknown = sorted({name for name, _ in pairs} - set(allowed))
     if unknown:
         takes = ", ".join(sorted(allowed)) if allowed else "no query parameters"
         raise PayloadError(f"Unknown parameter(s) {listed(unknown)}; this route takes {takes}.")
-    return Fields(dict(params), query=True)
+    return Fields(once(pairs, "parameter"), query=True)

@@ -9,10 +9,9 @@ what the route accepts, field by field, bound by bound.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from typing import Any, Literal
 
-from memspool.http.fields import Fields, parse_body, parse_query
+from memspool.http.fields import Fields, QueryParams, parse_body, parse_query
 from memspool.results import Bound
 
 __all__ = ["Field", "Spec"]
@@ -92,7 +91,7 @@ class Spec:
         found = parse_body(raw, [field.name for field in fields])
         return {field.name: field.read(found) for field in fields}
 
-    def read_query(self, params: Mapping[str, str]) -> dict[str, Any]:
+    def read_query(self, params: QueryParams) -> dict[str, Any]:
         """The query string's fields, each checked; any other parameter is refused."""
         found = parse_query(params, [field.name for field in self.query])
         return {field.name: field.read(found) for field in self.query}

@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from memspool.base.errors import PayloadError
-from memspool.http.fields import listed, parse_query
+from memspool.http.fields import listed, once, parse_query
 from memspool.http.web import LOGIN_PATH
 from memspool.http.web.auth import CODE_SECS, SESSION_SECS, Logins
 from memspool.http.web.pages import browser, common, memory_id, memory_page
@@ -55,7 +55,7 @@ async def read_form(request: Request, allowed: tuple[str, ...]) -> dict[str, str
         pairs = parse_qsl(text, keep_blank_values=True, max_num_fields=MAX_FIELDS)
     except (UnicodeDecodeError, ValueError):
         raise PayloadError("The form could not be read; send it again from its page.") from None
-    fields = {name: no_surrogates(value) for name, value in pairs}
+    fields = once(((name, no_surrogates(value)) for name, value in pairs), "field")
     sent = fields.pop("csrf", "")
     session = browser(request)
     if session is not None and not session.csrf_matches(sent):
