@@ -161,12 +161,13 @@ def test_max_entities_lowers_never_raises(home: Path) -> None:
     assert (high["created"], high["dropped"]) == (20, 5)
 
 
-@pytest.mark.parametrize("value", ["0", "-3", "three", "2.5", ""])
+@pytest.mark.parametrize("value", ["0", "-3", "three", "2.5", "", "1_0", "\u0665"])
 def test_a_bad_max_entities_is_a_json_error(home: Path, value: str) -> None:
     code, report, err = cli(home, "--project", "api", f"--max-entities={value}",
                             stdin=b"A note that is never captured.")
-    said = (f"--max-entities must be a whole number from 1 to 20 (larger values mean 20), "
-            f"got {value!r}.")
+    # The capture's own sentence, as POST /capture says it (test_http.py).
+    said = (f"--max-entities must be a whole number of at least 1 (a capture keeps at most "
+            f"20 notes: a larger number means 20), got {value!r}.")
     assert code == 1 and report == {"ok": False, "error": said}
     assert err == f"memspool: error: {said}\n"  # and for the person at the terminal
     assert not (home / "memspool.db").exists()  # refused before the store is opened

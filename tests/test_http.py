@@ -224,6 +224,26 @@ def test_capture_dry_run_and_passive(server: Server) -> None:
     assert (status, counts) == (200, {"saved": 2, "skipped": 0, "total": 2})
 
 
+@pytest.mark.parametrize(("given", "said"), [
+    (0, "0"), (-1, "-1"), (True, "True"), ("5", "'5'"), (2.5, "2.5"), (None, None),
+    (1, None), (20, None), (5000, None)])
+def test_max_entities_is_held_to_the_capture_verbs_one_bound(server: Server, given: Any,
+                                                             said: str | None) -> None:
+    """One bound and one sentence for max_entities, the CLI's --max-entities too
+    (test_capture_cli.py): a whole number of at least 1, a larger one than the cap of
+    20 meaning 20. The HTTP API took 1 to 1000 before, and said so."""
+    text = "\n\n".join(f"Distinct fact {i}: widget{i} needs gadget{i}." for i in range(25))
+    status, body = server.request("POST", "/capture", {
+        "text": text, "project": "api", "dry_run": True, "max_entities": given})
+    if said is not None:
+        assert (status, body["error"]) == (400, (
+            f"max_entities must be a whole number of at least 1 (a capture keeps at most 20 "
+            f"notes: a larger number means 20), got {said}.")), body
+        assert server.request("GET", "/status")[1]["memories"] == 0
+        return
+    assert status == 200 and len(body["notes"]) == min(given or 20, 20), body
+
+
 def test_passive_observations(server: Server) -> None:
     body = {"content": LEARNINGS, "session_id": "s9", "project": "api"}
     assert server.request("POST", "/observations/passive", body) == (

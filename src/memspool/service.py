@@ -39,6 +39,7 @@ from memspool.config import Config, load_config
 from memspool.distill.keys import SUMMARY_CHARS, TEXT_CHARS, note_key, whole_summary
 from memspool.distill.llm import LlmOptions
 from memspool.distill.note import Note
+from memspool.distill.payload import note_cap
 from memspool.distill.similarity import Profiles, index_terms
 from memspool.drainer.lock import drainer_running
 from memspool.install import default_settings_path, installed_events
@@ -293,10 +294,11 @@ class Service:
         """The capture verb: distil ``text`` into notes and reconcile them with memory.
         ``options``: dry run, note cap, passive, LLM (the similarity cache is the
         Service's own)."""
-        origin = archivist.manual_origin(self._writing_to(project), _named(session),
-                                         _named(source))
         options = dataclasses.replace(options or archivist.CaptureOptions(),
                                       profiles=self.profiles)
+        note_cap(options.max_entities)  # refused before the project is recorded
+        origin = archivist.manual_origin(self._writing_to(project), _named(session),
+                                         _named(source))
         report = archivist.capture(text, config=self.config, conn=self.conn, origin=origin,
                                    options=options)
         self._render()

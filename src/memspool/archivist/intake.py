@@ -47,7 +47,8 @@ class CaptureOptions:
     """
 
     dry_run: bool = False
-    max_entities: int | None = None
+    #: Checked by the capture (distill.payload.note_cap), whatever a front end passed.
+    max_entities: object = None
     passive: bool = False
     llm: LlmOptions | None = None
     now: float | None = None

@@ -11,6 +11,8 @@ from memspool.archivist import CaptureOptions
 from memspool.base.errors import PayloadError
 from memspool.cli._common import Subparsers, add_home, command, open_service
 from memspool.distill import MAX_NOTES, MAX_PAYLOAD_BYTES, LlmOptions
+from memspool.distill.payload import note_cap
+from memspool.untrusted import whole_number
 
 DOC = f"""Distil a payload (stdin, or --file) into durable memory notes; print a JSON report.
 
@@ -55,18 +57,13 @@ def _payload(args: argparse.Namespace) -> str:
 
 def _max_entities(value: str | None) -> int | None:
     # Checked here rather than by argparse, so a bad value is a failed capture
-    # like any other: exit 1 with {"ok": false, "error": ...} on stdout.
+    # like any other: exit 1 with {"ok": false, "error": ...} on stdout; and by the
+    # capture's own check, so it is refused as over HTTP, in the same words.
     if value is None:
         return None
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise PayloadError(
-            f"--max-entities must be a whole number from 1 to {MAX_NOTES} (larger values mean "
-            f"{MAX_NOTES}), got {value!r}."
-        )
+    number = whole_number(value)
+    # What was typed goes to the check when it is no count, to be quoted as typed.
+    note_cap(number if number is not None and number >= 1 else value, "--max-entities")
     return number
 
 
@@ -101,7 +98,8 @@ def register(sub: Subparsers) -> None:
     parser.add_argument("--dry-run", action="store_true",
                         help="report what would happen and write nothing")
     parser.add_argument("--max-entities", metavar="N", default=None,
-                        help=f"at most N notes (can lower the cap of {MAX_NOTES}, never raise it)")
+                        help=f"at most N notes, N a whole number of at least 1 (can lower the "
+                             f"cap of {MAX_NOTES}, never raise it: a larger N means {MAX_NOTES})")
     modes = parser.add_mutually_exclusive_group()
     modes.add_argument("--passive", action="store_true",
                        help='only learnings sections, saved as passive memories; prints '

@@ -14,6 +14,7 @@ from memspool.distill.llm import LlmError, LlmOptions, distill_with_llm
 from memspool.distill.note import Note
 from memspool.distill.split import learnings_items, scrub, split_payload
 from memspool.redact import redact
+from memspool.untrusted import shown
 
 __all__ = ["MAX_NOTES", "MAX_PAYLOAD_BYTES", "Distilled", "check_payload", "distil", "note_cap"]
 
@@ -47,13 +48,19 @@ def check_payload(text: str) -> None:
         raise PayloadError("The payload is empty: there is nothing to capture.")
 
 
-def note_cap(max_entities: int | None) -> int:
-    """The most notes one capture keeps: MAX_NOTES, or less when the caller asks."""
+def note_cap(max_entities: object, name: str = "max_entities") -> int:
+    """The most notes one capture keeps: MAX_NOTES, or fewer when the caller asks.
+
+    The one check of ``max_entities`` (named ``name`` in its refusal), whichever front
+    end it came through: a whole number of at least 1. A caller may lower the cap,
+    never raise it (docs/distill.md), so a larger number means MAX_NOTES.
+    """
     if max_entities is None:
         return MAX_NOTES
     if isinstance(max_entities, bool) or not isinstance(max_entities, int) or max_entities < 1:
         raise PayloadError(
-            f"max_entities must be a whole number from 1 to {MAX_NOTES}, got {max_entities!r}."
+            f"{name} must be a whole number of at least 1 (a capture keeps at most "
+            f"{MAX_NOTES} notes: a larger number means {MAX_NOTES}), got {shown(max_entities)}."
         )
     return min(max_entities, MAX_NOTES)
 

@@ -18,6 +18,7 @@ from starlette.routing import Route
 from memspool import __version__
 from memspool.archivist import CaptureOptions
 from memspool.base.kinds import NOTE_TYPES
+from memspool.distill import MAX_NOTES
 from memspool.http.fields import parse_query, path_id
 from memspool.http.openapi import document
 from memspool.http.responses import JSON
@@ -25,13 +26,11 @@ from memspool.http.spec import Field, Spec
 from memspool.http.web import LOGIN_PATH
 from memspool.http.web.auth import CODE_SECS, Logins
 from memspool.http.workers import Workers
-from memspool.results import CONTEXT_CHARS, SEARCH_LIMIT, SEARCH_OFFSET, Bound
+from memspool.results import CONTEXT_CHARS, SEARCH_LIMIT, SEARCH_OFFSET
 from memspool.service import Service
 
 __all__ = ["ROUTES", "SPECS"]
 
-#: The capture verb's own cap on notes per call is lower; it applies.
-MAX_ENTITIES: Final = Bound(least=1, most=1000, default=20)
 #: A memory id in a path: a whole number (one too large for any row names none).
 _MEMORY_ID: Final = {"name": "memory_id", "in": "path", "required": True,
                      "schema": {"type": "integer", "minimum": 1}}
@@ -43,7 +42,11 @@ CAPTURE: Final = Spec(
     "Distil text into notes and reconcile them with memory (the capture verb).",
     "The capture report; with passive, the passive counts.",
     body=(Field("text", required=True), Field("project"), Field("session"), Field("source"),
-          Field("dry_run", "flag"), Field("max_entities", "count", bound=MAX_ENTITIES),
+          Field("dry_run", "flag"),
+          # Checked by the capture itself, as from the CLI (distill.payload.note_cap).
+          Field("max_entities", "whole", about=f"At most this many notes; the cap is "
+                f"{MAX_NOTES}, which this can lower, never raise: a larger number means "
+                f"{MAX_NOTES}.", default=MAX_NOTES),
           Field("passive", "flag")))
 CAPTURE_PASSIVE: Final = Spec(
     "post", "/observations/passive",

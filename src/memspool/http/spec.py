@@ -16,7 +16,7 @@ from memspool.results import Bound
 
 __all__ = ["Field", "Spec"]
 
-Kind = Literal["text", "flag", "count", "choice"]
+Kind = Literal["text", "flag", "count", "whole", "choice"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,7 +25,9 @@ class Field:
 
     ``bound`` (counts): the range a number must be in, and its default;
     ``choices`` (choices): the values taken; ``default``: what an absent
-    field means, as the document states it.
+    field means, as the document states it. A ``whole`` is a whole number of at
+    least 1 passed on as sent, for the operation to check: the operation's own
+    check says what it takes, in the words every front end gives.
     """
 
     name: str
@@ -43,6 +45,8 @@ class Field:
         if self.kind == "count":
             bound = self.bound or Bound(1, 2**31 - 1, 1)
             return fields.count(self.name, least=bound.least, most=bound.most)
+        if self.kind == "whole":
+            return fields.data.get(self.name)
         if self.kind == "choice":
             choice = fields.choice(self.name, self.choices)
             return choice if choice is not None else self.default
@@ -52,7 +56,7 @@ class Field:
         """The field's JSON schema in the OpenAPI document."""
         if self.kind == "flag":
             return {"type": "boolean", "default": False}
-        if self.kind == "count":
+        if self.kind in ("count", "whole"):
             bound = self.bound
             found: dict[str, Any] = {"type": "integer", "minimum": bound.least if bound else 1}
             if bound is not None:
@@ -111,7 +115,9 @@ class Spec:
         if self.body is not None:
             schema = {"type": "object",
                       "required": [field.name for field in self.body if field.required],
-                      "properties": {field.name: field.schema() for field in self.body},
+                      "properties": {field.name: {**field.schema(), **(
+                          {"description": field.about} if field.about else {})}
+                          for field in self.body},
                       "additionalProperties": False}
             operation["requestBody"] = {"required": True,
                                         "content": {"application/json": {"schema": schema}}}
