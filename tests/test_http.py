@@ -366,6 +366,20 @@ def test_a_name_given_twice_is_refused_naming_it(server: Server, method: str, pa
     assert server.request("GET", "/status")[1]["memories"] == 0
 
 
+def test_a_project_named_with_a_control_character_is_refused(server: Server) -> None:
+    said = "The project name 'a\\x1bb' holds a control character ('\\x1b')"
+    for method, path, body in (
+            ("POST", "/capture", {"text": "Pitfall: the pool leaks.", "project": "a\x1bb"}),
+            ("POST", "/memories", {"title": "Pool", "content": "It leaks.", "project": "a\x1bb"}),
+            ("POST", "/observations/passive", {"content": "## Key Learnings:\n\n1. Pools leak",
+                                               "project": "a\x1bb"}),
+            ("GET", "/search?q=pool&project=a%1Bb", None),
+            ("GET", "/context?project=a%1Bb", None)):
+        status, answer = server.request(method, path, body)
+        assert status == 400 and answer["error"].startswith(said), (path, answer)
+    assert server.request("GET", "/status")[1]["memories"] == 0
+
+
 def test_the_openapi_document_lists_the_routes(server: Server) -> None:
     from memspool.http.routes import ROUTES
 

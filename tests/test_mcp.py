@@ -232,6 +232,22 @@ def test_a_whole_number_argument_is_never_true_or_false(home: Path) -> None:
     _session(home, body)
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
+def test_a_project_named_with_a_control_character_is_refused(home: Path) -> None:
+    async def body(session: ClientSession) -> None:
+        for tool, arguments in (
+                ("save", {"title": "Pool", "content": "It leaks.", "project": "a\x1bb"}),
+                ("capture", {"text": "Pitfall: the pool leaks.", "project": "a\x1bb"}),
+                ("search", {"query": "pool", "project": "a\x1bb"}),
+                ("context", {"project": "a\x1bb"})):
+            refused = await session.call_tool(tool, arguments)
+            assert refused.is_error, (tool, refused)
+            assert "holds a control character ('\\x1b')" in refused.content[0].text, refused
+        assert _data(await session.call_tool("stats", {}))["memories"] == 0
+
+    _session(home, body)
+
+
 def test_install_mcp_registers_with_claude_or_prints_the_command(
         tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from conftest import run_cli

@@ -12,6 +12,7 @@ import json
 import random
 import sqlite3
 import time
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -157,6 +158,31 @@ def test_a_sentence_in_tag_characters_never_reaches_storage(home: Path,
     assert len(texts) == 4
     assert not any(0xE0000 <= ord(c) < 0xE0080 for t in texts for c in t), texts
     assert "Deploys need the staging flag." in texts and "Refunds run nightly." in texts
+
+
+@pytest.mark.parametrize("name", ["a\x1bb", "api\t", "x\x07y", "shop\n", "a\x9bb", "a\x7f"])
+def test_a_project_named_with_a_control_character_is_refused_at_every_door(
+        home: Path, tmp_path: Path, name: str) -> None:
+    """Cleaned, the name filed memory under a project nobody typed (ESC b went as an
+    escape sequence, a tab became a blank), and the same value given again found
+    another project or none: each door refuses it in the one sentence instead."""
+    control = next(c for c in name if unicodedata.category(c) == "Cc")
+    said = f"project name {name!r} holds a control character ({control!r}), which no"
+    for args in (("capture", "--project", name), ("context", "--project", name),
+                 ("search", "pool", "--project", name),
+                 ("memories", "list", "--project", name)):
+        proc = run_cli(*args, input=b"Pitfall: the pool leaks a connection per retry.",
+                       check=False)
+        assert proc.returncode == 1 and said in proc.stderr.decode(), (args, proc.stderr)
+    dump = tmp_path / "export.jsonl"
+    dump.write_bytes(_line(project=name, type="pitfall", key="pool", summary="Pool leak",
+                           body="The pool leaks a connection per retry."))
+    proc = run_cli("memories", "import", str(dump), check=False)
+    assert proc.returncode == 1 and f"Line 1: the {said}" in proc.stderr.decode(), proc.stderr
+    with Service() as service:
+        with pytest.raises(PayloadError, match="holds a control character"):
+            service.save("Pool leak", "The pool leaks.", project=name)
+        assert service.memories() == [] and service.project_choices() == []
 
 
 @pytest.mark.parametrize(("given", "kept"), [

@@ -8,8 +8,10 @@ from, adds nothing. A line with new text for a known key updates it in place
 
 A file is untrusted input, like a transcript: every text in it (summary,
 body, key, project, provenance) is redacted and stripped of control
-characters, and a key becomes a slug again. Its layer, confidence,
-importance, times and sessions are claims: an imported memory lands as
+characters, and a key becomes a slug again; but a line whose project holds a
+control character is refused, as ``--project`` refuses it, not filed under
+another name. Its layer, confidence, importance, times and sessions are
+claims: an imported memory lands as
 provisional memory (``buffer``, confidence and importance no higher than a
 new memory's, one ``import`` session, changed now), which the archivist
 still has to corroborate, unless the caller trusts the file (``trust``,
@@ -251,6 +253,11 @@ class _Claims:
 def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *,  # noqa: PLR0913 - one import's state, private
                 report: ImportReport, ids: dict[int, int], links: list[tuple[int, int]],
                 profiles: Profiles, claims: _Claims) -> int | None:
+    given = record.get("project")
+    refused = project_rows.unprintable(given) if isinstance(given, str) else None
+    if refused is not None:  # as --project refuses it, rather than filed under another name
+        raise PayloadError(f"Line {number}: {refused}; {_UNSAID}. Fix the line and import "
+                           f"again.")
     project = claims.project(conn, _text(record, "project", number, one_line=True))
     # A key becomes a slug again: whatever the file says, it is a slug of its text.
     key = note_key(_text(record, "key", number, one_line=True))

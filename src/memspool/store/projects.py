@@ -14,6 +14,7 @@ by their folder's basename onto identities (docs/architecture.md#projects).
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import stat
 import time
@@ -27,9 +28,11 @@ import orjson
 from memspool.base.errors import PayloadError
 from memspool.base.project import identify, readable_name
 from memspool.config import Config
+from memspool.untrusted import shown
 
 __all__ = [
     "ProjectRow", "known_as", "migrate_to_identities", "names", "remember", "resolve",
+    "unprintable",
 ]
 
 #: A transcript's first records are read for its ``cwd``, up to these limits.
@@ -39,6 +42,11 @@ PEEK_LINE_BYTES: Final = 1024 * 1024
 KEY_CHARS: Final = 64
 
 ProjectRow = tuple[str, str, str | None, str | None]
+
+#: The control characters (Unicode's Cc: C0, DEL, C1), none of which a project's name
+#: holds: a name from a folder has each as U+FFFD (base.project), one a person gives
+#: is refused with them (:func:`unprintable`).
+_CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def remember(conn: sqlite3.Connection, identity: str, name: str | None = None,  # noqa: PLR0913 - a project row's columns
@@ -86,6 +94,23 @@ def known_as(conn: sqlite3.Connection, text: str) -> list[str]:
         "SELECT id FROM projects WHERE name = ? ORDER BY id", (text,))]
 
 
+def unprintable(text: str) -> str | None:
+    """Why ``text``, a project named from outside (``--project``, ``project=``, an
+    import's line), is no project's name: it holds a control character (said as an
+    escape, ``\\x1b``); ``None`` when it holds none. (The path of a folder that
+    exists is no name: :func:`resolve` identifies the folder.)
+
+    Refused at every door, not cleaned: a name cleaned one way when memory is filed
+    and another when it is looked for (ESC b removed as an escape sequence, a tab
+    made a blank) names a project no one typed, and the same value given again
+    finds nothing."""
+    found = _CONTROL.search(text)
+    if found is None:
+        return None
+    return (f"the project name {shown(text)} holds a control character "
+            f"({found.group()!r}), which no project's name holds")
+
+
 def resolve(conn: sqlite3.Connection, text: str, cwd: Path | None = None, *,
             new_name: Callable[[str], str] = str) -> str:
     """The identity ``--project TEXT`` means.
@@ -96,11 +121,17 @@ def resolve(conn: sqlite3.Connection, text: str, cwd: Path | None = None, *,
     only as ``api`` exists too. Else an identity the store knows, as is; else
     a readable name that one project has; else an existing folder's path,
     identified.
-    A name several projects share is refused with their identities. Anything
+    A name several projects share is refused with their identities, and so is a
+    name or identity holding a control character (:func:`unprintable`). Anything
     else is a new project named ``new_name(TEXT)`` (the caller's cleaning of a
     name from outside; a folder's identity is cleaned by ``identify``).
     """
+    refused = unprintable(text)
     text = text.strip()
+    # A folder's path may hold one (a folder can be named so): the folder is
+    # identified as a hook identifies it, each control shown as U+FFFD.
+    if refused is not None and not _names_a_folder(text):
+        raise PayloadError(f"{refused[0].upper()}{refused[1:]}: give the name without it.")
     if not text:
         raise PayloadError("The project is empty; give a project's name or identity.")
     if cwd is not None and "/" not in text and os.sep not in text:
@@ -118,10 +149,14 @@ def resolve(conn: sqlite3.Connection, text: str, cwd: Path | None = None, *,
         raise PayloadError(
             f"The name {text!r} belongs to {len(named)} projects ({listed}); pass the one "
             f"you mean by its identity, for example --project {named[0]}.")
-    folder = Path(text).expanduser()
-    if os.sep in text and folder.is_dir():
-        return identify(str(folder.absolute()))[0]
+    if _names_a_folder(text):
+        return identify(str(Path(text).expanduser().absolute()))[0]
     return new_name(text) or text
+
+
+def _names_a_folder(text: str) -> bool:
+    """Whether ``--project TEXT`` is the path of a folder that exists."""
+    return os.sep in text and Path(text).expanduser().is_dir()
 
 
 def _transcript_cwd(path: str, roots: tuple[Path, ...]) -> str | None:
