@@ -248,6 +248,25 @@ def test_a_project_named_with_a_control_character_is_refused(home: Path) -> None
     _session(home, body)
 
 
+@pytest.mark.slow  # real processes, several seconds (--durations)
+def test_a_long_query_is_not_said_back_whole(home: Path) -> None:
+    """An answer meant to stay small says a query of megabytes back in 200 characters."""
+    async def body(session: ClientSession) -> None:
+        _data(await session.call_tool("save", {
+            "title": "Pool leak", "content": "The worker pool leaks a connection per retry.",
+            "project": "p"}))
+        query = "worker pool " * 200_000  # 2.4 MB
+        result = await session.call_tool("search", {"query": query})
+        found = _data(result)
+        assert [r["summary"] for r in found["results"]] == ["Pool leak"]
+        assert found["query"] == query[:199] + "\u2026"
+        assert sum(len(part.text) for part in result.content) < 5_000
+        short = _data(await session.call_tool("search", {"query": "worker pool"}))
+        assert short["query"] == "worker pool"
+
+    _session(home, body)
+
+
 def test_install_mcp_registers_with_claude_or_prints_the_command(
         tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from conftest import run_cli

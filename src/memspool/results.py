@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from memspool.archivist import DigestReport, MaintainReport
 
 __all__ = [
+    "COMPACT_QUERY_CHARS",
     "COMPACT_SUMMARY_CHARS",
     "CONTEXT_CHARS",
     "GET_IDS",
@@ -81,6 +82,10 @@ CONTEXT_CHARS: Final = Bound(least=200, most=20_000, default=8000)
 GET_IDS: Final = Bound(least=1, most=10, default=10)
 #: A search row's summary in a compact listing (MCP) is cut here; ``get`` has all.
 COMPACT_SUMMARY_CHARS: Final = 200
+#: A compact page (MCP) says its query back cut here, marked with "…": the agent
+#: sent it, and a query of megabytes (the HTTP API's body limit is 8 MiB, MCP has
+#: none) must not come back whole in an answer meant to stay small.
+COMPACT_QUERY_CHARS: Final = 200
 
 
 @dataclasses.dataclass
@@ -119,7 +124,10 @@ class SearchPage:
                                 "more": self.more})
 
     def compact(self) -> dict[str, Any]:
-        return self._with_note({"query": self.query, "offset": self.offset,
+        """The page an agent reads: compact rows, the query cut at COMPACT_QUERY_CHARS."""
+        query = self.query if len(self.query) <= COMPACT_QUERY_CHARS else \
+            self.query[:COMPACT_QUERY_CHARS - 1] + "\u2026"
+        return self._with_note({"query": query, "offset": self.offset,
                                 "results": [found.compact() for found in self.results],
                                 "more": self.more})
 

@@ -31,6 +31,7 @@ from memspool.base.kinds import NOTE_TYPES, NoteType
 from memspool.mcp.wire import answered_stdio
 from memspool.redact import redact
 from memspool.results import (
+    COMPACT_QUERY_CHARS,
     COMPACT_SUMMARY_CHARS,
     CONTEXT_CHARS,
     GET_IDS,
@@ -168,7 +169,8 @@ def build_server(home: Path | None = None) -> MCPServer:
         "Search memories (every project unless one is given). Returns compact rows: id, "
         f"project, type, summary (cut at {COMPACT_SUMMARY_CHARS} characters) and score; call "
         f"get with the ids for full text. Page with offset; limit is at most {MAX_SEARCH}. "
-        "include_all adds superseded and archived memories."))
+        "include_all adds superseded and archived memories. The query is said back cut at "
+        f"{COMPACT_QUERY_CHARS} characters."))
     async def search(query: str, project: str | None = None, type: NoteType | None = None,  # noqa: PLR0913, PLR0917 - the tool's arguments
                      limit: _Limit = SEARCH_LIMIT.default, offset: _Offset = 0,
                      include_all: bool = False) -> dict[str, Any]:
