@@ -10,7 +10,8 @@ cut in half, ``"\\ud83d"`` in JSON) cannot be encoded as UTF-8, so it would
 make a stored slice unshowable. Memory text passes :func:`printable` too:
 an escape sequence (ESC, BEL, OSC 52) from a transcript, a capture or an
 import must not reach a terminal that prints it, and a carriage return must
-not forge a line.
+not forge a line. A number given as text (an id, a limit) is read by
+:func:`whole_number`, ASCII digits only, at every door that takes one.
 """
 
 from __future__ import annotations
@@ -95,7 +96,8 @@ def whole_number(text: str) -> int | None:
     """``text`` as a whole number when it is ASCII digits and nothing else (at most
     MAX_DIGITS), else ``None``. int() reads more: Arabic-Indic and full-width digits,
     ``1_000``, a sign, blanks around; a number from outside is read the one way
-    at every door (the CLI, the HTTP API, the pages), so what one takes, all take."""
+    at every door (the CLI, the HTTP API and its pages, MCP), so what one takes, all
+    take."""
     if not (text.isascii() and text.isdigit()) or len(text) > MAX_DIGITS:
         return None
     return int(text)

@@ -48,35 +48,14 @@ class QueryParams(Protocol):
     def multi_items(self) -> list[tuple[str, str]]: ...
 
 
-def _twice(what: str, name: str) -> str:
-    return (f"The {what} {shown(name)} is given twice; give it once (which of its values "
-            f"was meant cannot be told).")
-
-
-def once(pairs: Iterable[tuple[str, str]], what: str) -> dict[str, str]:
-    """``pairs`` (a query's parameters, a form's fields: ``what``) as a dict; a name
-    given twice is a :class:`PayloadError` naming it."""
-    found: dict[str, str] = {}
-    for name, value in pairs:
-        if name in found:
-            raise PayloadError(_twice(what, name))
-        found[name] = value
-    return found
-
-
-class _Twice(ValueError):
-    """A JSON object gives ``name`` twice."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(name)
-        self.name = name
-
-
-def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def once(pairs: Iterable[tuple[str, Any]], what: str) -> dict[str, Any]:
+    """``pairs`` (a query's parameters, a form's fields, a JSON object's keys: ``what``)
+    as a dict; a name given twice is a :class:`PayloadError` naming it."""
     found: dict[str, Any] = {}
     for name, value in pairs:
         if name in found:
-            raise _Twice(name)
+            raise PayloadError(f"The {what} {shown(name)} is given twice; give it once "
+                               f"(which of its values was meant cannot be told).")
         found[name] = value
     return found
 
@@ -92,9 +71,10 @@ def parse_body(raw: bytes, allowed: Collection[str]) -> Fields:
     if not raw.strip():
         raise PayloadError("The request has no body; send a JSON object.")
     try:
-        data = json.loads(raw.decode("utf-8", "replace"), object_pairs_hook=_json_object)
-    except _Twice as exc:
-        raise PayloadError(_twice("field", exc.name)) from None
+        data = json.loads(raw.decode("utf-8", "replace"),
+                          object_pairs_hook=lambda pairs: once(pairs, "field"))
+    except PayloadError:
+        raise
     except RecursionError:
         raise PayloadError("The body is not valid JSON (nested deeper than memspool parses); "
                            "send a JSON object.") from None

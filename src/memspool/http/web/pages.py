@@ -111,12 +111,11 @@ async def memory_page(request: Request, wanted: int, *, note: str | None = None,
     """Memory ``wanted``'s page. ``refused``: why its edit form's last post was refused,
     said beside the form, which holds what was sent (``draft``) so that nothing typed
     is lost; the page is then a 400."""
-    found = await _workers(request).run(lambda service: service.memory_page(wanted))
-    shown = found.as_dict()
+    found = (await _workers(request).run(lambda service: service.memory_page(wanted))).as_dict()
     return html_page("memory.html", {
-        **common(request, "memories"), "memory": shown, "types": NOTE_TYPES, "note": note,
+        **common(request, "memories"), "memory": found, "types": NOTE_TYPES, "note": note,
         "refused": refused, "summary_chars": SUMMARY_CHARS,
-        "draft": {"summary": shown["summary"], "body": shown["body"], "type": shown["type"],
+        "draft": {"summary": found["summary"], "body": found["body"], "type": found["type"],
                   **(draft or {})}}, status=400 if refused else 200)
 
 

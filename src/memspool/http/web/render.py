@@ -4,13 +4,12 @@ Memory text is untrusted: it comes from transcripts, and a transcript can
 hold HTML, scripts, control characters or bidirectional overrides. Every
 value a template prints goes through :func:`visible` (``finalize``), which
 turns control and direction characters into visible stand-ins, and then
-through autoescaping, which no template turns off; a form field sent back
+through autoescaping, which no template turns off. A form field sent back
 with those stand-ins is read back to the stored text by :func:`as_stored`.
-The one filter that
-makes markup, :func:`highlight`, escapes every piece it wraps. The
-Content-Security-Policy sent with each page allows scripts, styles and
-requests from this server only: nothing on a page can load anything from
-another host, even if a memory asked it to.
+The one filter that makes markup, :func:`highlight`, escapes every piece it
+wraps. The Content-Security-Policy sent with each page allows scripts,
+styles and requests from this server only: nothing on a page can load
+anything from another host, even if a memory asked it to.
 """
 
 from __future__ import annotations
