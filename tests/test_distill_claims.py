@@ -255,10 +255,13 @@ def test_a_question_mark_inside_code_does_not_make_a_question() -> None:
 
 def test_a_setting_moved_in_code_says_a_change() -> None:
     # Written as code on both sides, the move is still a move: a note that may give
-    # the setting's memory its new value, not one that can only restate it.
+    # the setting's memory its new value, not one that can only restate it (the
+    # same claim is offered as a restatement of a person's rule after it, should it
+    # replace nothing).
     notes, _ = notes_of("[assistant] Applied. The api task's memory goes from "
                         "`memory = 512` to `memory = 1536` in `ecs.tf`.")
-    assert [n.only_if for n in notes] == ["replaces"]
+    assert notes[0].only_if == "replaces"
+    assert [n.only_if for n in notes if n.only_if != "restates"] == ["replaces"]
 
 
 def test_a_persons_and_starts_a_new_fact_unless_it_shares_its_subject() -> None:

@@ -111,21 +111,17 @@ def _is_ours(hook: Any) -> bool:
     return isinstance(hook, dict) and HOOK_MARKER in str(hook.get("command", ""))
 
 
-class _Unwritable(ValueError):
-    """A number of the settings file that would not be written back as it was read."""
-
-
 def _finite(text: str) -> float:
     # 1e999 is valid JSON that Python reads as inf and would write back as Infinity,
     # which is not JSON: Claude Code could read none of the file after that.
     value = float(text)
     if value in (float("inf"), float("-inf")):
-        raise _Unwritable(text)
+        raise ValueError(text)
     return value
 
 
 def _not_json(text: str) -> float:
-    raise _Unwritable(text)  # NaN, Infinity, -Infinity: Python's, not JSON's
+    raise ValueError(text)  # NaN, Infinity, -Infinity: Python's, not JSON's
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -139,17 +135,17 @@ def _read(path: Path) -> dict[str, Any]:
         return {}
     try:
         data = json.loads(text, parse_float=_finite, parse_constant=_not_json)
-    except _Unwritable as exc:
-        raise SettingsError(
-            f"{path} holds the number {str(exc)[:40]}, which memspool cannot write back as it "
-            f"is (it is not a finite JSON number). Write it as a finite number or a string and "
-            f"run the command again. Nothing was changed.", str(path)) from None
     except json.JSONDecodeError as exc:
         raise SettingsError(
             f"{path} is not valid JSON ({exc}). memspool will not overwrite it: fix the file "
             f"(or point --settings at another one) and run the command again. Nothing was changed.",
             str(path),
         ) from None
+    except ValueError as exc:  # a number no JSON writer takes back
+        raise SettingsError(
+            f"{path} holds the number {str(exc)[:40]}, which memspool cannot write back as it "
+            f"is (it is not a finite JSON number). Write it as a finite number or a string and "
+            f"run the command again. Nothing was changed.", str(path)) from None
     if not isinstance(data, dict):
         raise SettingsError(f"{path} does not hold a JSON object. Nothing was changed.", str(path))
     hooks = data.get("hooks", {})

@@ -408,7 +408,7 @@ def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Grou
                                     or writes_a_setting(claim.text)):
             note = _note(_Group(role, [claim], [verdict]))
             yield dataclasses.replace(note, only_if="replaces")
-            if verdict.probability >= RESTATED_FLOOR:
+            if verdict.probability >= RESTATED_FLOOR and says_a_change(claim.text):
                 # A change that replaces nothing may still say a rule again ("the
                 # prod apply goes through `apply.yml`"): offered as that, after it.
                 by_overlap.append(dataclasses.replace(note, only_if="restates"))
