@@ -35,16 +35,15 @@ from __future__ import annotations
 
 import argparse
 import base64
-import datetime
 import functools
 import math
-import os
-import platform
 import random
 import sys
 import time
 from collections.abc import Callable
 from typing import Final
+
+from _machine import print_header
 
 from memspool.archivist.minor import notes_of
 from memspool.distill.blobs import BLOB_CHARS
@@ -103,12 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=7, help="timed runs, best one counts")
     args = parser.parse_args(argv)
 
-    print("memspool digest of a slice with one long run")
-    print(f"  date:     {datetime.date.today().isoformat()}")
-    print(f"  python:   {platform.python_implementation()} {platform.python_version()} "
-          f"({sys.executable})")
-    print(f"  machine:  {platform.machine()}, {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print_header("memspool digest of a slice with one long run")
     print(f"  runs over {BLOB_CHARS} characters are read as <blob>; best of {args.repeats}")
     plain = SLICE.format(run="")
     notes_of(plain)  # the model and the rules load once, outside the timings

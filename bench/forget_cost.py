@@ -19,15 +19,15 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _machine import print_header
 
 
 def _lines(count: int) -> list[bytes]:
@@ -54,11 +54,7 @@ def _run(args: argparse.Namespace, home: Path) -> int:
     from memspool.service import Service
     from memspool.store import damaged, erase, transaction
 
-    print("memspool forget cost")
-    print(f"  date:     {datetime.date.today()}")
-    print(f"  python:   {platform.python_implementation()} {platform.python_version()}")
-    print(f"  machine:  {platform.machine()}, {os.cpu_count()} CPUs, load average "
-          f"{os.getloadavg()[0]:.2f}")
+    print_header("memspool forget cost")
     with Service(home) as service:
         started = time.perf_counter()
         service.import_lines(_lines(args.memories))

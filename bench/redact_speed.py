@@ -26,9 +26,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
-import platform
 import random
 import re
 import string
@@ -37,6 +34,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
+
+from _machine import print_header
 
 from memspool.redact import redact
 
@@ -143,12 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=7, help="timed runs, best one counts")
     args = parser.parse_args(argv)
 
-    print("memspool redaction speed")
-    print(f"  date:     {datetime.date.today().isoformat()}")
-    print(f"  python:   {platform.python_implementation()} {platform.python_version()} "
-          f"({sys.executable})")
-    print(f"  machine:  {platform.machine()}, {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print_header("memspool redaction speed")
     print(f"  slices:   {SLICE_CHARS:,} characters, as the drainer hands them over; "
           f"best of {args.repeats}")
     base = transcript_text(args.mb)

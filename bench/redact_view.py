@@ -22,15 +22,14 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
-import platform
 import random
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
+
+from _machine import print_header
 
 from memspool.redact import engine
 
@@ -71,11 +70,8 @@ def main() -> int:
     parser.add_argument("--mb", type=float, default=2.0)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    print("memspool redaction with and without the normalised view")
-    print(f"  date:     {datetime.date.today()}")
-    print(f"  python:   {platform.python_implementation()} {platform.python_version()}")
-    print(f"  machine:  {platform.machine()}, {os.cpu_count()} CPUs, load average "
-          f"{os.getloadavg()[0]:.2f}; best of {args.repeats}, alternating")
+    print_header("memspool redaction with and without the normalised view")
+    print(f"  timing:   best of {args.repeats}, alternating")
     text = _transcripts(args.mb)
     sets = {
         "transcripts": text,
