@@ -169,11 +169,20 @@ def _type_scores(found: Iterable[str], weights: dict[str, tuple[float, ...]],
     return totals
 
 
+def _highest(types: tuple[NoteType, ...], totals: list[float]) -> NoteType:
+    return types[max(range(len(types)), key=totals.__getitem__)]
+
+
 def best_type(found: list[str], types: tuple[NoteType, ...],
               weights: dict[str, tuple[float, ...]]) -> NoteType:
     """The type whose weight vector scores ``found`` highest."""
-    totals = _type_scores(found, weights, [0.0] * len(types))
-    return types[max(range(len(types)), key=totals.__getitem__)]
+    return _highest(types, _type_scores(found, weights, [0.0] * len(types)))
+
+
+def _message_type_scores(names: Iterable[str], used: Model) -> tuple[float, ...]:
+    """The type model's scores of a message's features (marked as its message's)."""
+    return tuple(_type_scores((f"m{name}" for name in names), used.type_weights,
+                              [0.0] * len(used.types)))
 
 
 def judge_message(text: str, found: list[Claim], role: str, chosen: Model | None = None,
@@ -181,9 +190,8 @@ def judge_message(text: str, found: list[Claim], role: str, chosen: Model | None
     """The verdict on a whole message (``found``: its claims) said by ``role``."""
     used = chosen or model()
     names = message_features(text, found, role)
-    scores = _type_scores((f"m{name}" for name in names), used.type_weights,
-                          [0.0] * len(used.types))
-    return MessageVerdict(probability(names, used.message), tuple(names), tuple(scores))
+    return MessageVerdict(probability(names, used.message), tuple(names),
+                          _message_type_scores(names, used))
 
 
 def judge(claim: Claim, role: str, message: MessageVerdict, chosen: Model | None = None,
@@ -193,12 +201,10 @@ def judge(claim: Claim, role: str, message: MessageVerdict, chosen: Model | None
     used = chosen or model()
     found = features(claim, role)
     chance = 0.0 if asks(claim) else probability(found, used.claim)
-    if message.type_scores:
-        # The message's share of the scores is summed once (judge_message); each
-        # claim adds its own features' (type_features' sum, in another order).
-        totals = _type_scores([*found, _marked(claim)], used.type_weights, message.type_scores)
-        kind = used.types[max(range(len(used.types)), key=totals.__getitem__)]
-    else:
-        kind = best_type(type_features(claim, found, message), used.types, used.type_weights)
-    return Verdict(probability=chance, message=message.probability, type=kind,
+    # The message's share of the scores is summed once (judge_message); each claim
+    # adds its own features' (type_features' sum, in another order).
+    start = message.type_scores or _message_type_scores(message.features, used)
+    totals = _type_scores([*found, _marked(claim)], used.type_weights, start)
+    return Verdict(probability=chance, message=message.probability,
+                   type=_highest(used.types, totals),
                    keep=keeps(used, role, message.probability, chance))
