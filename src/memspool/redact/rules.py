@@ -159,10 +159,14 @@ _VALUE_CHARS: Final = {
 }
 #: A quoted value cannot begin with a blank or ``:,}]``: those follow a *closing* quote.
 _QUOTED_START: Final = r"(?![\s:,}\]])"
+#: Nor can a single- or back-quoted one begin with a double quote: that closes a JSON
+#: key the quote is part of (``{"password='": null}``), and the value would run on
+#: through the document's structure.
+_OTHER_QUOTED_START: Final = r"(?![\s:,}\]\"])"
 _VALUE: Final = (
     rf"(?:\\{{0,7}}\"{_QUOTED_START}(?P<v1>{_VALUE_CHARS['v1']}{{1,256}})"
-    rf"|'{_QUOTED_START}(?P<v2>{_VALUE_CHARS['v2']}{{1,256}})"
-    rf"|`{_QUOTED_START}(?P<v3>{_VALUE_CHARS['v3']}{{1,256}})"
+    rf"|'{_OTHER_QUOTED_START}(?P<v2>{_VALUE_CHARS['v2']}{{1,256}})"
+    rf"|`{_OTHER_QUOTED_START}(?P<v3>{_VALUE_CHARS['v3']}{{1,256}})"
     rf"|(?P<v4>{_VALUE_CHARS['v4']}{{1,256}}))"
 )
 _VALUE_TAILS: Final = {name: re.compile(chars + "*") for name, chars in _VALUE_CHARS.items()}
