@@ -753,6 +753,49 @@ def test_a_persons_rule_said_again_in_a_later_session_is_one_memory_of_two_sessi
     assert rows.sessions_of(conn, seed.id) == {"thursday"}
 
 
+def test_a_fact_said_again_in_a_report_of_later_work_corroborates_it(
+        config: Config, conn: Any) -> None:
+    # The agent's report of later work that says a fact of an earlier session again,
+    # without pointing back at it, is that fact's second session; a later fact that
+    # shares its words only in part is a fact of its own, and so is one of the same
+    # session.
+    _queue_slice(conn, config, (
+        "[assistant] Worth keeping as a rule for this repo: nothing automated ever signs "
+        "in as `root@pam`; template builds always authenticate with the `packer@pve!build` "
+        "API token."), session="monday")
+    _queue_slice(conn, config, (
+        "[assistant] The debian12 template on pve03 is rebuilt with the same "
+        "`packer@pve!build` API token as every template build; `root@pam` isn't involved "
+        "anywhere in it."), session="thursday")
+    _queue_slice(conn, config, (
+        "[assistant] On PVE 8 nodes the `packer@pve!build` token's role also needs "
+        "`SDN.Use`, or the build fails at the network device."), session="thursday")
+    digest(conn, config)
+    found = [m for m in rows.list_memories(conn, "api") if m.live]
+    (rule,) = [m for m in found if "root@pam" in m.body]
+    assert rows.sessions_of(conn, rule.id) == {"monday", "thursday"}
+    assert "nothing automated ever signs in as `root@pam`" in rule.summary
+    assert "pve03" in rule.body  # the restatement's words join it: search finds them
+    (role,) = [m for m in found if "SDN.Use" in m.body]
+    assert role.id != rule.id
+    assert rows.sessions_of(conn, role.id) == {"thursday"}
+
+
+def test_a_fact_said_again_in_its_own_session_is_no_corroboration(
+        config: Config, conn: Any) -> None:
+    for text in ("Worth keeping as a rule for this repo: nothing automated ever signs in "
+                 "as `root@pam`; template builds always authenticate with the "
+                 "`packer@pve!build` API token.",
+                 "The debian12 template on pve03 is rebuilt with the same "
+                 "`packer@pve!build` API token as every template build; `root@pam` isn't "
+                 "involved anywhere in it."):
+        _queue_slice(conn, config, f"[assistant] {text}", session="monday")
+    digest(conn, config)
+    found = [m for m in rows.list_memories(conn, "api") if m.live and "root@pam" in m.body]
+    assert len(found) == 2
+    assert all(rows.sessions_of(conn, m.id) == {"monday"} for m in found)
+
+
 def test_the_agent_saying_a_persons_rule_back_is_that_rule(config: Config, conn: Any) -> None:
     # The person's rule and the agent's answer that restates it: one memory, in that
     # session; a later session's "as always" corroborates it as before.

@@ -33,7 +33,9 @@ order, up to the cap:
    - none of these, but the note says it restates something said before
      (the assistant's "per your rule", "since you don't want ...", a person's
      "remember ..."): merged into the candidate it restates most closely, at
-     a lower bar, the memory's text gaining the restatement's;
+     a lower bar, the memory's text gaining the restatement's; so is a kept
+     note of a later session whose words are mostly an earlier memory's (a
+     fact said again in a report of later work);
 
 5. else ``created`` as provisional memory (layer buffer).
 
@@ -481,9 +483,12 @@ def _bar(ctx: _Context, note: Note, candidate: memory_rows.Memory) -> RestateBar
     that says nothing of the kind, at the overlap bar. A kept note that does not
     point back is news until it says otherwise (a loose overlap folded a new rule
     into the memory of another subject that named the same file, and the rule left
-    recall with that memory's old value), but for a person's rule said again in a
-    later session: at the reminder bar, and only into a person's rule (a
-    ``preference``); in one session, two rules alike are two rules."""
+    recall with that memory's old value): a person's rule said again in a later
+    session, at the reminder bar and only into a person's rule (a ``preference``);
+    any other kept note only into a memory of an earlier session whose words it
+    mostly says again (the kept bar: a rule applied in a report of the work, "the
+    same `packer@pve!build` token as every build"). In one session, two facts alike
+    are two facts."""
     if note.only_if is not None and note.restates is None:
         if says_a_change(note.body) and candidate.type != "preference":
             # A report of a change that moved no value may say a person's rule again
@@ -496,11 +501,11 @@ def _bar(ctx: _Context, note: Note, candidate: memory_rows.Memory) -> RestateBar
     if note.restates == "person" and candidate.type == "preference" \
             and _of_another_session(ctx, candidate):
         return "reminder"
-    if note.restates is None and note.type == "preference" and candidate.type == "preference":
+    if note.restates is None and note.type == "preference":
         # The agent saying a person's rule back ("Understood, plain `URLSession` it
         # is, no Alamofire"): the rule itself, in this session or a later one.
-        return "reminder"
-    return None
+        return "reminder" if candidate.type == "preference" else None
+    return "kept" if note.restates is None and _of_another_session(ctx, candidate) else None
 
 
 def _restated(ctx: _Context, note: Note,
@@ -512,7 +517,8 @@ def _restated(ctx: _Context, note: Note,
     ("per your rule, ...", a person's "remember ...") at its own bar; a claim under
     the keep bar that says no such thing at the overlap bar (:func:`_restating` has
     judged only memories of other sessions); a person's rule at the reminder bar,
-    only into a rule of theirs of an earlier session (:func:`_bar`). The memory keeps
+    only into a rule of theirs of an earlier session; another kept note at the kept
+    bar, only into a memory of an earlier session (:func:`_bar`). The memory keeps
     its words and gains the restatement's, up to RESTATED_BODY_CHARS (a claim under
     the keep bar adds none)."""
     if ctx.origin.slice_id is None and note.only_if is None:
