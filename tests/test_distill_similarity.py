@@ -546,6 +546,19 @@ def test_a_unit_is_no_subject_a_new_value_belongs_to() -> None:
                            "client.").relation == "new-value"
 
 
+def test_a_dot_inside_a_name_ends_no_clause() -> None:
+    codes = ("Exit codes come from `src/exit.zig` (`ok = 0`, `no_match = 1`, `usage = 2`), "
+             "and commands return those constants, never bare numbers.")
+    # "exit.zig" was cut at its dot, so "zig" named the 0 after it, and a move to
+    # Zig 0.14 read as that value's change: the exit codes were superseded by it.
+    assert not relate(codes, "lets move to zig 0.14, homebrew ships it now").replaces
+    # A sentence's own full stop still ends the clause that names a value.
+    assert relate("The API listens on port 4000. Zig is at 0.13.",
+                  "Zig is at 0.14 now.").relation == "new-value"
+    assert not relate("Minimum iOS is 15. The app ships monthly.",
+                      "The app is 14 MB now.").replaces
+
+
 @pytest.mark.timeout(60)  # a guard: a run like these once held each call for minutes
 def test_a_blob_beside_a_change_or_a_setting_leaves_them_read() -> None:
     digits, kebab = "1" * 200_000, "a-" * 100_000 + "1"

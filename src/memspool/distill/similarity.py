@@ -653,8 +653,10 @@ _PARSED_TEXTS: Final = 1024
 #: How many words from what retires it a retired name may be ("`orders-v1` is retired").
 _RETIRE_REACH: Final = 3
 #: Where a clause ends: a value is named by the words of its own clause only
-#: ("Minimum iOS is 15 now; 14 users got the notice": 14 is not iOS's).
-_CLAUSE_END: Final = re.compile(r"(?<!\d)[;.!?](?!\d)|\s[-\u2014]\s|,\s")
+#: ("Minimum iOS is 15 now; 14 users got the notice": 14 is not iOS's). A stop
+#: with a letter or digit right after it is inside a name (`src/exit.zig`,
+#: `Phoenix.PubSub`, 1.5), not at a clause's end.
+_CLAUSE_END: Final = re.compile(r"(?<!\d)[;.!?](?!\w)|\s[-\u2014]\s|,\s")
 #: The content words before a value that name it, and how far back they are looked for.
 _NAMING_WORDS: Final = 3
 _NAMING_REACH: Final = 4
