@@ -546,6 +546,21 @@ def test_a_unit_is_no_subject_a_new_value_belongs_to() -> None:
                            "client.").relation == "new-value"
 
 
+def test_a_new_value_of_another_setting_of_one_subject_replaces_nothing() -> None:
+    supervisors = ("imports run on a separate `redis-long` queue connection with their own "
+                   "Horizon supervisor, `supervisor-imports`. `supervisor-1` keeps "
+                   "`notifications` and `default` with `retry_after` 90, and its timeout "
+                   "drops to 60 s.")
+    # One subject in code, a value of another of its settings: news, not a move.
+    assert not relate(supervisors, "`supervisor-1` in production now runs with "
+                                   "`maxProcesses` 16, up from 10.").replaces
+    # The same setting's value, announced: its new value.
+    assert relate(supervisors, "`supervisor-1` now has `retry_after` 120.").replaces
+    # Named by the file both put in code: the pin moved.
+    assert relate("We pin Terraform 1.5.7 in `.terraform-version`.",
+                  "`.terraform-version` is 1.7.5 now.").replaces
+
+
 def test_a_dot_inside_a_name_ends_no_clause() -> None:
     codes = ("Exit codes come from `src/exit.zig` (`ok = 0`, `no_match = 1`, `usage = 2`), "
              "and commands return those constants, never bare numbers.")
