@@ -561,6 +561,17 @@ def test_a_new_value_of_another_setting_of_one_subject_replaces_nothing() -> Non
                   "`.terraform-version` is 1.7.5 now.").replaces
 
 
+def test_a_setting_said_of_a_place_the_older_text_names_in_code_moves() -> None:
+    retention = ("prom01 keeps 30 days of data (`prometheus_retention_time: 30d` in "
+                 "`roles/prometheus/defaults/main.yml`).")
+    # "the role defaults" is the file the older text names in code: one place.
+    assert relate(retention, "`prometheus_retention_time: 90d` in the role defaults, with "
+                             "a comment that the TSDB lives on the 4T disk.").replaces
+    # A place neither names in code is still another subject.
+    assert not relate("On the primary, `max_connections = 200`.",
+                      "On the replica, `max_connections = 400`.").replaces
+
+
 def test_a_dot_inside_a_name_ends_no_clause() -> None:
     codes = ("Exit codes come from `src/exit.zig` (`ok = 0`, `no_match = 1`, `usage = 2`), "
              "and commands return those constants, never bare numbers.")

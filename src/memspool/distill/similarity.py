@@ -799,6 +799,16 @@ _SCOPE: Final = re.compile(
 
 
 @lru_cache(maxsize=_PARSED_TEXTS)
+def _code_pieces(text: str) -> frozenset[str]:
+    """The words the names in ``text``'s code are made of (`roles/prometheus/defaults/
+    main.yml`: role, prometheus, default, main, yml), as :func:`_plain_words` reads words."""
+    pieces = (piece for span in _CODE_SPAN.findall(text)
+              for piece in re.split(r"[^a-z]+", span.lower()))
+    return frozenset(_canonical(piece) for piece in pieces if len(piece) >= _NAME_LETTERS
+                     and _content(piece))
+
+
+@lru_cache(maxsize=_PARSED_TEXTS)
 def _plain_words(text: str) -> frozenset[str]:
     """The content terms of ``text`` outside its code, a possessive's "'s" left off."""
     words = (t.strip(_STRIP).removesuffix("'s") for t in _CODE_SPAN.sub(" ", text).lower().split())
@@ -827,7 +837,10 @@ def _said_apart(old: str, new: str, left: _Slot, right: _Slot) -> bool:
     listens on" / "Redis listens on"): two subjects. A later text that says the
     value moved ("The pod's limit is `3Gi` now") gives its own words around it to
     the report of the move, not to another subject."""
-    theirs, mine = _plain_words(new), _plain_words(old)
+    # A place or subject the other text names in code counts as named there: "in the
+    # role defaults" is where `roles/prometheus/defaults/main.yml` is.
+    theirs = _plain_words(new) | _code_pieces(new)
+    mine = _plain_words(old) | _code_pieces(old)
     if left.scope - theirs and right.scope - mine:
         return True
     return not says_a_change(new) and bool(left.context - theirs and right.context - mine)
