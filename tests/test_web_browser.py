@@ -40,6 +40,7 @@ if not MISSING:
     from selenium.common.exceptions import (
         NoAlertPresentException,
         StaleElementReferenceException,
+        WebDriverException,
     )
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -81,12 +82,26 @@ def web(home: Path, tmp_path: Path, projects: Path) -> Iterator[WebServer]:
     assert "Traceback" not in log, log
 
 
+#: Chromium's word for an element read while its page is being replaced (a form
+#: posted, the next page loading): no answer yet, not a failure.
+_PAGE_REPLACED = "does not belong to the document"
+
+
 def _until(driver: Any, what: str, condition: Callable[[Any], Any]) -> Any:
     """Wait for ``condition(driver)`` (at most WAIT_SECS), failing with ``what``."""
-    # A page the script is updating may swap an element out under the check: look again.
+    def check(d: Any) -> Any:
+        try:
+            return condition(d)
+        except WebDriverException as exc:
+            if _PAGE_REPLACED in str(exc):
+                return False
+            raise
+
+    # A page the script is updating may swap an element out under the check, and a
+    # page being left may lose it between finding and reading it: look again.
     return WebDriverWait(driver, WAIT_SECS, poll_frequency=0.1,
                          ignored_exceptions=(StaleElementReferenceException,)).until(
-        condition, message=f"waited {WAIT_SECS:g} s for: {what}")
+        check, message=f"waited {WAIT_SECS:g} s for: {what}")
 
 
 def _heading(driver: Any) -> str:
