@@ -933,13 +933,14 @@ def _announced_new_value(old: str, new: str) -> bool:
     """The later text says a value changed ("is now `--concurrency 8`", "bumped to
     22.12.0") of a name in code the older one gives another value: the same subject,
     worded apart ("Production workers run with `--concurrency 4`")."""
-    if not _CHANGE.search(new) or not _code_words(old) & _code_words(new):
+    named_in_both = _code_words(old) & _code_words(new)
+    if not _CHANGE.search(new) or not named_in_both:
         return False
     # The value that moved is named as one of the older text's is, or by the name
     # both put in code ("`.terraform-version` is 1.7.5 now"): a shared subject with
     # a value of another setting is two settings ("`supervisor-1` keeps `retry_after`
     # 90" / "`supervisor-1` now runs with `maxProcesses` 16").
-    shared = {word.strip(".") for word in _code_words(old) & _code_words(new)}
+    shared = {word.strip(".") for word in named_in_both}
     after_named = _named_values(new)
     if not any(a.names & b.names for a in _named_values(old) for b in after_named
                if a.value != b.value) and not any(b.names & shared for b in after_named):

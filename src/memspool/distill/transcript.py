@@ -404,11 +404,11 @@ def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Grou
         # The agent's account of a change made, or of a setting as it set it; a
         # person's "bump it to 8" is a request, which the agent's account follows
         # when it is carried out.
-        if role == "assistant" and (says_a_change(claim.text)
-                                    or writes_a_setting(claim.text)):
+        changes = role == "assistant" and says_a_change(claim.text)
+        if changes or (role == "assistant" and writes_a_setting(claim.text)):
             note = _note(_Group(role, [claim], [verdict]))
             yield dataclasses.replace(note, only_if="replaces")
-            if verdict.probability >= RESTATED_FLOOR and says_a_change(claim.text):
+            if changes and verdict.probability >= RESTATED_FLOOR:
                 # A change that replaces nothing may still say a rule again ("the
                 # prod apply goes through `apply.yml`"): offered as that, after it.
                 by_overlap.append(dataclasses.replace(note, only_if="restates"))
