@@ -13,7 +13,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Final
 
-__all__ = ["BIDI", "LINE_SEPARATORS", "TAGS"]
+__all__ = ["BIDI", "CONTROLS", "LINE_SEPARATORS", "TAGS"]
+
+#: The control characters, Unicode's Cc: C0 (tab and line ends among them), DEL and C1.
+CONTROLS: Final = "".join(map(chr, (*range(0x00, 0x20), *range(0x7F, 0xA0))))
 
 #: Direction marks (the Arabic letter mark among them), embeddings, overrides and
 #: isolates: they reorder a line as it shows (U+202E writes it backwards).

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import orjson
 
-from memspool.base.controls import BIDI, LINE_SEPARATORS, TAGS
+from memspool.base.controls import BIDI, CONTROLS, LINE_SEPARATORS, TAGS
 from memspool.untrusted import whole_number
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def add_json(parser: argparse.ArgumentParser, what: str = "the result") -> None:
 #: What a terminal would act on instead of printing: C0 controls (ESC, BEL, CR, ...),
 #: DEL, C1 controls (CSI), the bidi controls that reorder a line as it shows, and the
 #: tag characters that show as nothing.
-_TERMINAL_CONTROL: Final = re.compile(f"[\x00-\x1f\x7f-\x9f{BIDI}{LINE_SEPARATORS}{TAGS}]")
+_TERMINAL_CONTROL: Final = re.compile(f"[{CONTROLS}{BIDI}{LINE_SEPARATORS}{TAGS}]")
 _LINE_CONTROL: Final = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI}{LINE_SEPARATORS}{TAGS}]")
 
 

@@ -25,6 +25,7 @@ from typing import Any, Final
 
 import orjson
 
+from memspool.base.controls import CONTROLS
 from memspool.base.errors import PayloadError
 from memspool.base.project import identify, readable_name
 from memspool.config import Config
@@ -46,7 +47,7 @@ ProjectRow = tuple[str, str, str | None, str | None]
 #: The control characters (Unicode's Cc: C0, DEL, C1), none of which a project's name
 #: holds: a name from a folder has each as U+FFFD (base.project), one a person gives
 #: is refused with them (:func:`unprintable`).
-_CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROL: Final = re.compile(f"[{CONTROLS}]")
 
 
 def remember(conn: sqlite3.Connection, identity: str, name: str | None = None,  # noqa: PLR0913 - a project row's columns
