@@ -781,6 +781,53 @@ def test_a_fact_said_again_in_a_report_of_later_work_corroborates_it(
     assert rows.sessions_of(conn, role.id) == {"thursday"}
 
 
+def test_a_fact_said_again_with_its_cause_keeps_the_cause(config: Config, conn: Any) -> None:
+    # A later session's fact that is the same as a memory's (it names the same
+    # setting in the same file) and tells its cause besides: one memory of two
+    # sessions, whose text holds both; the cause is not dropped with the merge.
+    _queue_slice(conn, config, (
+        "[assistant] `main` in `cmd/export/main.go` now sets `time.Local = time.UTC` first "
+        "thing, so the nightly export writes UTC timestamps whatever zone the host is in."),
+        session="monday")
+    _queue_slice(conn, config, (
+        "[assistant] The nightly export came out an hour off because cron starts it with an "
+        "empty environment and Go took its zone from `/etc/localtime` on batch02 "
+        "(Europe/Berlin); `time.Local = time.UTC` in `cmd/export/main.go` keeps it in UTC."),
+        session="thursday")
+    digest(conn, config)
+    found = [m for m in rows.list_memories(conn, "api") if m.live and "time.Local" in m.body]
+    (memory,) = found
+    assert rows.sessions_of(conn, memory.id) == {"monday", "thursday"}
+    assert memory.summary.startswith("`main` in `cmd/export/main.go` now sets")
+    assert "/etc/localtime" in memory.body and "empty environment" in memory.body
+
+
+def test_folding_two_memories_of_one_fact_keeps_what_each_says(
+        config: Config, conn: Any) -> None:
+    # The major pass folds a memory into an older one of the same fact: the older keeps
+    # its summary, and its text gains what only the newer says.
+    t0 = time.time()
+    older = _memory(conn, config, "`main` in `cmd/export/main.go` now sets `time.Local = "
+                    "time.UTC` first thing, so the nightly export writes UTC timestamps "
+                    "whatever zone the host is in.", session="a", at=t0)
+    newer = _memory(conn, config, "Deploy the export with `make ship` from `ops/`.",
+                    session="b", at=t0 + 1)
+    # A person's edit makes the newer memory the same fact told with its cause: the
+    # next pass finds the two alike.
+    with Service() as service:
+        service.edit(newer, type="root-cause", summary="Why the export was an hour off",
+                     body="The nightly export came out an hour off because cron starts it "
+                     "with an empty environment and Go took its zone from `/etc/localtime` "
+                     "on batch02 (Europe/Berlin); `time.Local = time.UTC` in "
+                     "`cmd/export/main.go` keeps it in UTC.")
+    report = maintain(conn, config, now=time.time() + 1)
+    assert report.merged == 1
+    (memory,) = [m for m in rows.list_memories(conn, "api") if m.live]
+    assert memory.id == older
+    assert memory.summary.startswith("`main` in `cmd/export/main.go` now sets")
+    assert "/etc/localtime" in memory.body and "first thing" in memory.body
+
+
 def test_a_fact_said_again_in_its_own_session_is_no_corroboration(
         config: Config, conn: Any) -> None:
     for text in ("Worth keeping as a rule for this repo: nothing automated ever signs in "

@@ -10,7 +10,8 @@ sharing its rarer terms) are compared with it:
   the newer text; the other text goes to its history;
 - the same fact (:func:`~memspool.distill.similarity.relate` says ``same``
   or ``more``): folded into the older memory, which takes the newer text
-  when it says more; its history and provenance move along;
+  when it says all the older says and more, or gains it after its own when
+  it says the fact with more besides; its history and provenance move along;
 - a new value or a contradiction (the same subject with another number,
   flag or name, the opposite polarity, an antonym, a preference reversed):
   the newer wins, the older is ``superseded`` and points at it; both keep
@@ -32,7 +33,7 @@ from typing import Final
 
 from memspool.archivist import lifecycle
 from memspool.archivist.recalls import SEARCHES, recalled
-from memspool.archivist.reconcile import CANDIDATE_MIN_SHARED
+from memspool.archivist.reconcile import CANDIDATE_MIN_SHARED, joined
 from memspool.config import Config
 from memspool.distill.similarity import Profiles, index_terms, lookup_terms, relate
 from memspool.store import get_state, set_state, transaction
@@ -189,11 +190,15 @@ def _apply_recalls(conn: sqlite3.Connection, config: Config) -> int:
 
 def _fold(conn: sqlite3.Connection, older: Memory, newer: Memory, now: float,  # noqa: PLR0913 - the pair and how to fold it, private
           profiles: Profiles, *, reason: str, take_newer: bool) -> None:
-    """One memory remains: the older row (its id is what others cite)."""
-    if take_newer:
-        memory_rows.replace_text(conn, older, type=newer.type, summary=newer.summary,
-                                 body=newer.body, terms=index_terms(newer.body, profiles=profiles),
-                                 at=now, reason=reason)
+    """One memory remains: the older row (its id is what others cite), with the newer
+    text when it says all the older says and more, or with the newer text after its
+    own when that says the same fact with more besides (:func:`joined`)."""
+    body = newer.body if take_newer else joined(older.body, newer.body, profiles)
+    if body is not None:
+        summary, kind = (newer.summary, newer.type) if take_newer else (older.summary, older.type)
+        memory_rows.replace_text(conn, older, type=kind, summary=summary, body=body,
+                                 terms=index_terms(body, profiles=profiles), at=now,
+                                 reason=reason)
         older = memory_rows.get(conn, older.id) or older
     memory_rows.absorb(conn, older, newer, at=now, reason=reason)
 

@@ -12,8 +12,10 @@ order, up to the cap:
    are compared with it (:func:`memspool.distill.similarity.relate`):
 
    - the same fact restated: ``merged`` into that memory, one more
-     corroboration (a second session counts towards canonical); with more
-     said, the memory takes the new text (the old goes to its history). A
+     corroboration (a second session counts towards canonical); saying all
+     it says and more, the note's text replaces the memory's (the old goes to
+     its history); saying it with more besides, a kept note's own words join
+     the memory's text, so nothing it said is dropped with the merge. A
      capture or save of other words under the memory's own key is
      ``updated``: the person's new wording replaces the old (kept in history);
    - the same subject with a new value, or contradicted: a new memory,
@@ -69,6 +71,7 @@ from memspool.distill.similarity import (
     relate,
     restates,
     says_a_change,
+    says_more,
     settings_apart,
     writes_a_setting,
 )
@@ -81,6 +84,7 @@ __all__ = [
     "CaptureReport",
     "NoteOutcome",
     "Origin",
+    "joined",
     "save_notes",
 ]
 
@@ -249,11 +253,27 @@ def _landed(ctx: _Context, found: memory_rows.Memory, action: Action) -> NoteOut
                        summary=found.summary, action=action)
 
 
+def joined(memory_body: str, said: str, profiles: Profiles | None = None) -> str | None:
+    """A memory's text with ``said`` after it, when ``said`` is the same fact told
+    with more than the memory holds (:func:`~memspool.distill.similarity.says_more`:
+    a cause beside its fix, a reason beside a rule) and the two fit in
+    RESTATED_BODY_CHARS; else ``None``. A merge keeps what either text says."""
+    body = f"{memory_body}\n{said}"
+    if len(body) > RESTATED_BODY_CHARS or not says_more(memory_body, said, profiles):
+        return None
+    return body
+
+
 def _merge(ctx: _Context, found: memory_rows.Memory, note: Note, verdict: Verdict,
            body: str | None = None) -> NoteOutcome:
     """The note restates ``found``: one more corroboration, and its text when it says
-    more; ``body``, when given, is the memory's new text (its summary stays)."""
+    more; ``body``, when given, is the memory's new text (its summary stays). A kept
+    note that says the same fact with more besides adds its text to the memory's
+    (:func:`joined`); a note under the keep bar adds none (what made the model
+    unsure of it may be chatter)."""
     richer = verdict.relation == "more" and body is None
+    if body is None and not richer and note.only_if is None:
+        body = joined(found.body, note.body, ctx.profiles)
     body = note.body if richer else body
     memory_rows.corroborate(ctx.conn, found, at=ctx.now, body=body,
                             summary=note.summary if richer else None,

@@ -65,6 +65,7 @@ __all__ = [
     "moves_a_setting",
     "relate",
     "says_a_change",
+    "says_more",
     "settings_apart",
     "trigram_jaccard",
     "writes_a_setting",
@@ -558,6 +559,24 @@ def adds_detail(old: str, new: str, profiles: Profiles | None = None) -> bool:
     """True when ``new`` says all ``old`` says and more (its terms strictly include old's)."""
     old_terms, new_terms = _profile(old, profiles).terms, _profile(new, profiles).terms
     return old_terms < new_terms
+
+
+#: A text that holds this share of terms the other lacks says more than a rewording
+#: does ("Under the systemd timer there's no `LANG`, so ..." beside "`main` now
+#: begins with `setLocaleEncoding utf8`": the cause beside its fix).
+MORE_SAID_SHARE: Final = 1 / 3
+
+
+def says_more(old: str, new: str, profiles: Profiles | None = None) -> bool:
+    """``new`` says more than ``old`` holds: a third or more of its terms are not
+    ``old``'s, and its text is not already in ``old``."""
+    if new.strip() in old:
+        return False
+    new_terms = _profile(new, profiles).terms
+    if not new_terms:
+        return False
+    beyond = new_terms - _profile(old, profiles).terms
+    return len(beyond) >= MORE_SAID_SHARE * len(new_terms)
 
 
 def is_near_duplicate(a: str, b: str, profiles: Profiles | None = None) -> bool:
