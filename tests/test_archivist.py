@@ -828,6 +828,26 @@ def test_folding_two_memories_of_one_fact_keeps_what_each_says(
     assert "/etc/localtime" in memory.body and "first thing" in memory.body
 
 
+def test_a_value_given_after_a_person_said_it_moves_is_the_new_value(
+        config: Config, conn: Any) -> None:
+    # A person says a value has to move, and that replaces the memory of it; the
+    # agent then gives the value ("is now 300"), which the model does not keep as a
+    # fact of its own: it is the new value, and the old memory points at it.
+    _queue_slice(conn, config, (
+        "[assistant] The price cache keeps entries for `ttl_seconds: 600` in "
+        "`config/cache.yml`, because the upstream prices refresh every 10 minutes."),
+        session="monday")
+    _queue_slice(conn, config, (
+        "[user] heads up, from now on upstream prices refresh every 5 minutes instead of "
+        "10, so the cache ttl always has to match that\n"
+        "[assistant] `ttl_seconds` is now 300 in `config/cache.yml`."), session="thursday")
+    digest(conn, config)
+    every = rows.list_memories(conn, "api")
+    (old,) = [m for m in every if "ttl_seconds: 600" in m.body]
+    (new,) = [m for m in every if m.live and "300" in m.body]
+    assert old.layer == "superseded" and old.superseded_by == new.id
+
+
 def test_a_fact_said_again_in_its_own_session_is_no_corroboration(
         config: Config, conn: Any) -> None:
     for text in ("Worth keeping as a rule for this repo: nothing automated ever signs in "

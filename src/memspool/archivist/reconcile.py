@@ -28,7 +28,8 @@ order, up to the cap:
    - another fact under the same key: the note takes a key of its own;
    - a claim under the keep bar that says a value changed ("went from 5000 to
      10000 ms") is saved as the new value of a memory of an earlier session
-     it replaces, which it supersedes, or, replacing none, when it writes a
+     it replaces, which it supersedes (one a text of this session already
+     replaced then points at it), or, replacing none, when it writes a
      setting in code with its value ("`copyBatchSize = 20000` now"); one
      that says it is said again ("same as always") only corroborates the
      memory of an earlier session it restates; else either is ``skipped``;
@@ -387,6 +388,9 @@ def _changed_value(ctx: _Context, note: Note, key: str) -> NoteOutcome:
                 if memory_rows.get_by_key(ctx.conn, ctx.project, key) is not None:
                     break
             return _create(ctx, key, note, supersedes=candidate)
+    replaced = _replaced_in_this_session(ctx, note)
+    if replaced is not None:
+        return _create(ctx, key, note, supersedes=replaced)
     if writes_a_setting(note.body):
         # A setting's value as it stands now (`copyBatchSize = 20000` in
         # `config/ingest.dhall`): findable, though what it replaced was never kept;
@@ -401,6 +405,31 @@ def _changed_value(ctx: _Context, note: Note, key: str) -> NoteOutcome:
                       and _of_another_session(ctx, candidate)), None)
         return _create(ctx, key, note, supersedes=moved)
     return _skipped(note, key)
+
+
+def _replaced_in_this_session(ctx: _Context, note: Note) -> memory_rows.Memory | None:
+    """The memory of an earlier session whose value ``note`` (a claim under the keep
+    bar that says a value changed) moves, when a text of this session has already
+    taken its place: a person's "the vendor's drop moves from :05 to :30, so the
+    ingest has to move" replaces the schedule's memory before the agent's "`buoy_ingest`
+    now runs at `40 * * * *`" gives the value; that note is then the new value, and
+    the old memory points at it. Held to :func:`_changed_value`'s test."""
+    found = memory_rows.candidates(ctx.conn, ctx.project, lookup_terms(note.body, ctx.profiles),
+                                   min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_NOTE,
+                                   layers=("superseded",))
+    for candidate in found:
+        by = None if candidate.superseded_by is None \
+            else memory_rows.get(ctx.conn, candidate.superseded_by)
+        if by is None or not by.live \
+                or memory_rows.sessions_of(ctx.conn, by.id) != {ctx.origin.session} \
+                or ctx.relate(by.body, note.body).agrees:
+            continue  # replaced by another session, or by this very value said before
+        verdict = ctx.relate(candidate.body, note.body)
+        if verdict.replaces and verdict.comparison.dice >= PINNED_MIN_DICE \
+                and not settings_apart(candidate.body, note.body) \
+                and _of_another_session(ctx, candidate):
+            return candidate
+    return None
 
 
 def _restating(ctx: _Context, note: Note, key: str) -> NoteOutcome:

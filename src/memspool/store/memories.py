@@ -220,15 +220,17 @@ def recent_save(
     return None if row is None else Memory.from_row(row)
 
 
-def candidates(
+def candidates(  # noqa: PLR0913 - the lookup's bounds, keyword-only
     conn: sqlite3.Connection,
     project: str,
     terms: Sequence[str],
     *,
     min_shared: int,
     limit: int,
+    layers: Sequence[Layer] = LIVE_LAYERS,
 ) -> list[Memory]:
-    """Live memories of ``project`` sharing at least ``min_shared`` of ``terms``, most first.
+    """Memories of ``project`` in ``layers`` (live ones unless told) sharing at least
+    ``min_shared`` of ``terms``, most first.
 
     Only the rarest terms are looked up (at most ``LOOKUP_TERMS``, each held by
     at most ``COMMON_TERM_MEMORIES`` memories): the cost is bounded postings,
@@ -255,8 +257,9 @@ def candidates(
         f"  GROUP BY memory_id HAVING shared >= ?"
         f"  ORDER BY shared DESC, memory_id DESC LIMIT ?"
         f") AS c JOIN memories m ON m.id = c.memory_id"
-        f" WHERE m.layer IN ('buffer', 'canonical') ORDER BY c.shared DESC, m.id DESC",
-        (project, *rare, min_shared, limit),
+        f" WHERE m.layer IN ({', '.join('?' * len(layers))})"
+        f" ORDER BY c.shared DESC, m.id DESC",
+        (project, *rare, min_shared, limit, *layers),
     ).fetchall()
     return [Memory.from_row(row) for row in rows]
 
