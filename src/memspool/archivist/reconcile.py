@@ -410,10 +410,12 @@ def _changed_value(ctx: _Context, note: Note, key: str) -> NoteOutcome:
 def _replaced_in_this_session(ctx: _Context, note: Note) -> memory_rows.Memory | None:
     """The memory of an earlier session whose value ``note`` (a claim under the keep
     bar that says a value changed) moves, when a text of this session has already
-    taken its place: a person's "the vendor's drop moves from :05 to :30, so the
-    ingest has to move" replaces the schedule's memory before the agent's "`buoy_ingest`
-    now runs at `40 * * * *`" gives the value; that note is then the new value, and
-    the old memory points at it. Held to :func:`_changed_value`'s test."""
+    taken its place: a person's "from now on upstream prices refresh every 5 minutes
+    instead of 10, so the cache ttl has to match" replaces the memory of
+    `ttl_seconds: 600` before the agent's "`ttl_seconds` is now 300" gives the value;
+    that note is then the new value, and the old memory points at it. Held to
+    :func:`_changed_value`'s test. (Memories left recall otherwise, archived or
+    replaced by another session, are not looked at.)"""
     found = memory_rows.candidates(ctx.conn, ctx.project, lookup_terms(note.body, ctx.profiles),
                                    min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_NOTE,
                                    layers=("superseded",))
