@@ -572,6 +572,18 @@ def test_a_setting_said_of_a_place_the_older_text_names_in_code_moves() -> None:
                       "On the replica, `max_connections = 400`.").replaces
 
 
+def test_the_verb_after_a_place_is_no_part_of_it() -> None:
+    # "on Fly is set by" holds on Fly: "set" was read as a place the later text does
+    # not name, so the two values were two subjects and 1.21 stayed current.
+    pinned = ("The worker's Go toolchain on Fly is set by `GO_VERSION=1.21.6` in `fly.toml`; "
+              "`go.mod` only says `go 1.21`.")
+    moved = "The worker runs Go 1.22.3 now: `GO_VERSION` is 1.22.3 for both apps in `fly.toml`."
+    assert moves_a_setting(pinned, moved) and not settings_apart(pinned, moved)
+    # A place of its own is still another subject.
+    assert settings_apart("On the primary, `max_connections = 200` is set by the chart.",
+                          "On the replica, `max_connections = 400` is set by the chart.")
+
+
 def test_a_dot_inside_a_name_ends_no_clause() -> None:
     codes = ("Exit codes come from `src/exit.zig` (`ok = 0`, `no_match = 1`, `usage = 2`), "
              "and commands return those constants, never bare numbers.")

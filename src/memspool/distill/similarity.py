@@ -804,7 +804,7 @@ def _settings(text: str) -> dict[str, _Slot]:
         # replica"), of which the places it is said to hold in.
         lead = _SENTENCE_END.split(_CODE_SPAN.sub(" ", text[:match.start()]))[-1]
         rest = _CLAUSE_END.split(_CODE_SPAN.sub(" ", text[match.end():]))[0]
-        scope = " ".join(_SCOPE.findall(f"{lead} {rest}"))
+        scope = " ".join(_place(found) for found in _SCOPE.findall(f"{lead} {rest}"))
         found.setdefault(name.lower(), _Slot(value.lower(), _plain_words(f"{lead} {rest}"),
                                              _plain_words(scope)))
     return found
@@ -815,6 +815,20 @@ def _settings(text: str) -> dict[str, _Slot]:
 _SCOPE: Final = re.compile(
     r"\b(?:in|on|for|under|inside|within|across)\s+(?:(?:the|a|an|our|each|every|all)\s+)?"
     r"([\w'-]+(?:\s+[\w'-]+){0,2})", re.IGNORECASE)
+
+
+def _place(words: str) -> str:
+    """The place of the words after "in", "on", ...: up to the first function word
+    after its own ("on Render is pinned by" is on Render; "for both services", for
+    services), so the verb of the sentence is no part of where it holds."""
+    kept: list[str] = []
+    for word in words.split():
+        if word.lower() in vocab.COMPARISON_STOP_WORDS:
+            if kept:
+                break
+            continue
+        kept.append(word)
+    return " ".join(kept)
 
 
 @lru_cache(maxsize=_PARSED_TEXTS)
