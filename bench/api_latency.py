@@ -44,7 +44,11 @@ from import_speed import lines
 
 from memspool.service import Service
 
-TARGET_P50_MS = 10.0
+#: p50 targets over HTTP: any search 10 ms (the API's first target); at 100,000
+#: memories, a short query 5 ms and a question of 15 words 10 ms (search's).
+TARGET_P50_MS = {"GET /search, kept-alive connection": 5.0,
+                 "GET /search, selective, kept-alive": 5.0,
+                 "GET /search, questions, kept-alive": 10.0}
 
 
 def _queries(n: int, count: int, *, shared: bool) -> list[str]:
@@ -202,10 +206,12 @@ def main(argv: list[str] | None = None) -> int:
         in_kind = (base_selective if "selective" in name
                    else statistics.median(in_questions) if "questions" in name else base)
         _report(name, times, in_kind)
-    for name in ("GET /search, kept-alive connection", "GET /search, selective, kept-alive"):
+    for name, target in TARGET_P50_MS.items():
+        if name not in timings:
+            continue
         p50 = statistics.median(timings[name])
-        verdict = "meets" if p50 < TARGET_P50_MS else "misses"
-        print(f"{name}: p50 {p50:.2f} ms {verdict} the target of {TARGET_P50_MS:.0f} ms")
+        verdict = "meets" if p50 < target else "misses"
+        print(f"{name}: p50 {p50:.2f} ms {verdict} the target of {target:.0f} ms")
     print("ratio: p50 over the same queries' in-process p50")
     return 0
 
