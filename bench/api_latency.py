@@ -10,8 +10,10 @@ and over a new connection per request, GET /health (the HTTP floor: no
 store), and Service.search in process (the same search without HTTP), each
 for queries made of the words every generated memory shares (the worst case)
 and for selective ones. Prints p50 and p95 in milliseconds and the ratio to
-the in-process search. Target: GET /search p50 under 10 ms. Nothing is
-asserted.
+the in-process search. Targets (p50): GET /search under 10 ms (the API's
+first), a short or selective query under 5 ms and a 15-word question under
+10 ms at 100,000 memories (search's); the verdicts printed are the latter's.
+Nothing is asserted.
 
 ``--store zipf`` builds recall_latency.py's store instead (words drawn from
 the labelled data with a Zipf law, as in real notes): its "shared" queries
@@ -44,8 +46,9 @@ from import_speed import lines
 
 from memspool.service import Service
 
-#: p50 targets over HTTP: any search 10 ms (the API's first target); at 100,000
-#: memories, a short query 5 ms and a question of 15 words 10 ms (search's).
+#: p50 targets over HTTP at 100,000 memories: a short or selective query 5 ms, a
+#: question of 15 words 10 ms (search's; the API's first, any search 10 ms, is met
+#: wherever these are).
 TARGET_P50_MS = {"GET /search, kept-alive connection": 5.0,
                  "GET /search, selective, kept-alive": 5.0,
                  "GET /search, questions, kept-alive": 10.0}

@@ -27,6 +27,7 @@ from memspool.recall.search import search
 from memspool.service import Service
 from memspool.store import memories as rows
 from memspool.store import transaction
+from memspool.store.slices import queued
 
 DAY = 86400.0
 
@@ -800,6 +801,7 @@ def test_a_fact_said_again_with_its_cause_keeps_the_cause(config: Config, conn: 
     assert rows.sessions_of(conn, memory.id) == {"monday", "thursday"}
     assert memory.summary.startswith("`main` in `cmd/export/main.go` now sets")
     assert "/etc/localtime" in memory.body and "empty environment" in memory.body
+    assert "first thing" in memory.body  # the memory's own words stay
 
 
 def test_folding_two_memories_of_one_fact_keeps_what_each_says(
@@ -846,6 +848,52 @@ def test_a_value_given_after_a_person_said_it_moves_is_the_new_value(
     (old,) = [m for m in every if "ttl_seconds: 600" in m.body]
     (new,) = [m for m in every if m.live and "300" in m.body]
     assert old.layer == "superseded" and old.superseded_by == new.id
+
+
+def test_a_second_value_of_the_session_neither_fails_nor_leaves_two_current(
+        config: Config, conn: Any) -> None:
+    # The value given once, then again in a later slice of the same session: the
+    # second finds the old memory replaced by the first (which holds the subject's
+    # key), and is no new value of it; the queue goes on to the next session.
+    _queue_slice(conn, config, (
+        "[assistant] The price cache keeps entries for `ttl_seconds: 600` in "
+        "`config/cache.yml`, because the upstream prices refresh every 10 minutes."),
+        session="monday")
+    _queue_slice(conn, config, (
+        "[user] heads up, from now on upstream prices refresh every 5 minutes instead of "
+        "10, so the cache ttl always has to match that\n"
+        "[assistant] `ttl_seconds` is now 300 in `config/cache.yml`."), session="thursday")
+    _queue_slice(conn, config, "[assistant] `ttl_seconds` is now 240 in `config/cache.yml`.",
+                 session="thursday")
+    _queue_slice(conn, config, (
+        "[assistant] Deploys go out with `make ship` from `ops/`, never by hand."),
+        session="friday")
+    digest(conn, config)
+    assert not queued(conn, 10)
+    live = [m for m in rows.list_memories(conn, "api") if m.live and "ttl_seconds" in m.body]
+    assert len(live) == 1 and "600" not in live[0].body
+    assert any("make ship" in m.body for m in rows.list_memories(conn, "api"))
+
+
+def test_memories_of_a_layer_are_found_however_many_of_another_share_the_terms(
+        conn: Any) -> None:
+    # The lookup keeps the most alike memories of the layers asked for: live ones
+    # that share as many terms are no reason to miss a superseded one.
+    terms = ["ttl_seconds", "config/cache.yml", "price", "cache"]
+    with transaction(conn):
+        old = rows.insert(conn, project="api", key="old", type="takeaway", summary="old",
+                          body="old", terms=terms, at=1.0)
+        newer = [rows.insert(conn, project="api", key=f"k{i}", type="takeaway",
+                             summary=f"s{i}", body=f"b{i}", terms=terms, at=2.0 + i)
+                 for i in range(10)]
+        found = rows.get(conn, old)
+        assert found is not None
+        rows.supersede(conn, found, by=newer[0], at=20.0)
+    superseded = rows.candidates(conn, "api", terms, min_shared=2, limit=8,
+                                 layers=("superseded",))
+    assert [m.id for m in superseded] == [old]
+    live = rows.candidates(conn, "api", terms, min_shared=2, limit=8)
+    assert len(live) == 8 and old not in {m.id for m in live}
 
 
 def test_a_fact_said_again_in_its_own_session_is_no_corroboration(

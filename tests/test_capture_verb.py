@@ -419,6 +419,7 @@ def test_candidates_come_from_the_term_index_not_a_scan(
     plan = " | ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + query))
     assert "SEARCH memory_terms USING PRIMARY KEY" in plan, plan
     assert "SCAN memories" not in plan and "SCAN m " not in plan + " ", plan
+    assert "SCAN l " not in plan + " ", plan  # the layer is read by id, per posting
 
 
 # caps --------------------------------------------------------------------------------------------

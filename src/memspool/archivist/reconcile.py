@@ -158,8 +158,10 @@ class CaptureReport:
 
     @property
     def superseded(self) -> int:
-        return sum(1 for note in self.notes if note.supersedes is not None) + \
-            self.also_superseded
+        # A memory a text replaced and a later value of the same call took over
+        # (:func:`_replaced_in_this_session`) was superseded once.
+        return len({note.supersedes for note in self.notes if note.supersedes is not None}) \
+            + self.also_superseded
 
     def as_dict(self) -> dict[str, object]:
         report: dict[str, object] = {
@@ -390,7 +392,13 @@ def _changed_value(ctx: _Context, note: Note, key: str) -> NoteOutcome:
             return _create(ctx, key, note, supersedes=candidate)
     replaced = _replaced_in_this_session(ctx, note)
     if replaced is not None:
-        return _create(ctx, key, note, supersedes=replaced)
+        holder = memory_rows.get_by_key(ctx.conn, ctx.project, key)
+        if holder is not None and holder.id != replaced.id:
+            # Another memory holds the subject's key: the new value takes its own.
+            key = distinct_key(key, note.body)
+        taken = memory_rows.get_by_key(ctx.conn, ctx.project, key)
+        if taken is None or taken.id == replaced.id:
+            return _create(ctx, key, note, supersedes=replaced)
     if writes_a_setting(note.body):
         # A setting's value as it stands now (`copyBatchSize = 20000` in
         # `config/ingest.dhall`): findable, though what it replaced was never kept;
@@ -419,13 +427,16 @@ def _replaced_in_this_session(ctx: _Context, note: Note) -> memory_rows.Memory |
     found = memory_rows.candidates(ctx.conn, ctx.project, lookup_terms(note.body, ctx.profiles),
                                    min_shared=CANDIDATE_MIN_SHARED, limit=CANDIDATES_PER_NOTE,
                                    layers=("superseded",))
+    ctx.report.candidates += len(found)
     for candidate in found:
         by = None if candidate.superseded_by is None \
             else memory_rows.get(ctx.conn, candidate.superseded_by)
         if by is None or not by.live \
-                or memory_rows.sessions_of(ctx.conn, by.id) != {ctx.origin.session} \
-                or ctx.relate(by.body, note.body).agrees:
-            continue  # replaced by another session, or by this very value said before
+                or memory_rows.sessions_of(ctx.conn, by.id) != {ctx.origin.session}:
+            continue  # replaced by another session, or left recall since
+        said = ctx.relate(by.body, note.body)
+        if said.agrees or said.replaces:
+            continue  # what replaced it gave a value itself, this one or another
         verdict = ctx.relate(candidate.body, note.body)
         if verdict.replaces and verdict.comparison.dice >= PINNED_MIN_DICE \
                 and not settings_apart(candidate.body, note.body) \

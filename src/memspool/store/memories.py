@@ -252,14 +252,15 @@ def candidates(  # noqa: PLR0913 - the lookup's bounds, keyword-only
     rows = conn.execute(
         # Constant columns and one "?" per term: every value is bound.
         f"SELECT {_M_COLUMNS} FROM ("  # noqa: S608
-        f"  SELECT memory_id, count(*) AS shared FROM memory_terms"
-        f"  WHERE project = ? AND term IN ({marks})"
-        f"  GROUP BY memory_id HAVING shared >= ?"
-        f"  ORDER BY shared DESC, memory_id DESC LIMIT ?"
+        f"  SELECT memory_terms.memory_id, count(*) AS shared FROM memory_terms"
+        f"  JOIN memories l ON l.id = memory_terms.memory_id"
+        f"  WHERE memory_terms.project = ? AND memory_terms.term IN ({marks})"
+        f"  AND l.layer IN ({', '.join('?' * len(layers))})"
+        f"  GROUP BY memory_terms.memory_id HAVING shared >= ?"
+        f"  ORDER BY shared DESC, memory_terms.memory_id DESC LIMIT ?"
         f") AS c JOIN memories m ON m.id = c.memory_id"
-        f" WHERE m.layer IN ({', '.join('?' * len(layers))})"
         f" ORDER BY c.shared DESC, m.id DESC",
-        (project, *rare, min_shared, limit, *layers),
+        (project, *rare, *layers, min_shared, limit),
     ).fetchall()
     return [Memory.from_row(row) for row in rows]
 
