@@ -830,11 +830,9 @@ def test_folding_two_memories_of_one_fact_keeps_what_each_says(
     assert "/etc/localtime" in memory.body and "first thing" in memory.body
 
 
-def test_a_value_given_after_a_person_said_it_moves_is_the_new_value(
-        config: Config, conn: Any) -> None:
-    # A person says a value has to move, and that replaces the memory of it; the
-    # agent then gives the value ("is now 300"), which the model does not keep as a
-    # fact of its own: it is the new value, and the old memory points at it.
+def _queue_ttl_move(conn: Any, config: Config) -> None:
+    """A value of Monday's, and Thursday's person saying it has to move, then the
+    agent giving the new value."""
     _queue_slice(conn, config, (
         "[assistant] The price cache keeps entries for `ttl_seconds: 600` in "
         "`config/cache.yml`, because the upstream prices refresh every 10 minutes."),
@@ -843,6 +841,14 @@ def test_a_value_given_after_a_person_said_it_moves_is_the_new_value(
         "[user] heads up, from now on upstream prices refresh every 5 minutes instead of "
         "10, so the cache ttl always has to match that\n"
         "[assistant] `ttl_seconds` is now 300 in `config/cache.yml`."), session="thursday")
+
+
+def test_a_value_given_after_a_person_said_it_moves_is_the_new_value(
+        config: Config, conn: Any) -> None:
+    # A person says a value has to move, and that replaces the memory of it; the
+    # agent then gives the value ("is now 300"), which the model does not keep as a
+    # fact of its own: it is the new value, and the old memory points at it.
+    _queue_ttl_move(conn, config)
     digest(conn, config)
     every = rows.list_memories(conn, "api")
     (old,) = [m for m in every if "ttl_seconds: 600" in m.body]
@@ -855,14 +861,7 @@ def test_a_second_value_of_the_session_neither_fails_nor_leaves_two_current(
     # The value given once, then again in a later slice of the same session: the
     # second finds the old memory replaced by the first (which holds the subject's
     # key), and is no new value of it; the queue goes on to the next session.
-    _queue_slice(conn, config, (
-        "[assistant] The price cache keeps entries for `ttl_seconds: 600` in "
-        "`config/cache.yml`, because the upstream prices refresh every 10 minutes."),
-        session="monday")
-    _queue_slice(conn, config, (
-        "[user] heads up, from now on upstream prices refresh every 5 minutes instead of "
-        "10, so the cache ttl always has to match that\n"
-        "[assistant] `ttl_seconds` is now 300 in `config/cache.yml`."), session="thursday")
+    _queue_ttl_move(conn, config)
     _queue_slice(conn, config, "[assistant] `ttl_seconds` is now 240 in `config/cache.yml`.",
                  session="thursday")
     _queue_slice(conn, config, (
