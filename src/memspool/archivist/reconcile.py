@@ -256,13 +256,17 @@ def _landed(ctx: _Context, found: memory_rows.Memory, action: Action) -> NoteOut
                        summary=found.summary, action=action)
 
 
-def joined(memory_body: str, said: str, profiles: Profiles | None = None) -> str | None:
-    """A memory's text with ``said`` after it, when ``said`` is the same fact told
-    with more than the memory holds (:func:`~memspool.distill.similarity.says_more`:
-    a cause beside its fix, a reason beside a rule) and the two fit in
-    RESTATED_BODY_CHARS; else ``None``. A merge keeps what either text says."""
+def joined(memory_body: str, said: str, profiles: Profiles | None = None, *,
+           more: bool = True) -> str | None:
+    """A memory's text with ``said`` after it, when the memory does not hold it
+    already and the two fit in RESTATED_BODY_CHARS; else ``None``. ``more``: only
+    when ``said`` tells the same fact with more than the memory holds
+    (:func:`~memspool.distill.similarity.says_more`: a cause beside its fix, a reason
+    beside a rule); a restatement joins in any words. A merge keeps what either
+    text says."""
     body = f"{memory_body}\n{said}"
-    if len(body) > RESTATED_BODY_CHARS or not says_more(memory_body, said, profiles):
+    if said in memory_body or len(body) > RESTATED_BODY_CHARS \
+            or (more and not says_more(memory_body, said, profiles)):
         return None
     return body
 
@@ -600,12 +604,10 @@ def _restated(ctx: _Context, note: Note,
         # A claim under the bar counts as the restatement it says it is, and adds
         # no words: what made the model unsure of it may be chatter.
         return _merge(ctx, memory, note, Verdict("same", verdict.comparison))
-    body = f"{memory.body}\n{note.body}"
-    if note.body in memory.body or len(body) > RESTATED_BODY_CHARS:
-        return _merge(ctx, memory, note, verdict)
     # The rule keeps its words and gains how it was applied or recalled ("`parallel.rs`
     # uses `.with_context(...)`"): searching for those words finds the rule.
-    return _merge(ctx, memory, note, verdict, body=body)
+    return _merge(ctx, memory, note, verdict,
+                  body=joined(memory.body, note.body, ctx.profiles, more=False))
 
 
 def save_notes(  # noqa: PLR0913 - store, origin and report, keyword-only
