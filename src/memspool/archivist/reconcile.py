@@ -53,6 +53,7 @@ import dataclasses
 import json
 import sqlite3
 import time
+from collections.abc import Iterator
 from typing import Final
 
 from memspool.base.errors import StoreError
@@ -373,7 +374,8 @@ def _changed_value(ctx: _Context, note: Note, key: str) -> NoteOutcome:
     gives numbers of its own, "went from 48s to 3s", that relate() alone can
     read as another value of anything holding a number) and that does not give the
     setting they share to another subject (:func:`settings_apart`: "On the primary"
-    / "On the replica"), which it supersedes; else, when it writes a setting in
+    / "On the replica"), which it supersedes, or of one a text of this session has
+    already replaced (:func:`_replaced_in_this_session`); else, when it writes a setting in
     code with its value, a memory of its own (searchable; its clarity keeps it from
     the context block unless clearly said); else nothing is saved (``skipped``)."""
     holder = memory_rows.get_by_key(ctx.conn, ctx.project, key)
@@ -381,28 +383,10 @@ def _changed_value(ctx: _Context, note: Note, key: str) -> NoteOutcome:
     found += [memory for memory in _candidates(ctx, note)
               if holder is None or memory.id != holder.id]
     ctx.report.candidates += len(found)
-    for candidate in found:
-        if not candidate.live or candidate.id in ctx.created_ids:
-            continue
-        verdict = ctx.relate(candidate.body, note.body)
-        if verdict.replaces and verdict.comparison.dice >= PINNED_MIN_DICE \
-                and not settings_apart(candidate.body, note.body) \
-                and _of_another_session(ctx, candidate):
-            if holder is not None and holder.id != candidate.id:
-                # Another fact holds the subject's key: the new value takes its own.
-                key = distinct_key(key, note.body)
-                if memory_rows.get_by_key(ctx.conn, ctx.project, key) is not None:
-                    break
-            return _create(ctx, key, note, supersedes=candidate)
-    replaced = _replaced_in_this_session(ctx, note)
-    if replaced is not None:
-        holder = memory_rows.get_by_key(ctx.conn, ctx.project, key)
-        if holder is not None and holder.id != replaced.id:
-            # Another memory holds the subject's key: the new value takes its own.
-            key = distinct_key(key, note.body)
-        taken = memory_rows.get_by_key(ctx.conn, ctx.project, key)
-        if taken is None or taken.id == replaced.id:
-            return _create(ctx, key, note, supersedes=replaced)
+    for replaced in _values_moved(ctx, note, found):
+        own = _key_of_new_value(ctx, key, note, replaced)
+        if own is not None:
+            return _create(ctx, own, note, supersedes=replaced)
     if writes_a_setting(note.body):
         # A setting's value as it stands now (`copyBatchSize = 20000` in
         # `config/ingest.dhall`): findable, though what it replaced was never kept;
@@ -417,6 +401,21 @@ def _changed_value(ctx: _Context, note: Note, key: str) -> NoteOutcome:
                       and _of_another_session(ctx, candidate)), None)
         return _create(ctx, key, note, supersedes=moved)
     return _skipped(note, key)
+
+
+def _values_moved(ctx: _Context, note: Note, found: list[memory_rows.Memory],
+                  ) -> Iterator[memory_rows.Memory]:
+    """The memories ``note`` may give a new value, in the order tried: the first
+    current one of ``found`` whose value it moves, then one a text of this session
+    replaced (:func:`_replaced_in_this_session`), looked up only when asked for."""
+    moved = next((candidate for candidate in found if candidate.live
+                  and candidate.id not in ctx.created_ids
+                  and _moves_its_value(ctx, candidate, note)), None)
+    if moved is not None:
+        yield moved
+    replaced = _replaced_in_this_session(ctx, note)
+    if replaced is not None:
+        yield replaced
 
 
 def _replaced_in_this_session(ctx: _Context, note: Note) -> memory_rows.Memory | None:
@@ -441,12 +440,28 @@ def _replaced_in_this_session(ctx: _Context, note: Note) -> memory_rows.Memory |
         said = ctx.relate(by.body, note.body)
         if said.agrees or said.replaces:
             continue  # what replaced it gave a value itself, this one or another
-        verdict = ctx.relate(candidate.body, note.body)
-        if verdict.replaces and verdict.comparison.dice >= PINNED_MIN_DICE \
-                and not settings_apart(candidate.body, note.body) \
-                and _of_another_session(ctx, candidate):
+        if _moves_its_value(ctx, candidate, note):
             return candidate
     return None
+
+
+def _moves_its_value(ctx: _Context, candidate: memory_rows.Memory, note: Note) -> bool:
+    """``note`` gives ``candidate``, a memory of an earlier session, its new value
+    (:func:`_changed_value`'s test)."""
+    verdict = ctx.relate(candidate.body, note.body)
+    return verdict.replaces and verdict.comparison.dice >= PINNED_MIN_DICE \
+        and not settings_apart(candidate.body, note.body) and _of_another_session(ctx, candidate)
+
+
+def _key_of_new_value(ctx: _Context, key: str, note: Note,
+                      replaced: memory_rows.Memory) -> str | None:
+    """The key the new value of ``replaced`` takes: the subject's, unless another
+    memory holds it (then one of its own); ``None`` when that is taken as well."""
+    holder = memory_rows.get_by_key(ctx.conn, ctx.project, key)
+    if holder is None or holder.id == replaced.id:
+        return key
+    own = distinct_key(key, note.body)
+    return own if memory_rows.get_by_key(ctx.conn, ctx.project, own) is None else None
 
 
 def _restating(ctx: _Context, note: Note, key: str) -> NoteOutcome:
