@@ -69,7 +69,9 @@ def add_json(parser: argparse.ArgumentParser, what: str = "the result") -> None:
 #: DEL, C1 controls (CSI), the bidi controls that reorder a line as it shows, and the
 #: tag characters that show as nothing.
 _TERMINAL_CONTROL: Final = re.compile(f"[{CONTROLS}{BIDI}{LINE_SEPARATORS}{TAGS}]")
-_LINE_CONTROL: Final = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI}{LINE_SEPARATORS}{TAGS}]")
+#: The same but for the tab and the line feed, which a text of several lines keeps.
+_CONTROLS_BUT_LINES: Final = CONTROLS.replace("\t", "").replace("\n", "")
+_LINE_CONTROL: Final = re.compile(f"[{_CONTROLS_BUT_LINES}{BIDI}{LINE_SEPARATORS}{TAGS}]")
 
 
 def _escaped(match: re.Match[str]) -> str:
