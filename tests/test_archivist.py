@@ -910,6 +910,29 @@ def test_a_fact_said_again_in_its_own_session_is_no_corroboration(
     assert all(rows.sessions_of(conn, m.id) == {"monday"} for m in found)
 
 
+def test_a_later_report_that_says_a_fact_again_in_one_sentence_corroborates_it(
+        config: Config, conn: Any) -> None:
+    # The later note is news with the earlier fact said again in one of its sentences:
+    # the whole note shares too little with the memory, that sentence shares most.
+    _queue_slice(conn, config, (
+        "[assistant] Every multi-statement transaction in the store package goes through "
+        "`store.WithTx` in `internal/store/tx.go`, which retries it on a serialization "
+        "error (40001)."), session="monday")
+    _queue_slice(conn, config, (
+        "[assistant] Unpaid reservations expire after 15 minutes: the sweeper in "
+        "`internal/sweeper/expire.go` deletes each expired row from `reservations` and "
+        "hands its quantity back to `stock_levels`, and the warehouse dashboard counts the "
+        "`reservation_expired` events per hour. That expire step goes through "
+        "`store.WithTx` like every other multi-statement write here, so a 40001 is "
+        "retried."), session="thursday")
+    digest(conn, config)
+    found = [m for m in rows.list_memories(conn, "api") if m.live and "store.WithTx" in m.body]
+    (memory,) = found
+    assert memory.summary.startswith("Every multi-statement transaction")
+    assert rows.sessions_of(conn, memory.id) == {"monday", "thursday"}
+    assert "15 minutes" in memory.body  # the news merged into it is kept, not dropped
+
+
 def test_the_agent_saying_a_persons_rule_back_is_that_rule(config: Config, conn: Any) -> None:
     # The person's rule and the agent's answer that restates it: one memory, in that
     # session; a later session's "as always" corroborates it as before.

@@ -17,6 +17,7 @@ from memspool.distill.similarity import (
     moves_a_setting,
     relate,
     restates,
+    restates_in_a_sentence,
     says_a_change,
     settings_apart,
     trigram_jaccard,
@@ -532,6 +533,24 @@ def test_a_rule_applied_to_other_code_restates_it_but_another_value_does_not() -
     other = relate(pool, "The billing service runs `pool_max_conns=32` per pod behind "
                          "`pgbouncer`, two of them in prod.")
     assert other.values_clash and restates(other, "overlap") is None
+
+
+def test_one_sentence_of_a_longer_report_can_say_a_fact_again() -> None:
+    rule = ("Every multi-statement transaction in the store package goes through "
+            "`store.WithTx` in `internal/store/tx.go`, which retries it on a serialization "
+            "error (40001).")
+    news = ("Unpaid reservations expire after 15 minutes: the sweeper deletes each expired "
+            "row from `reservations` and hands its quantity back to `stock_levels`, and the "
+            "dashboard counts the `reservation_expired` events per hour.")
+    again = "That step goes through `store.WithTx` like every other multi-statement write."
+    assert restates(relate(rule, f"{news}\n{again}"), "kept") is None  # mostly news
+    assert restates_in_a_sentence(rule, f"{news}\n{again}") is not None
+    # A sentence of one's own is compared whole, as before; a sentence that gives the
+    # subject another value says no fact again.
+    assert restates_in_a_sentence(rule, again) is None
+    moved = ("Every multi-statement transaction in the store package goes through "
+             "`store.WithTx` in `internal/store/tx.go`, which retries it on error 40003.")
+    assert restates_in_a_sentence(rule, f"{news}\n{moved}") is None
 
 
 def test_a_unit_is_no_subject_a_new_value_belongs_to() -> None:

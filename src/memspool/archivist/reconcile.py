@@ -38,7 +38,9 @@ order, up to the cap:
      "remember ..."): merged into the candidate it restates most closely, at
      a lower bar, the memory's text gaining the restatement's; so is a kept
      note of a later session whose words are mostly an earlier memory's (a
-     fact said again in a report of later work);
+     fact said again in a report of later work), or one of whose sentences is
+     (:func:`~memspool.distill.similarity.restates_in_a_sentence`: news with
+     the earlier fact said again beside it);
 
 5. else ``created`` as provisional memory (layer buffer).
 
@@ -72,6 +74,7 @@ from memspool.distill.similarity import (
     moves_a_setting,
     relate,
     restates,
+    restates_in_a_sentence,
     says_a_change,
     says_more,
     settings_apart,
@@ -610,6 +613,10 @@ def _restated(ctx: _Context, note: Note,
         if bar is None:
             continue
         verdict = restates(related, bar)
+        if verdict is None and bar == "kept" and not related.replaces \
+                and not related.values_clash \
+                and related.comparison.veto_kind not in ("reversed", "antonyms"):
+            verdict = restates_in_a_sentence(candidate.body, note.body, ctx.profiles)
         if verdict is not None and (best is None or verdict.comparison.dice > best[0]):
             best = (verdict.comparison.dice, candidate, verdict)
     if best is None:

@@ -64,6 +64,7 @@ __all__ = [
     "lookup_terms",
     "moves_a_setting",
     "relate",
+    "restates_in_a_sentence",
     "says_a_change",
     "says_more",
     "settings_apart",
@@ -1228,6 +1229,26 @@ def restates(verdict: Verdict, bar: RestateBar = "rule") -> Verdict | None:
         if comparison.shared < shared or comparison.containment < containment:
             return None
     return Verdict("same", comparison)
+
+
+def restates_in_a_sentence(old: str, new: str, profiles: Profiles | None = None,
+                           ) -> Verdict | None:
+    """A sentence of ``new`` that says again what ``old`` (or one sentence of it) says,
+    at the kept bar (:func:`restates`): a later report that holds the earlier fact in
+    one of its sentences beside news of its own. The verdict of the closest pair, or
+    ``None``."""
+    mine = [part for part in _SENTENCE_END.split(new) if len(part) >= _PART_MIN_CHARS]
+    if len(mine) < 2:  # one sentence is the whole, compared already
+        return None
+    theirs = [old, *(part for part in _SENTENCE_END.split(old) if len(part) >= _PART_MIN_CHARS)]
+    best: Verdict | None = None
+    for said in mine:
+        for part in theirs:
+            verdict = restates(relate(part, said, profiles), "kept")
+            if verdict is not None and (best is None
+                                        or verdict.comparison.dice > best.comparison.dice):
+                best = verdict
+    return best
 
 
 def _restates_a_part(old: str, new: str, profiles: Profiles | None) -> bool:
