@@ -933,6 +933,30 @@ def test_a_later_report_that_says_a_fact_again_in_one_sentence_corroborates_it(
     assert "15 minutes" in memory.body  # the news merged into it is kept, not dropped
 
 
+def test_a_report_too_long_to_join_keeps_its_news_in_a_memory_of_its_own(
+        config: Config, conn: Any) -> None:
+    # Merged, the news would not fit beside the memory's text: a corroboration that kept
+    # none of its words would lose it, so the note stays a memory of its own.
+    _queue_slice(conn, config, (
+        "[assistant] Every multi-statement transaction in the store package goes through "
+        "`store.WithTx` in `internal/store/tx.go`, which retries it on a serialization "
+        "error (40001)."), session="monday")
+    news = " ".join(
+        f"Unpaid reservations of the `{zone}` warehouse expire after {minutes} minutes: "
+        f"the sweeper in `internal/sweeper/{zone}.go` deletes each expired row and hands "
+        f"its quantity back to `stock_levels_{zone}`." for zone, minutes in
+        (("north", 15), ("south", 20), ("east", 25), ("west", 30), ("harbour", 35),
+         ("airport", 40), ("depot", 45), ("annex", 50)))
+    _queue_slice(conn, config, (
+        f"[assistant] {news} That expire step goes through `store.WithTx` like every other "
+        "multi-statement write here, so a 40001 is retried."), session="thursday")
+    digest(conn, config)
+    live = [m for m in rows.list_memories(conn, "api") if m.live]
+    assert any("`stock_levels_annex`" in m.body for m in live)  # the news is in memory
+    (rule,) = [m for m in live if m.summary.startswith("Every multi-statement transaction")]
+    assert rows.sessions_of(conn, rule.id) == {"monday"}
+
+
 def test_the_agent_saying_a_persons_rule_back_is_that_rule(config: Config, conn: Any) -> None:
     # The person's rule and the agent's answer that restates it: one memory, in that
     # session; a later session's "as always" corroborates it as before.

@@ -65,6 +65,7 @@ from memspool.distill.keys import distinct_key, text_hash
 from memspool.distill.note import Note
 from memspool.distill.similarity import (
     MIN_SHARED_TERMS,
+    OVERLAP_RESTATED_SHARED,
     PINNED_MIN_DICE,
     Profiles,
     RestateBar,
@@ -269,7 +270,7 @@ def joined(memory_body: str, said: str, profiles: Profiles | None = None, *,
     beside a rule); a restatement joins in any words. A merge keeps what either
     text says."""
     body = f"{memory_body}\n{said}"
-    if said in memory_body or len(body) > RESTATED_BODY_CHARS \
+    if said.strip() in memory_body or len(body) > RESTATED_BODY_CHARS \
             or (more and not says_more(memory_body, said, profiles)):
         return None
     return body
@@ -607,21 +608,19 @@ def _restated(ctx: _Context, note: Note,
     the keep bar adds none)."""
     if ctx.origin.slice_id is None and note.only_if is None:
         return None  # a person's capture says what it says
-    best: tuple[float, memory_rows.Memory, Verdict] | None = None
+    best: tuple[float, memory_rows.Memory, Verdict, str | None] | None = None
     for candidate, related in judged:
         bar = _bar(ctx, note, candidate)
         if bar is None:
             continue
-        verdict = restates(related, bar)
-        if verdict is None and bar == "kept" and not related.replaces \
-                and not related.values_clash \
-                and related.comparison.veto_kind not in ("reversed", "antonyms"):
-            verdict = restates_in_a_sentence(candidate.body, note.body, ctx.profiles)
+        verdict, body = restates(related, bar), None
+        if verdict is None and bar == "kept":
+            verdict, body = _restated_in_a_sentence(ctx, candidate, note, related)
         if verdict is not None and (best is None or verdict.comparison.dice > best[0]):
-            best = (verdict.comparison.dice, candidate, verdict)
+            best = (verdict.comparison.dice, candidate, verdict, body)
     if best is None:
         return None
-    _, memory, verdict = best
+    _, memory, verdict, body = best
     if note.only_if is not None:
         # A claim under the bar counts as the restatement it says it is, and adds
         # no words: what made the model unsure of it may be chatter.
@@ -629,7 +628,27 @@ def _restated(ctx: _Context, note: Note,
     # The rule keeps its words and gains how it was applied or recalled ("`parallel.rs`
     # uses `.with_context(...)`"): searching for those words finds the rule.
     return _merge(ctx, memory, note, verdict,
-                  body=joined(memory.body, note.body, ctx.profiles, more=False))
+                  body=body or joined(memory.body, note.body, ctx.profiles, more=False))
+
+
+def _restated_in_a_sentence(ctx: _Context, candidate: memory_rows.Memory, note: Note,
+                            related: Verdict) -> tuple[Verdict | None, str | None]:
+    """A kept note of a later session that says ``candidate``'s fact again in one of its
+    sentences, beside news of its own
+    (:func:`~memspool.distill.similarity.restates_in_a_sentence`): the verdict, and the
+    memory's text with the note's after it. ``(None, None)`` when the whole note
+    (``related``) gives the memory a new value or contradicts it, shares too few terms
+    with it for any sentence to restate it, or when the two texts do not fit in
+    RESTATED_BODY_CHARS: a corroboration that kept none of the note's words would
+    lose its news."""
+    if related.replaces or related.comparison.shared < OVERLAP_RESTATED_SHARED \
+            or related.comparison.veto_kind in ("reversed", "antonyms"):
+        return None, None
+    body = joined(candidate.body, note.body, ctx.profiles, more=False)
+    if body is None:
+        return None, None
+    verdict = restates_in_a_sentence(candidate.body, note.body, ctx.profiles)
+    return (None, None) if verdict is None else (verdict, body)
 
 
 def save_notes(  # noqa: PLR0913 - store, origin and report, keyword-only

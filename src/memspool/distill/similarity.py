@@ -51,6 +51,7 @@ from memspool.distill import words as vocab
 from memspool.distill.blobs import without_blobs
 
 __all__ = [
+    "OVERLAP_RESTATED_SHARED",
     "PINNED_MIN_DICE",
     "TRIGRAM_BASELINE",
     "Comparison",
@@ -1231,24 +1232,36 @@ def restates(verdict: Verdict, bar: RestateBar = "rule") -> Verdict | None:
     return Verdict("same", comparison)
 
 
+#: At most this many sentences of a later note, and of the memory it is compared
+#: with, are compared one by one (each pair is a :func:`relate`).
+_SENTENCES_COMPARED: Final = 8
+
+
 def restates_in_a_sentence(old: str, new: str, profiles: Profiles | None = None,
                            ) -> Verdict | None:
     """A sentence of ``new`` that says again what ``old`` (or one sentence of it) says,
     at the kept bar (:func:`restates`): a later report that holds the earlier fact in
-    one of its sentences beside news of its own. The verdict of the closest pair, or
-    ``None``."""
-    mine = [part for part in _SENTENCE_END.split(new) if len(part) >= _PART_MIN_CHARS]
+    one of its sentences beside news of its own. The verdict of the closest pair
+    (``same``), or ``None``; ``None`` too when any sentence of ``new`` gives ``old``,
+    or a sentence of it, a new value. Values of the news beside the memory's are no
+    clash: only the sentence that restates is held to the memory's values."""
+    mine = [part for part in _SENTENCE_END.split(new)
+            if len(part) >= _PART_MIN_CHARS][:_SENTENCES_COMPARED]
     if len(mine) < 2:  # one sentence is the whole, compared already
         return None
-    theirs = [old, *(part for part in _SENTENCE_END.split(old) if len(part) >= _PART_MIN_CHARS)]
+    theirs = [old, *(part for part in _SENTENCE_END.split(old)
+                     if len(part) >= _PART_MIN_CHARS)][:_SENTENCES_COMPARED + 1]
     best: Verdict | None = None
     for said in mine:
         for part in theirs:
-            verdict = restates(relate(part, said, profiles), "kept")
+            related = relate(part, said, profiles)
+            if related.replaces:
+                return None
+            verdict = restates(related, "kept")
             if verdict is not None and (best is None
                                         or verdict.comparison.dice > best.comparison.dice):
                 best = verdict
-    return best
+    return None if best is None else Verdict("same", best.comparison)
 
 
 def _restates_a_part(old: str, new: str, profiles: Profiles | None) -> bool:
