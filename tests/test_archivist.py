@@ -21,6 +21,7 @@ from memspool.config import Config
 from memspool.distill.blobs import BLOB_CHARS
 from memspool.distill.claim_model import model
 from memspool.distill.keys import distinct_key
+from memspool.distill.similarity import index_terms
 from memspool.distill.transcript import notes_of, transcript_notes
 from memspool.recall.context import render
 from memspool.recall.search import search
@@ -591,6 +592,40 @@ def test_a_changed_value_read_as_a_report_of_work_still_supersedes_the_old(
     assert asked == []
     assert [m.summary for m in rows.list_memories(conn, "api") if m.live] == [
         "`statement_timeout` in `config/database.yml` went from 5000 to 10000 ms."]
+
+
+def test_a_value_moved_in_one_line_of_a_grown_memory_supersedes_it(
+        config: Config, conn: Any) -> None:
+    # A merge joined another note's words to the memory of the line limit: its whole
+    # text shares too little with a short report of the new value, its first line enough.
+    t0 = 1_000_000.0
+    old = _memory(conn, config, "The line limit lives in `src/config.zig` as `pub const "
+                  "max_line_len = 64 * 1024;`: `tail` skips a longer line with a warning "
+                  "on stderr instead of aborting the whole command.", session="a", at=t0)
+    beside = ("The ring allocates from `ctx.gpa`, which is how the commands here split "
+              "memory: everything in `src/cmd/` gets a `*const Ctx`, anything that lives as "
+              "long as the command goes on `ctx.arena`, which `main.zig` frees once the "
+              "command returns, and anything allocated per line and dropped again goes on "
+              "`ctx.gpa`, because an arena would never give the evicted lines back; "
+              "`std.heap.GeneralPurposeAllocator` reports any leak of the ring at exit in "
+              "debug builds, and `zig build test` runs the allocator tests under "
+              "`std.testing.allocator`.")
+    memory = rows.get(conn, old)
+    assert memory is not None
+    with transaction(conn):
+        grown = f"{memory.body}\n{beside}"
+        rows.corroborate(conn, memory, at=t0 + 10, body=grown, terms=index_terms(grown))
+    said = ("[assistant] The longest line there is 311,864 bytes, so `max_line_len` in "
+            "`src/config.zig` is now `1024 * 1024` (1 MiB), about three times that.")
+    notes = transcript_notes(said, conditional=True)
+    assert [n.only_if for n in notes] == ["replaces", "restates"]  # under the keep bar
+    _queue_slice(conn, config, said, session="b")
+    digest(conn, config)
+    assert rows.get(conn, old).layer == "superseded"
+    (current,) = [m for m in rows.list_memories(conn, "api") if m.live]
+    assert current.summary.startswith("The longest line there is 311,864 bytes")
+    # The other fact the grown memory held stays in recall, with the new value.
+    assert "64 * 1024" not in current.body and "`ctx.arena`" in current.body
 
 
 def test_a_rule_said_again_as_always_corroborates_it_and_nothing_else_is_saved(

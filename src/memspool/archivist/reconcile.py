@@ -24,7 +24,9 @@ order, up to the cap:
      one session, texts alike but for a number are siblings, "pool 1" and
      "pool 2"); every other memory of another session that states the old
      value is superseded by it too. A merge never keeps an older value: a
-     text whose values differ is never merged;
+     text whose values differ is never merged. A memory that grew by merges
+     (one merged note's words a line) gives its new value the lines it does
+     not move, so its other facts stay in recall;
    - another fact under the same key: the note takes a key of its own;
    - a claim under the keep bar that says a value changed ("went from 5000 to
      10000 ms") is saved as the new value of a memory of an earlier session
@@ -316,6 +318,8 @@ def _create(ctx: _Context, key: str, note: Note, supersedes: memory_rows.Memory 
         if holder is not None and holder.id != supersedes.id:
             aside = distinct_key(aside, f"memory {supersedes.id}")
         memory_rows.rekey(ctx.conn, supersedes, aside)
+    if supersedes is not None and ctx.origin.slice_id is not None:
+        note = _with_the_rest(ctx, note, supersedes)
     # A new value takes the old one's place, in the context block too: it is as
     # clear a statement of the subject as the one it replaces.
     clarity = note.clarity if supersedes is None else max(note.clarity, supersedes.clarity)
@@ -331,6 +335,23 @@ def _create(ctx: _Context, key: str, note: Note, supersedes: memory_rows.Memory 
     return NoteOutcome(id=ctx.shown_id(memory_id), key=key, type=note.type,
                        summary=note.summary, action=CREATED,
                        supersedes=None if supersedes is None else supersedes.id)
+
+
+def _with_the_rest(ctx: _Context, note: Note, replaced: memory_rows.Memory) -> Note:
+    """``note``, the new value of ``replaced``, carrying the lines of its text (each the
+    words of one note merged into it) that the note neither moves nor says again: a
+    memory that grew by merges holds other facts beside the value, and they stay in
+    recall with the new value, not in the history of the old (up to
+    RESTATED_BODY_CHARS; past it, the note alone)."""
+    lines = [line for line in replaced.body.split("\n") if line.strip()]
+    if len(lines) < 2:
+        return note
+    rest = [line for line in lines if line not in note.body
+            and not (said := ctx.relate(line, note.body)).replaces and not said.agrees]
+    body = "\n".join([note.body, *rest])
+    if not rest or len(body) > RESTATED_BODY_CHARS:
+        return note
+    return dataclasses.replace(note, body=body)
 
 
 def _supersede_the_rest(ctx: _Context, note: Note, memory_id: int, first: int) -> None:
@@ -451,10 +472,26 @@ def _replaced_in_this_session(ctx: _Context, note: Note) -> memory_rows.Memory |
 
 def _moves_its_value(ctx: _Context, candidate: memory_rows.Memory, note: Note) -> bool:
     """``note`` gives ``candidate``, a memory of an earlier session, its new value
-    (:func:`_changed_value`'s test)."""
+    (:func:`_changed_value`'s test). A memory whose text grew by the notes merged into
+    it (one a line) is held to the overlap of the line whose value the note moves: the
+    lines merged beside it are other words, and the whole text's overlap with a short
+    report falls under the bar as it grows."""
     verdict = ctx.relate(candidate.body, note.body)
+    if not verdict.replaces or settings_apart(candidate.body, note.body) \
+            or not _of_another_session(ctx, candidate):
+        return False
+    if verdict.comparison.dice >= PINNED_MIN_DICE:
+        return True
+    lines = [line for line in candidate.body.split("\n") if line.strip()]
+    return len(lines) > 1 and any(_moves_a_line(ctx, line, note) for line in lines)
+
+
+def _moves_a_line(ctx: _Context, line: str, note: Note) -> bool:
+    """``note`` gives ``line`` (one note's text in a memory) a new value, sharing
+    PINNED_MIN_DICE of its words, and gives no other subject the setting they share."""
+    verdict = ctx.relate(line, note.body)
     return verdict.replaces and verdict.comparison.dice >= PINNED_MIN_DICE \
-        and not settings_apart(candidate.body, note.body) and _of_another_session(ctx, candidate)
+        and not settings_apart(line, note.body)
 
 
 def _key_of_new_value(ctx: _Context, key: str, note: Note,
