@@ -628,6 +628,56 @@ def test_a_value_moved_in_one_line_of_a_grown_memory_supersedes_it(
     assert "64 * 1024" not in current.body and "`ctx.arena`" in current.body
 
 
+def _grown(conn: Any, config: Config, text: str, merged: str, *, at: float) -> int:
+    """A memory of session "a" whose text a merge grew by a line, as `_merge` joins one."""
+    memory_id = _memory(conn, config, text, session="a", at=at)
+    memory = rows.get(conn, memory_id)
+    assert memory is not None
+    with transaction(conn):
+        grown = f"{memory.body}\n{merged}"
+        rows.corroborate(conn, memory, at=at + 10, body=grown, terms=index_terms(grown))
+    return memory_id
+
+
+def test_a_new_value_of_a_grown_memory_carries_no_line_of_the_old_value(
+        config: Config, conn: Any) -> None:
+    old = _grown(conn, config, "Production runs gunicorn with `--workers 2 --threads 4`.",
+                 "We keep workers at 2 because PgBouncer only has 40 connections.",
+                 at=1_000_000.0)
+    said = "[assistant] Production now runs gunicorn with `--workers 4 --threads 4`."
+    _queue_slice(conn, config, said, session="b")
+    digest(conn, config)
+    assert rows.get(conn, old).layer == "superseded"
+    (current,) = [m for m in rows.list_memories(conn, "api") if m.live]
+    assert "workers at 2" not in current.body  # the old value's reason went with it
+    # The note's own words are what a forget buries and a digest of them again finds.
+    with Service(config.home) as service:
+        service.forget(current.id)
+    _queue_slice(conn, config, said, session="c")
+    digest(conn, config)
+    assert not [m for m in rows.list_memories(conn, "api") if m.live]
+
+
+def test_a_new_value_of_news_merged_into_a_rule_leaves_the_rule_current(
+        config: Config, conn: Any) -> None:
+    rule = _grown(conn, config, "Every multi-statement transaction in the store package "
+                  "goes through `store.WithTx` in `internal/store/tx.go`, which retries it on "
+                  "a serialization error (40001).",
+                  "Unpaid reservations expire after 15 minutes: the sweeper in "
+                  "`internal/sweeper/expire.go` deletes each expired row from `reservations`.",
+                  at=1_000_000.0)
+    _queue_slice(conn, config, (
+        "[assistant] Unpaid reservations now expire after 30 minutes: the sweeper in "
+        "`internal/sweeper/expire.go` deletes each expired row from `reservations`."),
+        session="b")
+    digest(conn, config)
+    kept = rows.get(conn, rule)
+    assert kept is not None and kept.live
+    assert "15 minutes" not in kept.body and "store.WithTx" in kept.body
+    assert [m.summary[:40] for m in rows.list_memories(conn, "api")
+            if m.live and "30 minutes" in m.body] == ["Unpaid reservations now expire after 30 "]
+
+
 def test_a_rule_said_again_as_always_corroborates_it_and_nothing_else_is_saved(
         config: Config, conn: Any) -> None:
     t0 = 1_000_000.0

@@ -26,7 +26,9 @@ order, up to the cap:
      value is superseded by it too. A merge never keeps an older value: a
      text whose values differ is never merged. A memory that grew by merges
      (one merged note's words a line) gives its new value the lines it does
-     not move, so its other facts stay in recall;
+     not move, so its other facts stay in recall; a new value of a line
+     merged into it, not of its own fact, supersedes nothing: that line
+     leaves the memory's text and the value is a memory of its own;
    - another fact under the same key: the note takes a key of its own;
    - a claim under the keep bar that says a value changed ("went from 5000 to
      10000 ms") is saved as the new value of a memory of an earlier session
@@ -81,6 +83,7 @@ from memspool.distill.similarity import (
     says_a_change,
     says_more,
     settings_apart,
+    values_of,
     writes_a_setting,
 )
 from memspool.store import diagnose
@@ -108,6 +111,9 @@ CANDIDATES_PER_NOTE: Final = 8
 CANDIDATE_MIN_SHARED: Final = MIN_SHARED_TERMS - 1
 #: A memory's text grows by the restatements merged into it up to this length.
 RESTATED_BODY_CHARS: Final = 1_500
+#: The characters of a line's opening its memory's summary holds when the line is
+#: the memory's own fact (:func:`_its_own`).
+_OPENING_CHARS: Final = 40
 DEFAULT_SOURCE: Final = "manual"
 RULE_BASED: Final = "rule_based"
 LLM: Final = "llm"
@@ -309,6 +315,8 @@ def _update(ctx: _Context, holder: memory_rows.Memory, key: str, note: Note) -> 
 
 def _create(ctx: _Context, key: str, note: Note, supersedes: memory_rows.Memory | None,
             ) -> NoteOutcome:
+    if supersedes is not None and ctx.origin.slice_id is not None:
+        supersedes, key = _take_out_moved_lines(ctx, key, note, supersedes)
     if supersedes is not None and supersedes.key == key:
         # The new value takes the subject's key; the old memory keeps its own text's,
         # or, when a value changed back and forth left an older memory of the same
@@ -318,15 +326,18 @@ def _create(ctx: _Context, key: str, note: Note, supersedes: memory_rows.Memory 
         if holder is not None and holder.id != supersedes.id:
             aside = distinct_key(aside, f"memory {supersedes.id}")
         memory_rows.rekey(ctx.conn, supersedes, aside)
-    if supersedes is not None and ctx.origin.slice_id is not None:
-        note = _with_the_rest(ctx, note, supersedes)
+    # The text saved: the note's, and the lines of a grown memory it does not move.
+    body = note.body if supersedes is None or ctx.origin.slice_id is None \
+        else _with_the_rest(ctx, note, supersedes)
     # A new value takes the old one's place, in the context block too: it is as
     # clear a statement of the subject as the one it replaces.
     clarity = note.clarity if supersedes is None else max(note.clarity, supersedes.clarity)
     memory_id = memory_rows.insert(ctx.conn, project=ctx.project, key=key, type=note.type,
-                                   summary=note.summary, body=note.body,
-                                   terms=ctx.terms(note.body), at=ctx.now, clarity=clarity)
+                                   summary=note.summary, body=body,
+                                   terms=ctx.terms(body), at=ctx.now, clarity=clarity)
     ctx.created_ids.add(memory_id)
+    # Provenance and this call's keys hold the note's own text: what a later digest
+    # of the same words (or a forget of them) finds it by.
     _provenance(ctx, memory_id, CREATED, note)
     if supersedes is not None:
         memory_rows.supersede(ctx.conn, supersedes, by=memory_id, at=ctx.now)
@@ -337,21 +348,45 @@ def _create(ctx: _Context, key: str, note: Note, supersedes: memory_rows.Memory 
                        supersedes=None if supersedes is None else supersedes.id)
 
 
-def _with_the_rest(ctx: _Context, note: Note, replaced: memory_rows.Memory) -> Note:
-    """``note``, the new value of ``replaced``, carrying the lines of its text (each the
-    words of one note merged into it) that the note neither moves nor says again: a
+def _take_out_moved_lines(ctx: _Context, key: str, note: Note, memory: memory_rows.Memory,
+                          ) -> tuple[memory_rows.Memory | None, str]:
+    """What ``note`` supersedes, and its key. A memory that grew by merges (one merged
+    note's words a line) whose moved value is only in lines merged into it, not in its
+    own fact (:func:`_its_own`), is not replaced: those lines leave its text (kept in
+    its history) and the note is a memory of its own, so a later value of news merged
+    into a rule does not take the rule's place. Else ``memory``, as asked."""
+    lines = [line for line in memory.body.split("\n") if line.strip()]
+    if len(lines) < 2 or memory.layer == "superseded":
+        return memory, key
+    moved = [line for line in lines if ctx.relate(line, note.body).replaces]
+    if not moved or any(_its_own(memory, line) for line in moved):
+        return memory, key
+    own = key if memory.key != key else distinct_key(key, note.body)
+    if memory_rows.get_by_key(ctx.conn, ctx.project, own) is not None:
+        return memory, key
+    rest = "\n".join(line for line in lines if line not in moved)
+    memory_rows.replace_text(ctx.conn, memory, type=memory.type, summary=memory.summary,
+                             body=rest, terms=ctx.terms(rest), at=ctx.now,
+                             reason="a value merged into it moved")
+    return None, own
+
+
+def _with_the_rest(ctx: _Context, note: Note, replaced: memory_rows.Memory) -> str:
+    """The text of ``note``, the new value of ``replaced``, with the lines of the
+    memory's text (each the words of one note merged into it) that the note neither
+    moves nor says again, and that hold none of the values it moves away from: a
     memory that grew by merges holds other facts beside the value, and they stay in
-    recall with the new value, not in the history of the old (up to
-    RESTATED_BODY_CHARS; past it, the note alone)."""
+    recall with the new value, not in the history of the old. The note's text alone
+    past RESTATED_BODY_CHARS, and when ``replaced`` had already been replaced (its
+    lines went with what replaced it)."""
     lines = [line for line in replaced.body.split("\n") if line.strip()]
-    if len(lines) < 2:
-        return note
-    rest = [line for line in lines if line not in note.body
+    if len(lines) < 2 or replaced.layer == "superseded":
+        return note.body
+    moved = values_of(replaced.body) - values_of(note.body)
+    rest = [line for line in lines if line not in note.body and not values_of(line) & moved
             and not (said := ctx.relate(line, note.body)).replaces and not said.agrees]
     body = "\n".join([note.body, *rest])
-    if not rest or len(body) > RESTATED_BODY_CHARS:
-        return note
-    return dataclasses.replace(note, body=body)
+    return note.body if not rest or len(body) > RESTATED_BODY_CHARS else body
 
 
 def _supersede_the_rest(ctx: _Context, note: Note, memory_id: int, first: int) -> None:
@@ -483,7 +518,16 @@ def _moves_its_value(ctx: _Context, candidate: memory_rows.Memory, note: Note) -
     if verdict.comparison.dice >= PINNED_MIN_DICE:
         return True
     lines = [line for line in candidate.body.split("\n") if line.strip()]
-    return len(lines) > 1 and any(_moves_a_line(ctx, line, note) for line in lines)
+    return len(lines) > 1 and any(_moves_a_line(ctx, line, note)
+                                  for line in lines if _its_own(candidate, line))
+
+
+def _its_own(memory: memory_rows.Memory, line: str) -> bool:
+    """``line`` of ``memory``'s text is its own fact, the one its summary says (its first
+    line, or one whose opening the summary holds), not words merged into it later: a new
+    value of a merged line is no new value of the memory's fact."""
+    opening = line.strip().rstrip(":")[:_OPENING_CHARS]
+    return memory.body.startswith(line) or opening in memory.summary
 
 
 def _moves_a_line(ctx: _Context, line: str, note: Note) -> bool:

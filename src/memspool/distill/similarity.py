@@ -70,6 +70,7 @@ __all__ = [
     "says_more",
     "settings_apart",
     "trigram_jaccard",
+    "values_of",
     "writes_a_setting",
 ]
 
@@ -962,6 +963,11 @@ def _values(text: str) -> set[str]:
     """The values ``text`` states (numbers, versions, sizes), as written."""
     words = (w.strip(".,;:()[]{}'\"`") for w in text.lower().split())
     return {word for word in words if _VALUE.match(word)}
+
+
+def values_of(text: str) -> frozenset[str]:
+    """The values ``text`` states (numbers, versions, sizes), as written, lower case."""
+    return frozenset(_values(text))
 
 
 def _announced_new_value(old: str, new: str) -> bool:
