@@ -628,6 +628,12 @@ def test_a_value_moved_in_one_line_of_a_grown_memory_supersedes_it(
     assert "64 * 1024" not in current.body and "`ctx.arena`" in current.body
 
 
+#: A rule of a store package the tests of restatements and merged lines say again.
+_WITH_TX_RULE = ("Every multi-statement transaction in the store package goes through "
+                 "`store.WithTx` in `internal/store/tx.go`, which retries it on a "
+                 "serialization error (40001).")
+
+
 def _grown(conn: Any, config: Config, text: str, merged: str, *, at: float) -> int:
     """A memory of session "a" whose text a merge grew by a line, as `_merge` joins one."""
     memory_id = _memory(conn, config, text, session="a", at=at)
@@ -660,9 +666,7 @@ def test_a_new_value_of_a_grown_memory_carries_no_line_of_the_old_value(
 
 def test_a_new_value_of_news_merged_into_a_rule_leaves_the_rule_current(
         config: Config, conn: Any) -> None:
-    rule = _grown(conn, config, "Every multi-statement transaction in the store package "
-                  "goes through `store.WithTx` in `internal/store/tx.go`, which retries it on "
-                  "a serialization error (40001).",
+    rule = _grown(conn, config, _WITH_TX_RULE,
                   "Unpaid reservations expire after 15 minutes: the sweeper in "
                   "`internal/sweeper/expire.go` deletes each expired row from `reservations`.",
                   at=1_000_000.0)
@@ -999,10 +1003,7 @@ def test_a_later_report_that_says_a_fact_again_in_one_sentence_corroborates_it(
         config: Config, conn: Any) -> None:
     # The later note is news with the earlier fact said again in one of its sentences:
     # the whole note shares too little with the memory, that sentence shares most.
-    _queue_slice(conn, config, (
-        "[assistant] Every multi-statement transaction in the store package goes through "
-        "`store.WithTx` in `internal/store/tx.go`, which retries it on a serialization "
-        "error (40001)."), session="monday")
+    _queue_slice(conn, config, f"[assistant] {_WITH_TX_RULE}", session="monday")
     _queue_slice(conn, config, (
         "[assistant] Unpaid reservations expire after 15 minutes: the sweeper in "
         "`internal/sweeper/expire.go` deletes each expired row from `reservations` and "
@@ -1022,10 +1023,7 @@ def test_a_report_too_long_to_join_keeps_its_news_in_a_memory_of_its_own(
         config: Config, conn: Any) -> None:
     # Merged, the news would not fit beside the memory's text: a corroboration that kept
     # none of its words would lose it, so the note stays a memory of its own.
-    _queue_slice(conn, config, (
-        "[assistant] Every multi-statement transaction in the store package goes through "
-        "`store.WithTx` in `internal/store/tx.go`, which retries it on a serialization "
-        "error (40001)."), session="monday")
+    _queue_slice(conn, config, f"[assistant] {_WITH_TX_RULE}", session="monday")
     news = " ".join(
         f"Unpaid reservations of the `{zone}` warehouse expire after {minutes} minutes: "
         f"the sweeper in `internal/sweeper/{zone}.go` deletes each expired row and hands "
