@@ -648,14 +648,16 @@ def _grown(conn: Any, config: Config, text: str, merged: str, *, at: float) -> i
 def test_a_new_value_of_a_grown_memory_carries_no_line_of_the_old_value(
         config: Config, conn: Any) -> None:
     old = _grown(conn, config, "Production runs gunicorn with `--workers 2 --threads 4`.",
-                 "We keep workers at 2 because PgBouncer only has 40 connections.",
-                 at=1_000_000.0)
+                 "We keep workers at 2 because PgBouncer only has 40 connections.\n"
+                 "Deploys go out through `bin/deploy.sh` behind the load balancer on port "
+                 "8443.", at=1_000_000.0)
     said = "[assistant] Production now runs gunicorn with `--workers 4 --threads 4`."
     _queue_slice(conn, config, said, session="b")
     digest(conn, config)
     assert rows.get(conn, old).layer == "superseded"
     (current,) = [m for m in rows.list_memories(conn, "api") if m.live]
     assert "workers at 2" not in current.body  # the old value's reason went with it
+    assert "port 8443" in current.body  # a value of another fact stays in recall
     # The note's own words are what a forget buries and a digest of them again finds.
     with Service(config.home) as service:
         service.forget(current.id)
@@ -666,6 +668,9 @@ def test_a_new_value_of_a_grown_memory_carries_no_line_of_the_old_value(
 
 def test_a_new_value_of_news_merged_into_a_rule_leaves_the_rule_current(
         config: Config, conn: Any) -> None:
+    # The old value said on its own by another session leaves recall with the new one.
+    alone = _memory(conn, config, "Unpaid reservations expire after 15 minutes.", session="c",
+                    at=999_990.0)
     rule = _grown(conn, config, _WITH_TX_RULE,
                   "Unpaid reservations expire after 15 minutes: the sweeper in "
                   "`internal/sweeper/expire.go` deletes each expired row from `reservations`.",
@@ -678,6 +683,7 @@ def test_a_new_value_of_news_merged_into_a_rule_leaves_the_rule_current(
     kept = rows.get(conn, rule)
     assert kept is not None and kept.live
     assert "15 minutes" not in kept.body and "store.WithTx" in kept.body
+    assert rows.get(conn, alone).layer == "superseded"
     assert [m.summary[:40] for m in rows.list_memories(conn, "api")
             if m.live and "30 minutes" in m.body] == ["Unpaid reservations now expire after 30 "]
 

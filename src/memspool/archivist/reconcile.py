@@ -315,8 +315,9 @@ def _update(ctx: _Context, holder: memory_rows.Memory, key: str, note: Note) -> 
 
 def _create(ctx: _Context, key: str, note: Note, supersedes: memory_rows.Memory | None,
             ) -> NoteOutcome:
+    trimmed: int | None = None
     if supersedes is not None and ctx.origin.slice_id is not None:
-        supersedes, key = _take_out_moved_lines(ctx, key, note, supersedes)
+        supersedes, key, trimmed = _take_out_moved_lines(ctx, key, note, supersedes)
     if supersedes is not None and supersedes.key == key:
         # The new value takes the subject's key; the old memory keeps its own text's,
         # or, when a value changed back and forth left an older memory of the same
@@ -342,6 +343,8 @@ def _create(ctx: _Context, key: str, note: Note, supersedes: memory_rows.Memory 
     if supersedes is not None:
         memory_rows.supersede(ctx.conn, supersedes, by=memory_id, at=ctx.now)
         _supersede_the_rest(ctx, note, memory_id, supersedes.id)
+    elif trimmed is not None:
+        _supersede_the_rest(ctx, note, memory_id, trimmed)
     ctx.seen_keys[key] = (memory_id, note.body)
     return NoteOutcome(id=ctx.shown_id(memory_id), key=key, type=note.type,
                        summary=note.summary, action=CREATED,
@@ -349,26 +352,40 @@ def _create(ctx: _Context, key: str, note: Note, supersedes: memory_rows.Memory 
 
 
 def _take_out_moved_lines(ctx: _Context, key: str, note: Note, memory: memory_rows.Memory,
-                          ) -> tuple[memory_rows.Memory | None, str]:
-    """What ``note`` supersedes, and its key. A memory that grew by merges (one merged
-    note's words a line) whose moved value is only in lines merged into it, not in its
-    own fact (:func:`_its_own`), is not replaced: those lines leave its text (kept in
+                          ) -> tuple[memory_rows.Memory | None, str, int | None]:
+    """What ``note`` supersedes, its key, and the memory it took lines out of. A memory
+    that grew by merges whose moved value is only in lines merged into it
+    (:func:`_merged_lines_moved`) is not replaced: those lines leave its text (kept in
     its history) and the note is a memory of its own, so a later value of news merged
     into a rule does not take the rule's place. Else ``memory``, as asked."""
-    lines = [line for line in memory.body.split("\n") if line.strip()]
-    if len(lines) < 2 or memory.layer == "superseded":
-        return memory, key
-    moved = [line for line in lines if ctx.relate(line, note.body).replaces]
-    if not moved or any(_its_own(memory, line) for line in moved):
-        return memory, key
+    moved = _merged_lines_moved(ctx, memory, note)
+    if not moved:
+        return memory, key, None
     own = key if memory.key != key else distinct_key(key, note.body)
     if memory_rows.get_by_key(ctx.conn, ctx.project, own) is not None:
-        return memory, key
-    rest = "\n".join(line for line in lines if line not in moved)
+        return memory, key, None
+    _take_out(ctx, memory, moved)
+    return None, own, memory.id
+
+
+def _merged_lines_moved(ctx: _Context, memory: memory_rows.Memory, note: Note) -> list[str]:
+    """The lines of ``memory``'s text (one merged note's words each) whose value
+    ``note`` moves, when none of them is the memory's own fact (:func:`_its_own`);
+    else none."""
+    lines = [line for line in memory.body.split("\n") if line.strip()]
+    if len(lines) < 2 or memory.layer == "superseded":
+        return []
+    moved = [line for line in lines if ctx.relate(line, note.body).replaces]
+    return [] if any(_its_own(memory, line) for line in moved) else moved
+
+
+def _take_out(ctx: _Context, memory: memory_rows.Memory, moved: list[str]) -> None:
+    """``memory``'s text without the ``moved`` lines (the old text goes to its history)."""
+    rest = "\n".join(line for line in memory.body.split("\n")
+                     if line.strip() and line not in moved)
     memory_rows.replace_text(ctx.conn, memory, type=memory.type, summary=memory.summary,
                              body=rest, terms=ctx.terms(rest), at=ctx.now,
                              reason="a value merged into it moved")
-    return None, own
 
 
 def _with_the_rest(ctx: _Context, note: Note, replaced: memory_rows.Memory) -> str:
@@ -382,9 +399,13 @@ def _with_the_rest(ctx: _Context, note: Note, replaced: memory_rows.Memory) -> s
     lines = [line for line in replaced.body.split("\n") if line.strip()]
     if len(lines) < 2 or replaced.layer == "superseded":
         return note.body
-    moved = values_of(replaced.body) - values_of(note.body)
+    said = {line: ctx.relate(line, note.body) for line in lines}
+    # The values moved away from are those of the lines the note replaces (of the
+    # memory's own line, when only the whole text reads as replaced).
+    from_lines = [line for line in lines if said[line].replaces] or lines[:1]
+    moved = values_of("\n".join(from_lines)) - values_of(note.body)
     rest = [line for line in lines if line not in note.body and not values_of(line) & moved
-            and not (said := ctx.relate(line, note.body)).replaces and not said.agrees]
+            and not said[line].replaces and not said[line].agrees]
     body = "\n".join([note.body, *rest])
     return note.body if not rest or len(body) > RESTATED_BODY_CHARS else body
 
@@ -402,6 +423,11 @@ def _supersede_the_rest(ctx: _Context, note: Note, memory_id: int, first: int) -
         verdict = ctx.relate(other.body, note.body)
         if verdict.replaces and verdict.comparison.dice >= floor \
                 and _of_another_session(ctx, other):
+            moved = _merged_lines_moved(ctx, other, note) \
+                if ctx.origin.slice_id is not None else []
+            if moved:  # only words merged into it state the old value
+                _take_out(ctx, other, moved)
+                continue
             memory_rows.supersede(ctx.conn, other, by=memory_id, at=ctx.now)
             ctx.report.also_superseded += 1
 
