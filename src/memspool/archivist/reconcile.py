@@ -220,6 +220,8 @@ class _Context:
     #: Keys this call's notes landed on: the memory's id and the first note's text.
     seen_keys: dict[str, tuple[int, str]] = dataclasses.field(default_factory=dict)
     created_ids: set[int] = dataclasses.field(default_factory=set)
+    #: How each pair of texts compared in this call relates (:meth:`relate`).
+    verdicts: dict[tuple[str, str], Verdict] = dataclasses.field(default_factory=dict)
 
     @property
     def project(self) -> str:
@@ -234,7 +236,13 @@ class _Context:
         return None if self.dry_run and memory_id in self.created_ids else memory_id
 
     def relate(self, old: str, new: str) -> Verdict:
-        return relate(old, new, self.profiles)
+        """:func:`~memspool.distill.similarity.relate`, once per pair of texts in a call:
+        a grown memory's lines are read against a note by more than one step."""
+        pair = (old, new)
+        verdict = self.verdicts.get(pair)
+        if verdict is None:
+            verdict = self.verdicts[pair] = relate(old, new, self.profiles)
+        return verdict
 
 
 def _of_another_session(ctx: _Context, memory: memory_rows.Memory) -> bool:
@@ -351,6 +359,12 @@ def _create(ctx: _Context, key: str, note: Note, supersedes: memory_rows.Memory 
                        supersedes=None if supersedes is None else supersedes.id)
 
 
+def _lines(memory: memory_rows.Memory) -> list[str]:
+    """The lines of ``memory``'s text: its own note's words, then each note's merged into
+    it (:func:`joined`), one a line."""
+    return [line for line in memory.body.split("\n") if line.strip()]
+
+
 def _take_out_moved_lines(ctx: _Context, key: str, note: Note, memory: memory_rows.Memory,
                           ) -> tuple[memory_rows.Memory | None, str, int | None]:
     """What ``note`` supersedes, its key, and the memory it took lines out of. A memory
@@ -372,7 +386,7 @@ def _merged_lines_moved(ctx: _Context, memory: memory_rows.Memory, note: Note) -
     """The lines of ``memory``'s text (one merged note's words each) whose value
     ``note`` moves, when none of them is the memory's own fact (:func:`_its_own`);
     else none."""
-    lines = [line for line in memory.body.split("\n") if line.strip()]
+    lines = _lines(memory)
     if len(lines) < 2 or memory.layer == "superseded":
         return []
     moved = [line for line in lines if ctx.relate(line, note.body).replaces]
@@ -381,8 +395,7 @@ def _merged_lines_moved(ctx: _Context, memory: memory_rows.Memory, note: Note) -
 
 def _take_out(ctx: _Context, memory: memory_rows.Memory, moved: list[str]) -> None:
     """``memory``'s text without the ``moved`` lines (the old text goes to its history)."""
-    rest = "\n".join(line for line in memory.body.split("\n")
-                     if line.strip() and line not in moved)
+    rest = "\n".join(line for line in _lines(memory) if line not in moved)
     memory_rows.replace_text(ctx.conn, memory, type=memory.type, summary=memory.summary,
                              body=rest, terms=ctx.terms(rest), at=ctx.now,
                              reason="a value merged into it moved")
@@ -396,7 +409,7 @@ def _with_the_rest(ctx: _Context, note: Note, replaced: memory_rows.Memory) -> s
     recall with the new value, not in the history of the old. The note's text alone
     past RESTATED_BODY_CHARS, and when ``replaced`` had already been replaced (its
     lines went with what replaced it)."""
-    lines = [line for line in replaced.body.split("\n") if line.strip()]
+    lines = _lines(replaced)
     if len(lines) < 2 or replaced.layer == "superseded":
         return note.body
     said = {line: ctx.relate(line, note.body) for line in lines}
@@ -543,7 +556,7 @@ def _moves_its_value(ctx: _Context, candidate: memory_rows.Memory, note: Note) -
         return False
     if verdict.comparison.dice >= PINNED_MIN_DICE:
         return True
-    lines = [line for line in candidate.body.split("\n") if line.strip()]
+    lines = _lines(candidate)
     return len(lines) > 1 and any(_moves_a_line(ctx, line, note)
                                   for line in lines if _its_own(candidate, line))
 

@@ -859,7 +859,7 @@ def moves_a_setting(old: str, new: str) -> bool:
     however the rest is worded."""
     a, b = _settings(old), _settings(new)
     for name in a.keys() & b.keys():
-        if a[name].value == b[name].value or a[name].value in _values(new):
+        if a[name].value == b[name].value or a[name].value in values_of(new):
             continue
         if not _said_apart(old, new, a[name], b[name]):
             return True
@@ -959,15 +959,10 @@ def _code_words(text: str) -> set[str]:
     return found
 
 
-def _values(text: str) -> set[str]:
-    """The values ``text`` states (numbers, versions, sizes), as written."""
+def values_of(text: str) -> set[str]:
+    """The values ``text`` states (numbers, versions, sizes), as written, lower case."""
     words = (w.strip(".,;:()[]{}'\"`") for w in text.lower().split())
     return {word for word in words if _VALUE.match(word)}
-
-
-def values_of(text: str) -> frozenset[str]:
-    """The values ``text`` states (numbers, versions, sizes), as written, lower case."""
-    return frozenset(_values(text))
 
 
 def _announced_new_value(old: str, new: str) -> bool:
@@ -986,7 +981,7 @@ def _announced_new_value(old: str, new: str) -> bool:
     if not any(a.names & b.names for a in _named_values(old) for b in after_named
                if a.value != b.value) and not any(b.names & shared for b in after_named):
         return False
-    before, after = _values(old), _values(new)
+    before, after = values_of(old), values_of(new)
     return bool(before) and bool(after - before)
 
 
@@ -1238,6 +1233,11 @@ def restates(verdict: Verdict, bar: RestateBar = "rule") -> Verdict | None:
     return Verdict("same", comparison)
 
 
+def _parts(text: str) -> list[str]:
+    """The sentences of ``text`` long enough to be compared on their own."""
+    return [part for part in _SENTENCE_END.split(text) if len(part) >= _PART_MIN_CHARS]
+
+
 #: At most this many sentences of a later note, and of the memory it is compared
 #: with, are compared one by one (each pair is a :func:`relate`).
 _SENTENCES_COMPARED: Final = 8
@@ -1251,12 +1251,10 @@ def restates_in_a_sentence(old: str, new: str, profiles: Profiles | None = None,
     (``same``), or ``None``; ``None`` too when any sentence of ``new`` gives ``old``,
     or a sentence of it, a new value. Values of the news beside the memory's are no
     clash: only the sentence that restates is held to the memory's values."""
-    mine = [part for part in _SENTENCE_END.split(new)
-            if len(part) >= _PART_MIN_CHARS][:_SENTENCES_COMPARED]
+    mine = _parts(new)[:_SENTENCES_COMPARED]
     if len(mine) < 2:  # one sentence is the whole, compared already
         return None
-    theirs = [old, *(part for part in _SENTENCE_END.split(old)
-                     if len(part) >= _PART_MIN_CHARS)][:_SENTENCES_COMPARED + 1]
+    theirs = [old, *_parts(old)][:_SENTENCES_COMPARED + 1]
     best: Verdict | None = None
     for said in mine:
         for part in theirs:
@@ -1274,7 +1272,7 @@ def _restates_a_part(old: str, new: str, profiles: Profiles | None) -> bool:
     """The later text restates one sentence of an older memory of several (a problem
     and its fix, a rule and its reason): the memory holds that fact already, and
     keeps its fuller text."""
-    parts = [part for part in _SENTENCE_END.split(old) if len(part) >= _PART_MIN_CHARS]
+    parts = _parts(old)
     if len(parts) < 2:  # one sentence is the whole, compared already
         return False
     # A sentence both texts hold word for word beside more of their own is their
