@@ -226,6 +226,20 @@ def test_the_fix_just_under_the_bar_stays_with_its_cause_and_chatter_does_not() 
     assert "Found it" not in note.body and "tests pass" not in note.body
 
 
+
+@pytest.mark.parametrize("between", [" ", "\n\n"])
+def test_a_cause_and_its_fix_that_share_no_word_are_one_note(between: str) -> None:
+    # No term in common and no word pointing back: the join model reads the second
+    # sentence as going on with the first, in one paragraph or the next.
+    notes = transcript_notes(
+        "[assistant] Found it. Every request to `/export` builds the whole CSV in memory "
+        "before the first byte goes out, which is why big accounts hit the 512 MB limit."
+        f"{between}Streaming the rows through `StreamingResponse` with a generator keeps "
+        "each process under 200 MB. All tests pass.")
+    (note,) = notes
+    assert "`/export`" in note.body and "`StreamingResponse`" in note.body
+    assert "Found it" not in note.body and "tests pass" not in note.body
+
 def test_a_question_is_never_a_note_whoever_asks_it() -> None:
     # The words of a labelled session's prompt, which the model learnt as a rule's:
     # without the rule for questions the first sentence is kept as a preference.

@@ -8,9 +8,9 @@ message judged as a whole and each claim in it by the claim model
   end, marked with "...", past SUMMARY_CHARS);
 - a claim that opens by pointing back ("It", "This", "So") takes the
   sentence before it along, when that sentence is not chatter; the next
-  kept sentence joins it when it points back in turn or shares a term of
-  its subject (a problem and its fix are one note), and so does the next
-  sentence just under the keep bar (CONTINUES_SHARE of it);
+  kept sentence joins it (a problem and its fix are one note), and so does
+  the next sentence just under the keep bar (CONTINUES_SHARE of it) when it
+  points back in turn or shares a term of its subject;
 - a list item takes its list's introduction ("The endpoint conventions:")
   when the introduction is not chatter;
 - its key names the subject (:func:`~memspool.distill.keys.subject_key`).
@@ -196,16 +196,31 @@ def _subject_terms(text: str) -> frozenset[str]:
 
 
 def _goes_on(group: _Group, claim: Claim) -> bool:
-    """The next kept sentence goes on with the group's fact: it points back ("It
-    ...", "So ...") or is about the same things ("`helm upgrade` that dies midway
-    leaves ..." / "the way out is `helm rollback` ..., then upgrade again"): a
-    problem and its fix, a rule and how it is kept, are one memory."""
+    """The next sentence goes on with the group's fact: it points back ("It ...",
+    "So ...") or is about the same things ("`helm upgrade` that dies midway leaves
+    ..." / "the way out is `helm rollback` ..., then upgrade again"): a problem and
+    its fix, a rule and how it is kept, are one memory."""
     if claim.kind != "sentence" or group.claims[-1].kind != "sentence":
         return False
     if _points_back(claim, group.role):
         return True
     shared = _subject_terms(group.claims[-1].text) & _subject_terms(claim.text)
     return len(shared) >= _SHARED_SUBJECT_TERMS
+
+
+def _kept_beside(group: _Group, claim: Claim) -> bool:
+    """The next kept sentence is the group's fact going on: neighbouring sentences
+    the model keeps are one memory, whatever words they share ("Every request to
+    `/export` builds the whole CSV in memory ..." / "Streaming the rows through
+    `StreamingResponse` ... keeps each process under 200 MB"): of the neighbouring
+    sentences of the labelled facts, 85% are one fact, or a problem and the fix said
+    right after it, and a model of the pair told the rest apart no better than
+    joining them all (docs/benchmarks.md). List items stay a note each, and a
+    person's "and ..." starts a new fact unless it is about the same things
+    (:func:`_goes_on`)."""
+    if group.role == "user" and _JOINS_NEXT.match(claim.text):
+        return _goes_on(group, claim)
+    return claim.kind == group.claims[-1].kind == "sentence"
 
 
 def _groups(found: list[Claim], verdicts: list[Verdict], role: str,
@@ -227,7 +242,7 @@ def _groups(found: list[Claim], verdicts: list[Verdict], role: str,
                 yield group
                 group = None
             continue
-        if group is not None and _goes_on(group, claim):
+        if group is not None and _kept_beside(group, claim):
             group.claims.append(claim)
             group.verdicts.append(verdict)
             continue
