@@ -324,7 +324,7 @@ def _update(ctx: _Context, holder: memory_rows.Memory, key: str, note: Note) -> 
 def _create(ctx: _Context, key: str, note: Note, supersedes: memory_rows.Memory | None,
             ) -> NoteOutcome:
     trimmed: int | None = None
-    if supersedes is not None and ctx.origin.slice_id is not None:
+    if supersedes is not None:
         supersedes, key, trimmed = _take_out_moved_lines(ctx, key, note, supersedes)
     if supersedes is not None and supersedes.key == key:
         # The new value takes the subject's key; the old memory keeps its own text's,
@@ -336,8 +336,7 @@ def _create(ctx: _Context, key: str, note: Note, supersedes: memory_rows.Memory 
             aside = distinct_key(aside, f"memory {supersedes.id}")
         memory_rows.rekey(ctx.conn, supersedes, aside)
     # The text saved: the note's, and the lines of a grown memory it does not move.
-    body = note.body if supersedes is None or ctx.origin.slice_id is None \
-        else _with_the_rest(ctx, note, supersedes)
+    body = note.body if supersedes is None else _with_the_rest(ctx, note, supersedes)
     # A new value takes the old one's place, in the context block too: it is as
     # clear a statement of the subject as the one it replaces.
     clarity = note.clarity if supersedes is None else max(note.clarity, supersedes.clarity)
@@ -365,6 +364,17 @@ def _lines(memory: memory_rows.Memory) -> list[str]:
     return [line for line in memory.body.split("\n") if line.strip()]
 
 
+def _grown_lines(ctx: _Context, memory: memory_rows.Memory) -> list[str]:
+    """The lines of ``memory``'s text, when a transcript's note reads them one by one:
+    none for a capture or save (the person's words replace a memory whole), for a
+    memory of one line, or for one already replaced (its lines went with what
+    replaced it)."""
+    if ctx.origin.slice_id is None or memory.layer == "superseded":
+        return []
+    lines = _lines(memory)
+    return lines if len(lines) > 1 else []
+
+
 def _take_out_moved_lines(ctx: _Context, key: str, note: Note, memory: memory_rows.Memory,
                           ) -> tuple[memory_rows.Memory | None, str, int | None]:
     """What ``note`` supersedes, its key, and the memory it took lines out of. A memory
@@ -386,10 +396,8 @@ def _merged_lines_moved(ctx: _Context, memory: memory_rows.Memory, note: Note) -
     """The lines of ``memory``'s text (one merged note's words each) whose value
     ``note`` moves, when none of them is the memory's own fact (:func:`_its_own`);
     else none."""
-    lines = _lines(memory)
-    if len(lines) < 2 or memory.layer == "superseded":
-        return []
-    moved = [line for line in lines if ctx.relate(line, note.body).replaces]
+    moved = [line for line in _grown_lines(ctx, memory)
+             if ctx.relate(line, note.body).replaces]
     return [] if any(_its_own(memory, line) for line in moved) else moved
 
 
@@ -407,10 +415,10 @@ def _with_the_rest(ctx: _Context, note: Note, replaced: memory_rows.Memory) -> s
     moves nor says again, and that hold none of the values it moves away from: a
     memory that grew by merges holds other facts beside the value, and they stay in
     recall with the new value, not in the history of the old. The note's text alone
-    past RESTATED_BODY_CHARS, and when ``replaced`` had already been replaced (its
-    lines went with what replaced it)."""
-    lines = _lines(replaced)
-    if len(lines) < 2 or replaced.layer == "superseded":
+    past RESTATED_BODY_CHARS, and when ``replaced`` has no lines to read apart
+    (:func:`_grown_lines`)."""
+    lines = _grown_lines(ctx, replaced)
+    if not lines:
         return note.body
     said = {line: ctx.relate(line, note.body) for line in lines}
     # The values moved away from are those of the lines the note replaces (of the
@@ -436,8 +444,7 @@ def _supersede_the_rest(ctx: _Context, note: Note, memory_id: int, first: int) -
         verdict = ctx.relate(other.body, note.body)
         if verdict.replaces and verdict.comparison.dice >= floor \
                 and _of_another_session(ctx, other):
-            moved = _merged_lines_moved(ctx, other, note) \
-                if ctx.origin.slice_id is not None else []
+            moved = _merged_lines_moved(ctx, other, note)
             if moved:  # only words merged into it state the old value
                 _take_out(ctx, other, moved)
                 continue
