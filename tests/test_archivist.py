@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 from conftest import capture_with, run_cli, wait_for
@@ -1005,24 +1005,80 @@ def test_a_fact_said_again_in_its_own_session_is_no_corroboration(
     assert all(rows.sessions_of(conn, m.id) == {"monday"} for m in found)
 
 
-def test_a_later_report_that_says_a_fact_again_in_one_sentence_corroborates_it(
-        config: Config, conn: Any) -> None:
-    # The later note is news with the earlier fact said again in one of its sentences:
-    # the whole note shares too little with the memory, that sentence shares most.
-    _queue_slice(conn, config, f"[assistant] {_WITH_TX_RULE}", session="monday")
-    _queue_slice(conn, config, (
+#: A person's new fact, said before their rule again in the same prompt.
+_SYNC_NEWS: Final = ("fyi the sync worker runs every 3 hours now instead of every 6, product "
+                     "asked for it.")
+
+
+@pytest.mark.parametrize(("said", "rule", "news"), [
+    # A report of later work: the whole note shares too little with the rule, its
+    # last sentence shares most.
+    pytest.param((
+        f"[assistant] {_WITH_TX_RULE}",
         "[assistant] Unpaid reservations expire after 15 minutes: the sweeper in "
-        "`internal/sweeper/expire.go` deletes each expired row from `reservations` and "
-        "hands its quantity back to `stock_levels`, and the warehouse dashboard counts the "
-        "`reservation_expired` events per hour. That expire step goes through "
-        "`store.WithTx` like every other multi-statement write here, so a 40001 is "
-        "retried."), session="thursday")
+        "`internal/sweeper/expire.go` deletes each expired row from `reservations` and hands "
+        "its quantity back to `stock_levels`, and the warehouse dashboard counts the "
+        "`reservation_expired` events per hour. That expire step goes through `store.WithTx` "
+        "like every other multi-statement write here, so a 40001 is retried."),
+        ("store.WithTx", "Every multi-statement transaction"),
+        ("15 minutes", "Unpaid reservations expire"), id="in-a-report"),
+    # A person's rule reminded of in one sentence of a prompt that, whole, reminds of
+    # nothing.
+    pytest.param((
+        "[user] never use wildcard resources in iam policies, security bounced our last PR "
+        "for a `Resource: \"*\"` and i dont want that again",
+        f"[user] {_SYNC_NEWS} arns only in its role policy, never wildcard resources in iam "
+        "policies."),
+        ("wildcard", "Never use wildcard resources"),
+        ("3 hours", "The sync worker runs"), id="reminded-beside-news"),
+    # A person's rule said again beside a new fact, the prompt reading as the rule whole
+    # only because the two share a file name.
+    pytest.param((
+        "[user] we never put dependency versions in the module build files, every version "
+        "goes through gradle/libs.versions.toml. reviewers reject anything else.",
+        f"[user] {_SYNC_NEWS} versions go in libs.versions.toml, never in the module build "
+        "files."),
+        ("libs.versions.toml", "We never put dependency versions"),
+        ("3 hours", "The sync worker runs"), id="read-as-the-rule-whole"),
+])
+def test_a_fact_said_again_beside_news_corroborates_it_and_the_news_is_its_own(
+        config: Config, conn: Any, said: tuple[str, str], rule: tuple[str, str],
+        news: tuple[str, str]) -> None:
+    _queue_slice(conn, config, said[0], session="monday")
+    _queue_slice(conn, config, said[1], session="thursday")
     digest(conn, config)
-    found = [m for m in rows.list_memories(conn, "api") if m.live and "store.WithTx" in m.body]
-    (memory,) = found
-    assert memory.summary.startswith("Every multi-statement transaction")
+    live = [m for m in rows.list_memories(conn, "api") if m.live]
+    (memory,) = [m for m in live if rule[0] in m.body]
+    assert memory.summary.startswith(rule[1])
     assert rows.sessions_of(conn, memory.id) == {"monday", "thursday"}
-    assert "15 minutes" in memory.body  # the news merged into it is kept, not dropped
+    # The news beside it is a memory of its own, not words hidden in the old one.
+    (new,) = [m for m in live if news[0] in m.body]
+    assert new.id != memory.id and new.summary.startswith(news[1])
+    assert rows.sessions_of(conn, new.id) == {"thursday"}
+
+
+def test_a_note_taken_apart_is_said_already_when_digested_again_and_stays_forgotten(
+        config: Config, conn: Any, home: Path) -> None:
+    rule = ("[user] we never put dependency versions in the module build files, every "
+            "version goes through gradle/libs.versions.toml. reviewers reject anything else.")
+    later = (f"[user] {_SYNC_NEWS} versions go in libs.versions.toml, never in the module "
+             "build files.")
+    _queue_slice(conn, config, rule, session="monday")
+    _queue_slice(conn, config, later, session="thursday")
+    digest(conn, config)
+    before = {m.id: (m.body, rows.sessions_of(conn, m.id)) for m in rows.list_memories(conn, "api")}
+    # The same words digested again (a hook fired twice): said already, nothing moves.
+    conn.execute("UPDATE slices SET digested_at = NULL WHERE session_id = 'thursday'")
+    report = digest(conn, config)
+    assert report.skipped == 1 and report.created == report.merged == 0
+    assert {m.id: (m.body, rows.sessions_of(conn, m.id))
+            for m in rows.list_memories(conn, "api")} == before
+    # The news forgotten: digesting its words again brings it back nowhere.
+    (news,) = [m for m in rows.list_memories(conn, "api") if "3 hours" in m.body]
+    run_cli("memories", "forget", str(news.id))
+    conn.execute("UPDATE slices SET digested_at = NULL WHERE session_id = 'thursday'")
+    digest(conn, config)
+    assert not [m for m in rows.list_memories(conn, "api") if "3 hours" in m.body]
 
 
 def test_a_report_too_long_to_join_keeps_its_news_in_a_memory_of_its_own(

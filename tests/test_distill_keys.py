@@ -110,3 +110,34 @@ def test_code_a_sentence_introduces_shows_its_first_lines_and_says_it_is_cut() -
     said = whole_summary("The worker flushes once per batch.\n```python\n"
                          + "\n".join(f"out.write(line_{n})" for n in range(20)) + "\n```")
     assert said == "The worker flushes once per batch."
+
+
+def test_a_note_without_one_claim_is_the_rest_summarised_and_keyed_anew() -> None:
+    from memspool.distill.note import Note
+
+    note = Note(type="preference", summary="The sync worker ...", key_text="sync-worker",
+                restates="reminder", claim_lines=(1, 1),
+                body="the sync worker runs every 3 hours now instead of every 6.\n"
+                     "versions go in libs.versions.toml, never in the module build files.")
+    rest = note.without_claim(1)
+    assert rest.body == "the sync worker runs every 3 hours now instead of every 6."
+    assert rest.summary == "The sync worker runs every 3 hours now instead of every 6."
+    # Keyed by its own subject, not by the claim taken out or the old key; a person's
+    # still, but what reminded may have been the claim taken out.
+    assert rest.key.startswith("sync-worker") and "versions" not in rest.key
+    assert rest.type == "preference" and rest.restates == "person"
+    assert rest.claims() == [rest.body]
+    # A claim with its code block is one claim of several lines; the context stays.
+    code = "```go\nerr := store.WithTx(ctx, db, expire)\n```"
+    led = Note(type="takeaway", summary="The sweeper ...", context_lines=1,
+               claim_lines=(4, 1), restates="rule",
+               body=f"The sweeper was rewritten:\nIt runs in one transaction:\n{code}\n"
+                    "Expired rows are deleted.")
+    assert led.claims() == [f"It runs in one transaction:\n{code}", "Expired rows are deleted."]
+    rest = led.without_claim(1)
+    assert rest.body == f"The sweeper was rewritten:\nIt runs in one transaction:\n{code}"
+    assert rest.claim_lines == (4,) and rest.restates is None
+    # A text that no longer has the lines its claims took (redaction joined two) is one
+    # fact, never taken apart; so is a note that never said where its claims are.
+    assert Note(type="takeaway", summary="s", body="one line", claim_lines=(1, 1)).claims() == []
+    assert Note(type="takeaway", summary="s", body="a\nb").claims() == []

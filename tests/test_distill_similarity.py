@@ -17,7 +17,7 @@ from memspool.distill.similarity import (
     moves_a_setting,
     relate,
     restates,
-    restates_in_a_sentence,
+    restating_line,
     says_a_change,
     settings_apart,
     trigram_jaccard,
@@ -544,13 +544,30 @@ def test_one_sentence_of_a_longer_report_can_say_a_fact_again() -> None:
             "dashboard counts the `reservation_expired` events per hour.")
     again = "That step goes through `store.WithTx` like every other multi-statement write."
     assert restates(relate(rule, f"{news}\n{again}"), "kept") is None  # mostly news
-    assert restates_in_a_sentence(rule, f"{news}\n{again}") is not None
-    # A sentence of one's own is compared whole, as before; a sentence that gives the
-    # subject another value says no fact again.
-    assert restates_in_a_sentence(rule, again) is None
+    found = restating_line(rule, [news, again], "kept")
+    assert found is not None and found[0] == 1
+    # A line that gives the subject another value says no fact again.
     moved = ("Every multi-statement transaction in the store package goes through "
              "`store.WithTx` in `internal/store/tx.go`, which retries it on error 40003.")
-    assert restates_in_a_sentence(rule, f"{news}\n{moved}") is None
+    assert restating_line(rule, [news, moved], "kept") is None
+
+
+def test_the_line_that_says_a_persons_rule_again_is_found_beside_news() -> None:
+    rule = ("we never put dependency versions in the module build files, every version "
+            "goes through gradle/libs.versions.toml.")
+    news = "fyi the sync worker runs every 3 hours now instead of every 6, product asked for it."
+    again = "versions go in libs.versions.toml, never in the module build files."
+    found = restating_line(rule, [news, again], "reminder")
+    assert found is not None and found[0] == 1 and found[1].relation == "same"
+    assert restating_line(rule, [news], "reminder") is None  # the news alone says no rule
+    # A note of which a line gives the memory (or a sentence of it) another value
+    # says nothing of it again, whatever its other lines say.
+    pool = ("The ingest pool is `max_conns=16` per pod. It is set through `db.maxConns` "
+            "in `deploy/values-prod.yaml`, nothing on the cluster by hand.")
+    kept = "Set through `db.maxConns` in `deploy/values-prod.yaml`, nothing on the cluster by hand."
+    assert restating_line(pool, [news, kept], "kept") is not None
+    assert restating_line(pool, [kept, "The ingest pool is `max_conns=24` per pod now."],
+                          "kept") is None
 
 
 def test_a_unit_is_no_subject_a_new_value_belongs_to() -> None:

@@ -42,9 +42,15 @@ order, up to the cap:
      "remember ..."): merged into the candidate it restates most closely, at
      a lower bar, the memory's text gaining the restatement's; so is a kept
      note of a later session whose words are mostly an earlier memory's (a
-     fact said again in a report of later work), or one of whose sentences is
-     (:func:`~memspool.distill.similarity.restates_in_a_sentence`: news with
-     the earlier fact said again beside it);
+     fact said again in a report of later work);
+   - a note of several claims (one a line) of which one says a memory of an
+     earlier session again, at the note's bar, beside news
+     (:func:`~memspool.distill.similarity.restating_line`; found where the
+     whole note restates nothing, or reads as the same fact only because of
+     that claim): the claim is merged into the memory, and the rest of the
+     note, its context kept, is reconciled as a note of its own: a fact said
+     again in one sentence of a report, a person's rule said again beside a
+     new request, corroborate without hiding the news in the old memory;
 
 5. else ``created`` as provisional memory (layer buffer).
 
@@ -71,6 +77,8 @@ from memspool.distill.similarity import (
     MIN_SHARED_TERMS,
     OVERLAP_RESTATED_SHARED,
     PINNED_MIN_DICE,
+    REMINDER_SHARED,
+    RULE_RESTATED_SHARED,
     Profiles,
     RestateBar,
     Verdict,
@@ -79,7 +87,7 @@ from memspool.distill.similarity import (
     moves_a_setting,
     relate,
     restates,
-    restates_in_a_sentence,
+    restating_line,
     says_a_change,
     says_more,
     settings_apart,
@@ -670,6 +678,9 @@ def _among_candidates(ctx: _Context, note: Note, key: str) -> NoteOutcome:
         verdict = ctx.relate(candidate.body, note.body)
         judged.append((candidate, verdict))
         if verdict.agrees:
+            line = _said_again_beside_news(ctx, candidate, note, verdict)
+            if line is not None:
+                return _merge_apart(ctx, candidate, note, verdict, line)
             return _merge(ctx, candidate, note, verdict)
         if verdict.replaces and _of_another_session(ctx, candidate) \
                 and not _keeps_it(note, verdict):
@@ -732,50 +743,113 @@ def _restated(ctx: _Context, note: Note,
     only into a rule of theirs of an earlier session; another kept note at the kept
     bar, only into a memory of an earlier session (:func:`_bar`). The memory keeps
     its words and gains the restatement's, up to RESTATED_BODY_CHARS (a claim under
-    the keep bar adds none)."""
+    the keep bar adds none). A note of several claims of which one says the memory
+    again (:func:`_restated_in_a_line`) gives the memory that claim, and the rest is
+    a note of its own: the news beside a fact said again is news."""
     if ctx.origin.slice_id is None and note.only_if is None:
         return None  # a person's capture says what it says
-    best: tuple[float, memory_rows.Memory, Verdict, str | None] | None = None
+    best: tuple[tuple[bool, float], memory_rows.Memory, Verdict, int | None] | None = None
     for candidate, related in judged:
         bar = _bar(ctx, note, candidate)
         if bar is None:
             continue
-        verdict, body = restates(related, bar), None
-        if verdict is None and bar == "kept":
-            verdict, body = _restated_in_a_sentence(ctx, candidate, note, related)
-        if verdict is not None and (best is None or verdict.comparison.dice > best[0]):
-            best = (verdict.comparison.dice, candidate, verdict, body)
+        verdict, line = restates(related, bar), None
+        if verdict is None:
+            verdict, line = _restated_in_a_line(ctx, candidate, note, related, bar)
+        if verdict is None:
+            continue
+        # A memory the whole note restates comes before one a claim of it does.
+        score = (line is None, verdict.comparison.dice)
+        if best is None or score > best[0]:
+            best = (score, candidate, verdict, line)
     if best is None:
         return None
-    _, memory, verdict, body = best
+    _, memory, verdict, line = best
     if note.only_if is not None:
         # A claim under the bar counts as the restatement it says it is, and adds
         # no words: what made the model unsure of it may be chatter.
         return _merge(ctx, memory, note, Verdict("same", verdict.comparison))
+    if line is not None:
+        return _merge_apart(ctx, memory, note, verdict, line)
     # The rule keeps its words and gains how it was applied or recalled ("`parallel.rs`
     # uses `.with_context(...)`"): searching for those words finds the rule.
     return _merge(ctx, memory, note, verdict,
-                  body=body or joined(memory.body, note.body, ctx.profiles, more=False))
+                  body=joined(memory.body, note.body, ctx.profiles, more=False))
 
 
-def _restated_in_a_sentence(ctx: _Context, candidate: memory_rows.Memory, note: Note,
-                            related: Verdict) -> tuple[Verdict | None, str | None]:
-    """A kept note of a later session that says ``candidate``'s fact again in one of its
-    sentences, beside news of its own
-    (:func:`~memspool.distill.similarity.restates_in_a_sentence`): the verdict, and the
-    memory's text with the note's after it. ``(None, None)`` when the whole note
-    (``related``) gives the memory a new value or contradicts it, shares too few terms
-    with it for any sentence to restate it, or when the two texts do not fit in
-    RESTATED_BODY_CHARS: a corroboration that kept none of the note's words would
-    lose its news."""
-    if related.replaces or related.comparison.shared < OVERLAP_RESTATED_SHARED \
+def _merge_apart(ctx: _Context, memory: memory_rows.Memory, note: Note, verdict: Verdict,
+                 line: int) -> NoteOutcome:
+    """Claim ``line`` of ``note`` says ``memory`` again: it merges into the memory (whose
+    text gains its words), and the rest of the note is reconciled as a note of its own
+    (its outcome is the one returned; the merge's is reported before it)."""
+    said = dataclasses.replace(note, body=note.claims()[line], context_lines=0,
+                               claim_lines=())
+    ctx.report.notes.append(_merge(ctx, memory, said, verdict, body=joined(
+        memory.body, said.body, ctx.profiles, more=False)))
+    rest = _reconcile(ctx, note.without_claim(line))
+    # The whole note's words are where a later digest of them finds them (skipped, as
+    # said already) and where a forget of the news buries them: in the memory the
+    # rest landed in.
+    held = memory_rows.get_by_key(ctx.conn, ctx.project, rest.key) \
+        if rest.action != SKIPPED else None
+    _provenance(ctx, memory.id if held is None else held.id, rest.action
+                if held is not None else MERGED, note)
+    return rest
+
+
+def _said_again_beside_news(ctx: _Context, memory: memory_rows.Memory, note: Note,
+                            verdict: Verdict) -> int | None:
+    """The claim of a transcript's note of several that says ``memory``, of an earlier
+    session, again, when the note as a whole reads as the same fact (``verdict``, not
+    one saying more) only because of it: every other claim is news (:func:`_is_news`;
+    a person's "fyi the sync runs every 3 hours now" beside their rule said again, the
+    two sharing a file name). ``None`` when there is no such claim: the note is the
+    memory's fact, said again."""
+    claims = note.claims()
+    if verdict.relation != "same" or ctx.origin.slice_id is None or note.only_if is not None \
+            or len(claims) < 2 or not _of_another_session(ctx, memory):
+        return None
+    found = restating_line(memory.body, claims, _bar(ctx, note, memory) or "kept",
+                           ctx.profiles)
+    if found is None:
+        return None
+    index = found[0]
+    others = [claim for number, claim in enumerate(claims) if number != index]
+    return index if all(_is_news(ctx, memory, claim) for claim in others) else None
+
+
+def _is_news(ctx: _Context, memory: memory_rows.Memory, claim: str) -> bool:
+    """``claim`` says nothing ``memory`` says: not in its text, not the same fact as the
+    whole, and no sentence of it said again at the overlap bar, the loosest of a text
+    that does not point back (a cause said again beside its fix is the memory's, not
+    news)."""
+    return claim.strip() not in memory.body and not ctx.relate(memory.body, claim).agrees \
+        and restating_line(memory.body, [claim], "overlap", ctx.profiles) is None
+
+
+#: The terms a note shares with a memory, at each bar, for one of its claims to say
+#: the memory again (:func:`_restated_in_a_line`).
+_LINE_MIN_SHARED: Final[dict[RestateBar, int]] = {
+    "rule": RULE_RESTATED_SHARED, "reminder": REMINDER_SHARED,
+    "overlap": OVERLAP_RESTATED_SHARED, "kept": OVERLAP_RESTATED_SHARED}
+
+
+def _restated_in_a_line(ctx: _Context, candidate: memory_rows.Memory, note: Note,
+                        related: Verdict, bar: RestateBar) -> tuple[Verdict | None, int | None]:
+    """The claim of a note of several (one a line) that says ``candidate``'s fact again
+    at ``bar``, beside news of its own
+    (:func:`~memspool.distill.similarity.restating_line`): a report of later work that
+    holds the earlier fact in one sentence, a person's rule said again beside a new
+    request. The verdict and the claim's index (:meth:`Note.claims`); ``(None, None)``
+    when the whole note (``related``) gives the memory a new value or contradicts it,
+    or shares too few terms with it for any claim to restate it."""
+    lines = note.claims()
+    if len(lines) < 2 or related.replaces \
+            or related.comparison.shared < _LINE_MIN_SHARED[bar] \
             or related.comparison.veto_kind in ("reversed", "antonyms"):
         return None, None
-    body = joined(candidate.body, note.body, ctx.profiles, more=False)
-    if body is None:
-        return None, None
-    verdict = restates_in_a_sentence(candidate.body, note.body, ctx.profiles)
-    return (None, None) if verdict is None else (verdict, body)
+    found = restating_line(candidate.body, lines, bar, ctx.profiles)
+    return (None, None) if found is None else (found[1], found[0])
 
 
 def save_notes(  # noqa: PLR0913 - store, origin and report, keyword-only
@@ -802,7 +876,9 @@ def save_notes(  # noqa: PLR0913 - store, origin and report, keyword-only
                    profiles=profiles if profiles is not None else Profiles())
     try:
         with memory_rows.unit_of_work(conn, keep=not report.dry_run):
-            report.notes = [_reconcile(ctx, note) for note in notes[:cap]]
+            report.notes = []
+            for note in notes[:cap]:
+                report.notes.append(_reconcile(ctx, note))
     except sqlite3.Error as exc:
         raise StoreError(f"{diagnose(config.db_path, exc)} Nothing of this capture was "
                          f"saved.") from exc

@@ -30,6 +30,7 @@ __all__ = [
     "distinct_key",
     "normalized_text",
     "note_key",
+    "sentence_case",
     "stated",
     "subject_key",
     "summary_line",
@@ -154,6 +155,21 @@ def whole_summary(text: str, limit: int = SUMMARY_CHARS) -> str:
             return flat[: ends[-1]].rstrip(" ,;:\u2014\u2013-") + " ..."
     cut = room.rfind(" ")
     return flat[: cut if cut > 0 else limit - 4].rstrip(" ,;:") + " ..."
+
+
+#: Lower-case first words that are commands or tools, written as such.
+_COMMAND_WORDS: Final = ("npm ", "pnpm ", "yarn ", "pip ", "git ", "make ", "cargo ", "go ",
+                         "mix ", "docker ", "kubectl ", "helm ", "terraform ", "uv ")
+#: A first word that is a plain word, not an identifier (``npm``, ``pool_size``).
+_PLAIN_FIRST_WORD: Final = re.compile(r"[a-z]+(?:'[a-z]+)?(?=[\s,;:]|$)")
+
+
+def sentence_case(text: str) -> str:
+    """The fact as a sentence: "the staging API ..." (its label left out) starts with
+    a capital; a lower-case identifier or command stays as written."""
+    if _PLAIN_FIRST_WORD.match(text) and not text.startswith(_COMMAND_WORDS):
+        return text[0].upper() + text[1:]
+    return text
 
 
 #: A summary of at most this many words, with no sentence end, that the body does

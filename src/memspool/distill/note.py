@@ -7,7 +7,14 @@ from typing import Final, Literal
 
 from memspool.base.kinds import NoteType
 from memspool.distill.classify import PASSIVE, classify
-from memspool.distill.keys import note_key, summary_line, title
+from memspool.distill.keys import (
+    note_key,
+    sentence_case,
+    subject_key,
+    summary_line,
+    title,
+    whole_summary,
+)
 
 __all__ = ["PASSIVE_TITLE_CHARS", "Note", "OnlyIf", "Restates"]
 
@@ -33,7 +40,10 @@ class Note:
     an agent chose to save). ``restates`` says the text points back at
     something said before (reconciliation looks for it with a lower bar);
     ``only_if``, that it is kept only where it gives a memory of an earlier
-    session its new value (``replaces``) or restates one (``restates``).
+    session its new value (``replaces``) or restates one (``restates``). A
+    transcript's note says where its claims are (:meth:`claims`): its text is the
+    claims' context (their list's introduction, the sentence the first one points
+    back at) in ``context_lines`` lines, then the claims, ``claim_lines`` lines each.
     """
 
     type: NoteType
@@ -43,10 +53,45 @@ class Note:
     clarity: float = 1.0
     restates: Restates = None
     only_if: OnlyIf = None
+    context_lines: int = 0
+    claim_lines: tuple[int, ...] = ()
 
     @property
     def key(self) -> str:
         return note_key(self.key_text or self.summary)
+
+    def claims(self) -> list[str]:
+        """The claims of a transcript's note, each as its text holds it (a claim may
+        take several lines: a code block after its sentence): after the context's
+        ``context_lines``, ``claim_lines`` lines each. Empty when the note does not say
+        where its claims are, or when its text no longer has those lines (redaction
+        took some out): such a note is one fact, never taken apart."""
+        lines = self.body.split("\n")
+        if not self.claim_lines or self.context_lines + sum(self.claim_lines) != len(lines):
+            return []
+        found: list[str] = []
+        at = self.context_lines
+        for count in self.claim_lines:
+            found.append("\n".join(lines[at:at + count]))
+            at += count
+        return found
+
+    def without_claim(self, index: int) -> Note:
+        """The note without claim ``index`` of :meth:`claims` (one reconciliation found
+        said already): the rest, its context kept, is a fact of its own, summarised and
+        keyed anew. What said it points back ("remember", "per your rule") may have been
+        the claim taken out: the rest of a person's note is the person's, the rest of
+        another points back at nothing."""
+        claims = self.claims()
+        lines = self.body.split("\n")[:self.context_lines]
+        rest = claims[:index] + claims[index + 1:]
+        body = "\n".join([*lines, *rest])
+        summary = whole_summary(sentence_case(body))
+        return dataclasses.replace(
+            self, summary=summary, body=body, key_text=subject_key(summary),
+            restates="person" if self.restates in ("person", "reminder") else None,
+            claim_lines=tuple(count for number, count in enumerate(self.claim_lines)
+                              if number != index))
 
     @classmethod
     def from_text(cls, text: str) -> Note:

@@ -53,6 +53,8 @@ from memspool.distill.blobs import without_blobs
 __all__ = [
     "OVERLAP_RESTATED_SHARED",
     "PINNED_MIN_DICE",
+    "REMINDER_SHARED",
+    "RULE_RESTATED_SHARED",
     "TRIGRAM_BASELINE",
     "Comparison",
     "Profiles",
@@ -65,7 +67,7 @@ __all__ = [
     "lookup_terms",
     "moves_a_setting",
     "relate",
-    "restates_in_a_sentence",
+    "restating_line",
     "says_a_change",
     "says_more",
     "settings_apart",
@@ -1243,29 +1245,30 @@ def _parts(text: str) -> list[str]:
 _SENTENCES_COMPARED: Final = 8
 
 
-def restates_in_a_sentence(old: str, new: str, profiles: Profiles | None = None,
-                           ) -> Verdict | None:
-    """A sentence of ``new`` that says again what ``old`` (or one sentence of it) says,
-    at the kept bar (:func:`restates`): a later report that holds the earlier fact in
-    one of its sentences beside news of its own. The verdict of the closest pair
-    (``same``), or ``None``; ``None`` too when any sentence of ``new`` gives ``old``,
-    or a sentence of it, a new value. Values of the news beside the memory's are no
-    clash: only the sentence that restates is held to the memory's values."""
-    mine = _parts(new)[:_SENTENCES_COMPARED]
-    if len(mine) < 2:  # one sentence is the whole, compared already
-        return None
+def restating_line(old: str, lines: list[str], bar: RestateBar,
+                   profiles: Profiles | None = None) -> tuple[int, Verdict] | None:
+    """The line of a later note (``lines``: its sentences, or its claims one a line)
+    that says again what ``old``, or one sentence of it, says at ``bar``
+    (:func:`restates`): a report that holds the earlier fact in one sentence beside
+    news of its own, a person's rule said again beside a new request. Its index and
+    the verdict of the closest pair (``same``), or ``None``; ``None`` too when any
+    line gives ``old``, or a sentence of it, a new value. Values of the news beside
+    the memory's are no clash: only the line that restates is held to the memory's
+    values. At most _SENTENCES_COMPARED lines and sentences of ``old`` are read."""
     theirs = [old, *_parts(old)][:_SENTENCES_COMPARED + 1]
-    best: Verdict | None = None
-    for said in mine:
+    best: tuple[int, Verdict] | None = None
+    for index, said in enumerate(lines[:_SENTENCES_COMPARED]):
+        if len(said) < _PART_MIN_CHARS:
+            continue
         for part in theirs:
             related = relate(part, said, profiles)
             if related.replaces:
                 return None
-            verdict = restates(related, "kept")
+            verdict = restates(related, bar)
             if verdict is not None and (best is None
-                                        or verdict.comparison.dice > best.comparison.dice):
-                best = verdict
-    return None if best is None else Verdict("same", best.comparison)
+                                        or verdict.comparison.dice > best[1].comparison.dice):
+                best = (index, verdict)
+    return None if best is None else (best[0], Verdict("same", best[1].comparison))
 
 
 def _restates_a_part(old: str, new: str, profiles: Profiles | None) -> bool:

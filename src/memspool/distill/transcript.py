@@ -47,7 +47,7 @@ from memspool.distill.claim_model import (
     model,
 )
 from memspool.distill.claims import Claim, claims
-from memspool.distill.keys import subject_key, whole_summary
+from memspool.distill.keys import sentence_case, subject_key, whole_summary
 from memspool.distill.messages import messages
 from memspool.distill.note import Note, Restates
 from memspool.distill.similarity import index_terms, says_a_change, writes_a_setting
@@ -89,9 +89,6 @@ _FRAMING: Final = re.compile(
     rf"^\W{{0,3}}{_JOINED}(?:(?:please\s+)?(?:{_KEEP_WORDS}|note|fyi|btw|memo)\b"
     r"(?:\s+that\b)?\s*[:,\-\u2014]?\s*)?",
     re.IGNORECASE)
-#: Lower-case first words that are commands or tools, written as such.
-_COMMAND_WORDS: Final = ("npm ", "pnpm ", "yarn ", "pip ", "git ", "make ", "cargo ", "go ",
-                         "mix ", "docker ", "kubectl ", "helm ", "terraform ", "uv ")
 #: The assistant pointing back at the conversation before it restates a rule ("As
 #: you asked last time, ...", "Per your rule, ..."): chatter, left out of the note,
 #: so the restatement reads as the rule it restates.
@@ -260,18 +257,6 @@ def _groups(found: list[Claim], verdicts: list[Verdict], role: str,
         yield group
 
 
-#: A first word that is a plain word, not an identifier (``npm``, ``pool_size``).
-_PLAIN_FIRST_WORD: Final = re.compile(r"[a-z]+(?:'[a-z]+)?(?=[\s,;:]|$)")
-
-
-def _sentence_case(text: str) -> str:
-    """The fact as a sentence: "the staging API ..." (its label left out) starts with
-    a capital; a lower-case identifier or command stays as written."""
-    if _PLAIN_FIRST_WORD.match(text) and not text.startswith(_COMMAND_WORDS):
-        return text[0].upper() + text[1:]
-    return text
-
-
 def _note(group: _Group) -> Note:
     said = "\n".join(c.text for c in group.claims)
     lead = group.context
@@ -297,16 +282,22 @@ def _note(group: _Group) -> Note:
         headline = f"{lead} {said}"
     else:
         headline = said
-    summary = whole_summary(_sentence_case(headline))
+    summary = whole_summary(sentence_case(headline))
     body = f"{lead}\n{said}".strip() if lead else said
     best = max(group.verdicts, key=lambda v: v.probability)
     # An item's subject is its own ("Pool: `pool_max_conns=24` per pod"), not its
     # list's introduction, which the other items share.
-    keyed = whole_summary(_sentence_case(said)) if lead and group.claims[0].kind == "item" \
+    keyed = whole_summary(sentence_case(said)) if lead and group.claims[0].kind == "item" \
         else summary
+    # Where the claims are in the text, so reconciliation can take a claim said
+    # before out of a note: none when the lines do not add up (a framing took one).
+    context_lines = lead.count("\n") + 1 if lead else 0
+    claim_lines = tuple(claim.text.count("\n") + 1 for claim in group.claims)
+    if context_lines + sum(claim_lines) != body.count("\n") + 1:
+        claim_lines = ()
     return Note(type=best.type, summary=summary, body=body,
                 key_text=subject_key(keyed), clarity=round(best.clarity, 4),
-                restates=restates)
+                restates=restates, context_lines=context_lines, claim_lines=claim_lines)
 
 
 def _learning(item: str, used: Model) -> Note:
