@@ -1040,6 +1040,14 @@ _SYNC_NEWS: Final = ("fyi the sync worker runs every 3 hours now instead of ever
         "files."),
         ("libs.versions.toml", "We never put dependency versions"),
         ("3 hours", "The sync worker runs"), id="read-as-the-rule-whole"),
+    # The rule said again first: the note takes the rule's key, and lands on it.
+    pytest.param((
+        "[user] we never put dependency versions in the module build files, every version "
+        "goes through gradle/libs.versions.toml. reviewers reject anything else.",
+        "[user] we never put dependency versions in the module build files, they go in "
+        f"libs.versions.toml. {_SYNC_NEWS}"),
+        ("libs.versions.toml", "We never put dependency versions"),
+        ("3 hours", "Fyi the sync worker runs"), id="at-the-rules-key"),
 ])
 def test_a_fact_said_again_beside_news_corroborates_it_and_the_news_is_its_own(
         config: Config, conn: Any, said: tuple[str, str], rule: tuple[str, str],

@@ -663,10 +663,16 @@ def _land_on(ctx: _Context, memory: memory_rows.Memory, key: str, note: Note,
              verdict: Verdict | None) -> NoteOutcome:
     """``note`` said again of ``memory``: a capture or save under a key it names
     updates it (the person's wording replaces the old, which goes to the history
-    when it differs); a transcript's note merges into it."""
+    when it differs); a transcript's note merges into it, or, when only one of its
+    claims says the memory again beside news, that claim does
+    (:func:`_said_again_beside_news`)."""
     if ctx.origin.slice_id is None:
         return _update(ctx, memory, key, note)
-    return _merge(ctx, memory, note, verdict or ctx.relate(memory.body, note.body))
+    verdict = verdict or ctx.relate(memory.body, note.body)
+    line = _said_again_beside_news(ctx, memory, note, verdict)
+    if line is not None:
+        return _merge_apart(ctx, memory, note, verdict, line)
+    return _merge(ctx, memory, note, verdict)
 
 
 def _among_candidates(ctx: _Context, note: Note, key: str) -> NoteOutcome:
