@@ -1005,6 +1005,10 @@ def test_a_fact_said_again_in_its_own_session_is_no_corroboration(
     assert all(rows.sessions_of(conn, m.id) == {"monday"} for m in found)
 
 
+#: A person's rule of one session.
+_VERSIONS_RULE: Final = ("[user] we never put dependency versions in the module build files, "
+                         "every version goes through gradle/libs.versions.toml. reviewers "
+                         "reject anything else.")
 #: A person's new fact, said before their rule again in the same prompt.
 _SYNC_NEWS: Final = ("fyi the sync worker runs every 3 hours now instead of every 6, product "
                      "asked for it.")
@@ -1034,16 +1038,14 @@ _SYNC_NEWS: Final = ("fyi the sync worker runs every 3 hours now instead of ever
     # A person's rule said again beside a new fact, the prompt reading as the rule whole
     # only because the two share a file name.
     pytest.param((
-        "[user] we never put dependency versions in the module build files, every version "
-        "goes through gradle/libs.versions.toml. reviewers reject anything else.",
+        _VERSIONS_RULE,
         f"[user] {_SYNC_NEWS} versions go in libs.versions.toml, never in the module build "
         "files."),
         ("libs.versions.toml", "We never put dependency versions"),
         ("3 hours", "The sync worker runs"), id="read-as-the-rule-whole"),
     # The rule said again first: the note takes the rule's key, and lands on it.
     pytest.param((
-        "[user] we never put dependency versions in the module build files, every version "
-        "goes through gradle/libs.versions.toml. reviewers reject anything else.",
+        _VERSIONS_RULE,
         "[user] we never put dependency versions in the module build files, they go in "
         f"libs.versions.toml. {_SYNC_NEWS}"),
         ("libs.versions.toml", "We never put dependency versions"),
@@ -1067,11 +1069,9 @@ def test_a_fact_said_again_beside_news_corroborates_it_and_the_news_is_its_own(
 
 def test_a_note_taken_apart_is_said_already_when_digested_again_and_stays_forgotten(
         config: Config, conn: Any, home: Path) -> None:
-    rule = ("[user] we never put dependency versions in the module build files, every "
-            "version goes through gradle/libs.versions.toml. reviewers reject anything else.")
     later = (f"[user] {_SYNC_NEWS} versions go in libs.versions.toml, never in the module "
              "build files.")
-    _queue_slice(conn, config, rule, session="monday")
+    _queue_slice(conn, config, _VERSIONS_RULE, session="monday")
     _queue_slice(conn, config, later, session="thursday")
     digest(conn, config)
     before = {m.id: (m.body, rows.sessions_of(conn, m.id)) for m in rows.list_memories(conn, "api")}

@@ -75,10 +75,8 @@ from memspool.distill.keys import distinct_key, text_hash
 from memspool.distill.note import Note
 from memspool.distill.similarity import (
     MIN_SHARED_TERMS,
-    OVERLAP_RESTATED_SHARED,
     PINNED_MIN_DICE,
-    REMINDER_SHARED,
-    RULE_RESTATED_SHARED,
+    RESTATED_MIN_SHARED,
     Profiles,
     RestateBar,
     Verdict,
@@ -795,11 +793,11 @@ def _merge_apart(ctx: _Context, memory: memory_rows.Memory, note: Note, verdict:
     rest = _reconcile(ctx, note.without_claim(line))
     # The whole note's words are where a later digest of them finds them (skipped, as
     # said already) and where a forget of the news buries them: in the memory the
-    # rest landed in.
-    held = memory_rows.get_by_key(ctx.conn, ctx.project, rest.key) \
-        if rest.action != SKIPPED else None
-    _provenance(ctx, memory.id if held is None else held.id, rest.action
-                if held is not None else MERGED, note)
+    # rest landed in (in a dry run, which keeps nothing, the one merged into).
+    if rest.action == SKIPPED or rest.id is None:
+        _provenance(ctx, memory.id, MERGED, note)
+    else:
+        _provenance(ctx, rest.id, rest.action, note)
     return rest
 
 
@@ -816,7 +814,7 @@ def _said_again_beside_news(ctx: _Context, memory: memory_rows.Memory, note: Not
             or len(claims) < 2 or not _of_another_session(ctx, memory):
         return None
     found = restating_line(memory.body, claims, _bar(ctx, note, memory) or "kept",
-                           ctx.profiles)
+                           relating=ctx.relate)
     if found is None:
         return None
     index = found[0]
@@ -830,14 +828,7 @@ def _is_news(ctx: _Context, memory: memory_rows.Memory, claim: str) -> bool:
     that does not point back (a cause said again beside its fix is the memory's, not
     news)."""
     return claim.strip() not in memory.body and not ctx.relate(memory.body, claim).agrees \
-        and restating_line(memory.body, [claim], "overlap", ctx.profiles) is None
-
-
-#: The terms a note shares with a memory, at each bar, for one of its claims to say
-#: the memory again (:func:`_restated_in_a_line`).
-_LINE_MIN_SHARED: Final[dict[RestateBar, int]] = {
-    "rule": RULE_RESTATED_SHARED, "reminder": REMINDER_SHARED,
-    "overlap": OVERLAP_RESTATED_SHARED, "kept": OVERLAP_RESTATED_SHARED}
+        and restating_line(memory.body, [claim], "overlap", relating=ctx.relate) is None
 
 
 def _restated_in_a_line(ctx: _Context, candidate: memory_rows.Memory, note: Note,
@@ -851,10 +842,10 @@ def _restated_in_a_line(ctx: _Context, candidate: memory_rows.Memory, note: Note
     or shares too few terms with it for any claim to restate it."""
     lines = note.claims()
     if len(lines) < 2 or related.replaces \
-            or related.comparison.shared < _LINE_MIN_SHARED[bar] \
+            or related.comparison.shared < RESTATED_MIN_SHARED[bar] \
             or related.comparison.veto_kind in ("reversed", "antonyms"):
         return None, None
-    found = restating_line(candidate.body, lines, bar, ctx.profiles)
+    found = restating_line(candidate.body, lines, bar, relating=ctx.relate)
     return (None, None) if found is None else (found[1], found[0])
 
 

@@ -43,7 +43,7 @@ import itertools
 import re
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import Final, Literal, NamedTuple
 
@@ -53,8 +53,7 @@ from memspool.distill.blobs import without_blobs
 __all__ = [
     "OVERLAP_RESTATED_SHARED",
     "PINNED_MIN_DICE",
-    "REMINDER_SHARED",
-    "RULE_RESTATED_SHARED",
+    "RESTATED_MIN_SHARED",
     "TRIGRAM_BASELINE",
     "Comparison",
     "Profiles",
@@ -1200,6 +1199,10 @@ KEPT_RESTATED_DICE: Final = 0.45
 #: or nothing does (only the overlap with the older text says so: "overlap" for a
 #: text under the keep bar, "kept" for one kept as a fact of its own).
 RestateBar = Literal["rule", "reminder", "overlap", "kept"]
+#: The terms a text shares with the older one at each bar to restate it.
+RESTATED_MIN_SHARED: Final[Mapping[RestateBar, int]] = {
+    "rule": RULE_RESTATED_SHARED, "reminder": REMINDER_SHARED,
+    "overlap": OVERLAP_RESTATED_SHARED, "kept": OVERLAP_RESTATED_SHARED}
 
 
 def restates(verdict: Verdict, bar: RestateBar = "rule") -> Verdict | None:
@@ -1223,15 +1226,15 @@ def restates(verdict: Verdict, bar: RestateBar = "rule") -> Verdict | None:
     if (verdict.replaces and not kept) or comparison.veto_kind in ("reversed", "antonyms") \
             or verdict.values_clash:
         return None
+    if comparison.shared < RESTATED_MIN_SHARED[bar]:
+        return None
     if bar in ("overlap", "kept"):
         dice = KEPT_RESTATED_DICE if bar == "kept" else OVERLAP_RESTATED_DICE
-        if comparison.shared < OVERLAP_RESTATED_SHARED or comparison.dice < dice:
+        if comparison.dice < dice:
             return None
-    else:
-        shared, containment = (REMINDER_SHARED, REMINDER_CONTAINMENT) if bar == "reminder" \
-            else (RULE_RESTATED_SHARED, RULE_RESTATED_CONTAINMENT)
-        if comparison.shared < shared or comparison.containment < containment:
-            return None
+    elif comparison.containment < (REMINDER_CONTAINMENT if bar == "reminder"
+                                   else RULE_RESTATED_CONTAINMENT):
+        return None
     return Verdict("same", comparison)
 
 
@@ -1246,7 +1249,9 @@ _SENTENCES_COMPARED: Final = 8
 
 
 def restating_line(old: str, lines: list[str], bar: RestateBar,
-                   profiles: Profiles | None = None) -> tuple[int, Verdict] | None:
+                   profiles: Profiles | None = None, *,
+                   relating: Callable[[str, str], Verdict] | None = None,
+                   ) -> tuple[int, Verdict] | None:
     """The line of a later note (``lines``: its sentences, or its claims one a line)
     that says again what ``old``, or one sentence of it, says at ``bar``
     (:func:`restates`): a report that holds the earlier fact in one sentence beside
@@ -1254,14 +1259,16 @@ def restating_line(old: str, lines: list[str], bar: RestateBar,
     the verdict of the closest pair (``same``), or ``None``; ``None`` too when any
     line gives ``old``, or a sentence of it, a new value. Values of the news beside
     the memory's are no clash: only the line that restates is held to the memory's
-    values. At most _SENTENCES_COMPARED lines and sentences of ``old`` are read."""
+    values. At most _SENTENCES_COMPARED lines and sentences of ``old`` are read, each
+    pair by ``relating`` when given (a caller's :func:`relate` that remembers pairs).
+    """
     theirs = [old, *_parts(old)][:_SENTENCES_COMPARED + 1]
     best: tuple[int, Verdict] | None = None
     for index, said in enumerate(lines[:_SENTENCES_COMPARED]):
         if len(said) < _PART_MIN_CHARS:
             continue
         for part in theirs:
-            related = relate(part, said, profiles)
+            related = relating(part, said) if relating else relate(part, said, profiles)
             if related.replaces:
                 return None
             verdict = restates(related, bar)
