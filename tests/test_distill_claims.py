@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memspool.distill.blobs import BLOB, BLOB_CHARS, without_blobs
-from memspool.distill.claim_features import features, tokens
+from memspool.distill.claim_features import asks, features, tokens
 from memspool.distill.claim_model import best_type, judge, judge_message, model, type_features
 from memspool.distill.claims import claims, sentences
 from memspool.distill.keys import SUMMARY_CHARS, subject_key, whole_summary
@@ -72,6 +72,64 @@ def test_a_list_gives_one_claim_per_item_with_its_introduction() -> None:
     assert [c.introduces for c in found] == [True, False, False, False, False]
     assert {c.intro for c in found[1:4]} == {"The endpoint conventions in this repo:"}
     assert found[4].previous == "SQLAlchemy Core, not the ORM."
+
+
+def _cut(text: str) -> list[tuple[str, str]]:
+    """Each claim of ``text`` as its kind and its words."""
+    return [(c.kind, c.text) for c in claims(text)]
+
+
+def test_a_question_closing_a_list_item_is_a_claim_of_its_own() -> None:
+    # The item states a setting's new value and then asks: read whole, the item was a
+    # question, and its value was lost.
+    text = ("Both changed.\n\n"
+            "- `POOL_SIZE = 4` now, in `config/db.ts`. Old pools keep 5. Should I migrate "
+            "those too? Or leave them?\n"
+            "- Is `Order#refundable?` still used?\n"
+            "- `retries` is 3. It was 5 before?")
+    assert _cut(text) == [
+        ("sentence", "Both changed."),
+        ("item", "`POOL_SIZE = 4` now, in `config/db.ts`. Old pools keep 5."),
+        ("sentence", "Should I migrate those too?"),
+        ("sentence", "Or leave them?"),
+        ("item", "Is `Order#refundable?` still used?"),
+        ("item", "`retries` is 3."),
+        ("sentence", "It was 5 before?"),
+    ]
+    found = claims(text)
+    assert not asks(found[1]) and asks(found[2]) and asks(found[4])
+    # Code after the question shows the item, not the question.
+    assert _cut("- The pool is now `POOL_SIZE = 4`, like this. Apply it to the worker "
+                "too?\n```ts\nexport const POOL_SIZE = 4;\n```") == [
+        ("item", "The pool is now `POOL_SIZE = 4`, like this.\n```ts\nexport const "
+                 "POOL_SIZE = 4;\n```"),
+        ("sentence", "Apply it to the worker too?"),
+    ]
+
+
+def test_a_line_back_at_the_margin_after_a_list_is_a_paragraph_of_its_own() -> None:
+    # A person's next thought after their list, and the agent's question after its
+    # own: neither is part of the last item. An item's wrapped line is indented.
+    assert _cut("two fires today\n"
+                "1. deploys drop requests\n"
+                "2. the OOM kills are back,\n"
+                "   2 this week\n"
+                "and fyi no println anywhere, logging goes through tools.logging\n") == [
+        ("sentence", "two fires today"),
+        ("item", "deploys drop requests"),
+        ("item", "the OOM kills are back, 2 this week"),
+        ("sentence", "and fyi no println anywhere, logging goes through tools.logging"),
+    ]
+    assert _cut("- `--jobs` defaults to 4\nWant me to tag `v0.6.0`?") == [
+        ("item", "`--jobs` defaults to 4"), ("sentence", "Want me to tag `v0.6.0`?")]
+    # With more items after it, the line goes on with the item above it.
+    steps = claims("Steps:\n- set `--max-surge 1` in `deploy/api.yaml`\nbecause the pool "
+                   "is full\n- added `--atomic`")
+    assert [(c.kind, c.text, c.intro) for c in steps] == [
+        ("sentence", "Steps:", ""),
+        ("item", "set `--max-surge 1` in `deploy/api.yaml` because the pool is full", "Steps:"),
+        ("item", "added `--atomic`", "Steps:"),
+    ]
 
 
 def test_code_belongs_to_the_sentence_before_and_quotes_are_no_claims() -> None:

@@ -13,7 +13,8 @@ rides along into a memory. A claim keeps what it needs to be read alone:
 - ``heading``: the markdown heading it sits under.
 
 Shapes: a paragraph gives one claim per sentence; a list gives one claim per
-item (its nested lines included); a fenced code block belongs to the claim
+item (its nested lines included, a question it closes with apart, and a line
+back at the margin after it a paragraph of its own); a fenced code block belongs to the claim
 before it; a table row is an item introduced by the header row; quoted
 lines (``>``) are a draft or a paste, never claims. A blob (a hash, a dump, an
 encoded payload: :mod:`memspool.distill.blobs`) is read as ``<blob>``, so no
@@ -23,6 +24,7 @@ claim holds one and no pattern here reads one.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from collections.abc import Iterator
 from typing import Final, Literal
@@ -62,6 +64,7 @@ _LABELLED: Final = re.compile(
 #: A label has at most this many words, and no number: "The api now listens on
 #: port 4100:" is a statement that goes on, not a label.
 _LABEL_WORDS: Final = 6
+_CODE_SPAN: Final = re.compile(r"`[^`\n]*`")
 #: A mask character for protected spans while boundaries are looked for.
 _MASK: Final = "\x00"
 
@@ -91,6 +94,8 @@ class _Draft:
     kind: ClaimKind
     intro: str = ""
     heading: str = ""
+    #: A question an item closed with, set apart from it.
+    asked: bool = False
 
 
 def sentences(paragraph: str) -> list[str]:
@@ -170,23 +175,29 @@ def _blocks(text: str) -> Iterator[tuple[str, list[str]]]:
                 break
             if _FENCE.match(nxt) or _HEADING.match(nxt):
                 break
-            if _ends_block(kind, nxt):
+            if _ends_block(kind, nxt, lines[end + 1:]):
                 break
             end += 1
         yield kind, lines[index:end]
         index = end
 
 
-def _ends_block(kind: str, line: str) -> bool:
-    """Whether ``line`` (not blank) starts a block of another kind after a ``kind`` block.
-    A line back at the margin after list items continues the last item."""
+def _ends_block(kind: str, line: str, rest: list[str]) -> bool:
+    """Whether ``line`` (not blank; ``rest``: the lines after it) starts a block of
+    another kind after a ``kind`` block. A line back at the margin after a list's
+    last item is a paragraph of its own: the next thought ("and fyi ...", "Want me
+    to tag it?"); one with more items after it, before a blank line, goes on with
+    the item above it ("- set `--max-surge 1`" / "because the pool is full" / "- ...")."""
     if kind == "paragraph":
         return bool(_ITEM.match(line) or _TABLE_ROW.match(line))
     if kind == "table":
         return not _TABLE_ROW.match(line)
     if kind == "quote":
         return not _QUOTE.match(line)
-    return False
+    if _ITEM.match(line) or line.startswith((" ", "\t")):
+        return False
+    following = itertools.takewhile(str.strip, rest)
+    return not any(_ITEM.match(after) for after in following)
 
 
 def _items(lines: list[str]) -> Iterator[str]:
@@ -207,8 +218,39 @@ def _items(lines: list[str]) -> Iterator[str]:
         yield " ".join(current)
 
 
+def _asking(sentence: str) -> bool:
+    """Whether ``sentence`` ends in a question mark outside code."""
+    return _CODE_SPAN.sub(" ", sentence).rstrip("*_ ").endswith("?")
+
+
+def _item_drafts(item: str, intro: str, heading: str) -> list[_Draft]:
+    """A list item, and apart from it the questions it ends with ("`LIMIT = 4` now,
+    in `config.ts`. Should I migrate the old rows too?"): the item states what it
+    states; its closing question is a claim of its own, one that states nothing."""
+    said = sentences(item)
+    asked = len(said)
+    while asked > 1 and _asking(said[asked - 1]):
+        asked -= 1
+    if asked == len(said) or _asking(said[asked - 1]):
+        return [_Draft(item, "item", intro, heading)]
+    return [_Draft(" ".join(said[:asked]), "item", intro, heading),
+            *(_Draft(question, "sentence", "", heading, asked=True)
+              for question in said[asked:])]
+
+
 def _cells(row: str) -> list[str]:
     return [cell.strip() for cell in row.strip().strip("|").split("|")]
+
+
+def _attach_code(drafts: list[_Draft], code: str) -> None:
+    """The claim before a code block is what the code shows ("Set it in X:"); after an
+    item's closing question, the item."""
+    if not drafts:
+        return
+    at = len(drafts) - 1
+    while at and drafts[at].asked:
+        at -= 1
+    drafts[at] = dataclasses.replace(drafts[at], text=f"{drafts[at].text}\n{code}")
 
 
 def _drafts(text: str) -> list[_Draft]:
@@ -225,17 +267,12 @@ def _drafts(text: str) -> list[_Draft]:
             pending_intro = ""
             continue
         if kind == "code":
-            code = "\n".join(lines).strip()
-            if drafts:
-                # The claim before it is what the code shows ("Set it in X:").
-                last = drafts[-1]
-                drafts[-1] = dataclasses.replace(last, text=f"{last.text}\n{code}")
+            _attach_code(drafts, "\n".join(lines).strip())
             pending_intro = ""
             continue
         if kind == "list":
-            intro = pending_intro
-            drafts.extend(_Draft(item, "item", intro, heading) for item in _items(lines)
-                          if item.strip())
+            drafts.extend(draft for item in _items(lines) if item.strip()
+                          for draft in _item_drafts(item, pending_intro, heading))
             pending_intro = ""
             continue
         if kind == "table":
