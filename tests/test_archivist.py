@@ -925,6 +925,53 @@ def test_folding_two_memories_of_one_fact_keeps_what_each_says(
     assert "/etc/localtime" in memory.body and "first thing" in memory.body
 
 
+def test_the_value_said_last_wins_though_its_memory_was_made_first(
+        config: Config, conn: Any) -> None:
+    # Monday's memory of the heap; Tuesday caps the cache at 512m; Wednesday's report
+    # gives it 768m and says the heap setting again, so the pass folds it into
+    # Monday's memory. That memory now states Wednesday's value: it replaces
+    # Tuesday's, not the other way round because its row is older.
+    t0 = time.time() - 3 * DAY
+    monday = _memory(conn, config, "With `-XX:MaxRAMPercentage=75` the heap is sized from "
+                     "the container limit, and the remaining quarter is left for "
+                     "everything off-heap.", session="a", at=t0)
+    tuesday = _memory(conn, config, "The peer's object cache is capped with "
+                      "`-Ddatomic.objectCacheMax=512m`.", session="b", at=t0 + DAY)
+    wednesday = _memory(conn, config, "The nightly backup runs from `ops/backup.sh` on the "
+                        "bastion host.", session="c", at=t0 + 2 * DAY)
+    with Service() as service:  # what Wednesday's report said, as the pass reads it
+        service.edit(wednesday, type="decision", summary="The object cache cap is 768m",
+                     body="`-Ddatomic.objectCacheMax=768m`, still with "
+                     "`-XX:MaxRAMPercentage=75`")
+    report = maintain(conn, config, now=time.time())
+    assert report.merged == 1 and report.superseded == 1
+    live = [m for m in rows.list_memories(conn, "api") if m.live]
+    assert [m.id for m in live] == [monday]
+    assert "objectCacheMax=768m" in live[0].body
+    old = rows.get(conn, tuesday)
+    assert old is not None and old.layer == "superseded" and old.superseded_by == monday
+
+
+def test_an_imported_old_value_does_not_replace_a_newer_one_by_the_time_it_was_read(
+        config: Config, conn: Any) -> None:
+    # Read from a file today, the import's own save says nothing of when its words were
+    # said: the memory's time does, and the port said since in a session still wins.
+    from memspool.archivist.transfer import import_lines
+
+    t0 = time.time() - 3 * DAY
+    local = _memory(conn, config, "The api now listens on port 4100.", session="b",
+                    at=t0 + DAY)
+    line = json.dumps({"project": "api", "key": "old-api-port", "type": "takeaway",
+                       "summary": "The api listens on port 4000.",
+                       "body": "The api listens on port 4000.", "created_at": t0}).encode()
+    assert import_lines(conn, [line], config=config, trust=False,
+                        now=t0 + 2 * DAY).created == 1
+    maintain(conn, config, now=time.time())
+    imported = rows.get_by_key(conn, "api", "old-api-port")
+    assert imported is not None and imported.superseded_by == local
+    assert [m.id for m in rows.list_memories(conn, "api") if m.live] == [local]
+
+
 def _queue_ttl_move(conn: Any, config: Config) -> None:
     """A value of Monday's, and Thursday's person saying it has to move, then the
     agent giving the new value."""

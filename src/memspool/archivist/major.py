@@ -15,7 +15,9 @@ sharing its rarer terms) are compared with it:
 - a new value or a contradiction (the same subject with another number,
   flag or name, the opposite polarity, an antonym, a preference reversed):
   the newer wins, the older is ``superseded`` and points at it; both keep
-  their history.
+  their history. The newer is the one said last when that differs from the
+  row made last and reads as the new value that way round too: a memory that
+  took in a later session's words is that session's.
 
 Then the rules of :mod:`memspool.archivist.lifecycle` set its confidence,
 promote it when two sessions agree, and schedule its promotion and decay.
@@ -34,8 +36,9 @@ from typing import Final
 from memspool.archivist import lifecycle
 from memspool.archivist.recalls import SEARCHES, recalled
 from memspool.archivist.reconcile import CANDIDATE_MIN_SHARED, joined
+from memspool.archivist.transfer import IMPORT_SESSION
 from memspool.config import Config
-from memspool.distill.similarity import Profiles, index_terms, lookup_terms, relate
+from memspool.distill.similarity import Profiles, Verdict, index_terms, lookup_terms, relate
 from memspool.store import get_state, set_state, transaction
 from memspool.store import memories as memory_rows
 from memspool.store.memories import Memory
@@ -154,11 +157,11 @@ def _consolidate(conn: sqlite3.Connection, config: Config, memory_id: int,  # no
             _fold(conn, older, newer, now, profiles, reason="merged",
                   take_newer=verdict.relation == "more")
             report.merged += 1
-        elif verdict.replaces and memory_rows.sessions_of(conn, older.id).isdisjoint(
-                memory_rows.sessions_of(conn, newer.id)):
+        elif (moved := _moved(conn, older, newer, verdict, profiles)) is not None:
             # A new value from another session (within one, texts alike but for a
             # number are siblings; see archivist/reconcile.py).
-            memory_rows.supersede(conn, older, by=newer.id, at=now)
+            stale, current = moved
+            memory_rows.supersede(conn, stale, by=current.id, at=now)
             report.superseded += 1
         else:
             continue
@@ -167,6 +170,28 @@ def _consolidate(conn: sqlite3.Connection, config: Config, memory_id: int,  # no
             return
         memory = survivor
     _settle(conn, config, memory, report)
+
+
+def _moved(conn: sqlite3.Connection, older: Memory, newer: Memory, verdict: Verdict,
+           profiles: Profiles) -> tuple[Memory, Memory] | None:
+    """(the memory whose value is stale, the one that replaces it), when one gives the
+    other's subject a new value in another session (``verdict``: the newer row's text
+    related to the older's). The value said last wins, not the row made last: a
+    memory that took in a later session's words (folded into it, or merged) states
+    what that session said ("`objectCacheMax=768m`" joined to the first session's
+    memory of the heap) over a row another session made before, when its text is the
+    other's new value read that way round too."""
+    if not verdict.replaces:
+        return None
+    stale, current = older, newer
+    if memory_rows.said_at(conn, older, unsaid=IMPORT_SESSION) \
+            > memory_rows.said_at(conn, newer, unsaid=IMPORT_SESSION) \
+            and relate(newer.body, older.body, profiles).replaces:
+        stale, current = newer, older
+    if not memory_rows.sessions_of(conn, stale.id).isdisjoint(
+            memory_rows.sessions_of(conn, current.id)):
+        return None
+    return stale, current
 
 
 def _apply_recalls(conn: sqlite3.Connection, config: Config) -> int:

@@ -421,6 +421,17 @@ def sessions_of(conn: sqlite3.Connection, memory_id: int) -> set[str]:
         "SELECT DISTINCT session FROM provenance WHERE memory_id = ?", (memory_id,))}
 
 
+def said_at(conn: sqlite3.Connection, memory: Memory, *, unsaid: str) -> float:
+    """When the latest words of ``memory`` were said: the last save that touched it (a
+    memory folded into it brings its saves along), else its creation. Saves of the
+    session ``unsaid`` (an import's own, made when the file was read) say nothing of
+    when: the memory's creation stands for them."""
+    row = conn.execute("SELECT max(at) FROM provenance WHERE memory_id = ? AND session != ?",
+                       (memory.id, unsaid)).fetchone()
+    said = memory.created_at if row is None or row[0] is None else float(row[0])
+    return max(said, memory.created_at)
+
+
 def count_sessions(conn: sqlite3.Connection, memory_id: int) -> int:
     """Bring ``sessions`` up to date with the provenance of ``memory_id``; returns it."""
     row = conn.execute(
