@@ -873,6 +873,8 @@ def save_notes(  # noqa: PLR0913 - store, origin and report, keyword-only
                    profiles=profiles if profiles is not None else Profiles())
     try:
         with memory_rows.unit_of_work(conn, keep=not report.dry_run):
+            # Appended one by one: a note taken apart reports its merge before the
+            # rest's outcome (_merge_apart appends to the same list).
             report.notes = []
             for note in notes[:cap]:
                 report.notes.append(_reconcile(ctx, note))

@@ -34,7 +34,7 @@ from importlib.resources import files
 from typing import Final
 
 from memspool.distill.blobs import without_blobs
-from memspool.distill.claims import Claim
+from memspool.distill.claims import CODE, Claim, asking
 
 __all__ = ["CUES_FILE", "asks", "cues", "features", "message_features", "tokens"]
 
@@ -42,7 +42,6 @@ CUES_FILE: Final = "cues.txt"
 #: Claim lengths in words, as buckets: a two-word "Found it." and a 40-word
 #: diagnosis are different kinds of sentence.
 _LENGTHS: Final = (3, 7, 15, 30)
-_CODE: Final = re.compile(r"```.*?(?:```|\Z)|`[^`\n]+`", re.DOTALL)
 _PATH: Final = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+|(?:\.{0,2}/)?[\w.-]+/[\w./-]+|\b\w+\.\w{1,4}\b",
                           re.IGNORECASE)
 _NUMBER: Final = re.compile(r"(?<![\w.])[-+]?\d[\d,._]*(?:[a-z]{1,3}\b)?", re.IGNORECASE)
@@ -59,7 +58,7 @@ def tokens(text: str) -> list[str]:
     """The claim's words, lower case, with code, paths, flags, numbers and blobs as their
     kind. Blobs first: the patterns after it then never meet a run longer than
     BLOB_CHARS, over which the path pattern's time grows with the run's square."""
-    text = _CODE.sub(" <code> ", without_blobs(text))
+    text = CODE.sub(" <code> ", without_blobs(text))
     text = _PATH.sub(" <path> ", text)
     text = _FLAG.sub(" <flag> ", text)
     text = _NUMBER.sub(" <num> ", text)
@@ -121,7 +120,7 @@ def message_features(text: str, found: list[Claim], role: str) -> list[str]:
     names.update(_starts("s", words))
     names.update(_cue_features(text, "cue"))
     names.update(_cue_features(text, "mcue", count=True))
-    if "?" in _CODE.sub("", text):
+    if "?" in CODE.sub("", text):
         names.add("has:?")
     if "```" in text:
         names.add("has:block")
@@ -173,7 +172,7 @@ def asks(claim: Claim) -> bool:
     however much of the subject it names (the claim model also reads the mark, as
     ``ends:?``, and learns its weight, which a project's words can outweigh). A
     question mark inside code (`` `Order#refundable?` ``) asks nothing."""
-    return _ending(_CODE.sub(" ", _LIST_MARK.sub("", claim.text))) == "?"
+    return asking(_LIST_MARK.sub("", claim.text))
 
 
 def _shape(text: str, words: list[str], claim: Claim) -> list[str]:

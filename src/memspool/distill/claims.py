@@ -31,7 +31,7 @@ from typing import Final, Literal
 
 from memspool.distill.blobs import without_blobs
 
-__all__ = ["Claim", "ClaimKind", "claims", "sentences"]
+__all__ = ["CODE", "Claim", "ClaimKind", "asking", "claims", "sentences"]
 
 ClaimKind = Literal["sentence", "item"]
 
@@ -64,7 +64,8 @@ _LABELLED: Final = re.compile(
 #: A label has at most this many words, and no number: "The api now listens on
 #: port 4100:" is a statement that goes on, not a label.
 _LABEL_WORDS: Final = 6
-_CODE_SPAN: Final = re.compile(r"`[^`\n]*`")
+#: Code in a text: fenced blocks (one left open runs to the end) and inline spans.
+CODE: Final = re.compile(r"```.*?(?:```|\Z)|`[^`\n]+`", re.DOTALL)
 #: A mask character for protected spans while boundaries are looked for.
 _MASK: Final = "\x00"
 
@@ -218,9 +219,11 @@ def _items(lines: list[str]) -> Iterator[str]:
         yield " ".join(current)
 
 
-def _asking(sentence: str) -> bool:
-    """Whether ``sentence`` ends in a question mark outside code."""
-    return _CODE_SPAN.sub(" ", sentence).rstrip("*_ ").endswith("?")
+def asking(text: str) -> bool:
+    """Whether ``text`` ends in a question mark outside code (emphasis and closing
+    backticks aside): "the rows are still missing?" asks; "`Order#refundable?`"
+    names a method."""
+    return CODE.sub(" ", text).rstrip("*_` ")[-1:] == "?"
 
 
 def _item_drafts(item: str, intro: str, heading: str) -> list[_Draft]:
@@ -229,9 +232,9 @@ def _item_drafts(item: str, intro: str, heading: str) -> list[_Draft]:
     states; its closing question is a claim of its own, one that states nothing."""
     said = sentences(item)
     asked = len(said)
-    while asked > 1 and _asking(said[asked - 1]):
+    while asked > 1 and asking(said[asked - 1]):
         asked -= 1
-    if asked == len(said) or _asking(said[asked - 1]):
+    if asked == len(said) or asking(said[asked - 1]):
         return [_Draft(item, "item", intro, heading)]
     return [_Draft(" ".join(said[:asked]), "item", intro, heading),
             *(_Draft(question, "sentence", "", heading, asked=True)

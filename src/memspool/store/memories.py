@@ -426,10 +426,9 @@ def said_at(conn: sqlite3.Connection, memory: Memory, *, unsaid: str) -> float:
     memory folded into it brings its saves along), else its creation. Saves of the
     session ``unsaid`` (an import's own, made when the file was read) say nothing of
     when: the memory's creation stands for them."""
-    row = conn.execute("SELECT max(at) FROM provenance WHERE memory_id = ? AND session != ?",
-                       (memory.id, unsaid)).fetchone()
-    said = memory.created_at if row is None or row[0] is None else float(row[0])
-    return max(said, memory.created_at)
+    (latest,) = conn.execute("SELECT max(at) FROM provenance WHERE memory_id = ?"
+                             " AND session != ?", (memory.id, unsaid)).fetchone()
+    return memory.created_at if latest is None else max(memory.created_at, float(latest))
 
 
 def count_sessions(conn: sqlite3.Connection, memory_id: int) -> int:
