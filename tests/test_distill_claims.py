@@ -105,6 +105,9 @@ def test_a_question_closing_a_list_item_is_a_claim_of_its_own() -> None:
                  "POOL_SIZE = 4;\n```"),
         ("sentence", "Apply it to the worker too?"),
     ]
+    # The statement keeps its own spacing, inside code too.
+    assert _cut("- Run `make  lint` first. Should I push?")[0] == (
+        "item", "Run `make  lint` first.")
 
 
 def test_a_line_back_at_the_margin_after_a_list_is_a_paragraph_of_its_own() -> None:
@@ -122,6 +125,9 @@ def test_a_line_back_at_the_margin_after_a_list_is_a_paragraph_of_its_own() -> N
     ]
     assert _cut("- `--jobs` defaults to 4\nWant me to tag `v0.6.0`?") == [
         ("item", "`--jobs` defaults to 4"), ("sentence", "Want me to tag `v0.6.0`?")]
+    # A line indented with no-break spaces (pasted from a web page) is indented.
+    assert _cut("- `--jobs` defaults to 4\n\u00a0\u00a0on every runner") == [
+        ("item", "`--jobs` defaults to 4 on every runner")]
     # With more items after it, the line goes on with the item above it.
     steps = claims("Steps:\n- set `--max-surge 1` in `deploy/api.yaml`\nbecause the pool "
                    "is full\n- added `--atomic`")

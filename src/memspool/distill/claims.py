@@ -170,7 +170,7 @@ def _blocks(text: str) -> Iterator[tuple[str, list[str]]]:
                 # A list goes on past a blank line when the next line is an item
                 # or indented under one.
                 after = next((ln for ln in lines[end + 1:] if ln.strip()), "")
-                if kind == "list" and (_ITEM.match(after) or after.startswith((" ", "\t"))):
+                if kind == "list" and (_ITEM.match(after) or after[:1].isspace()):
                     end += 1
                     continue
                 break
@@ -195,7 +195,7 @@ def _ends_block(kind: str, line: str, rest: list[str]) -> bool:
         return not _TABLE_ROW.match(line)
     if kind == "quote":
         return not _QUOTE.match(line)
-    if _ITEM.match(line) or line.startswith((" ", "\t")):
+    if _ITEM.match(line) or line[:1].isspace():  # indented: a no-break space too
         return False
     following = itertools.takewhile(str.strip, rest)
     return not any(_ITEM.match(after) for after in following)
@@ -236,7 +236,12 @@ def _item_drafts(item: str, intro: str, heading: str) -> list[_Draft]:
         asked -= 1
     if asked == len(said) or asking(said[asked - 1]):
         return [_Draft(item, "item", intro, heading)]
-    return [_Draft(" ".join(said[:asked]), "item", intro, heading),
+    # Cut the item where its first question starts, so the statement keeps its own
+    # spacing (``sentences`` collapses it, inside code spans too).
+    first = re.compile(r"\s+".join(map(re.escape, said[asked].split())))
+    starts = [found.start() for found in first.finditer(item)]
+    stated = item[:starts[-1]].rstrip() if starts else " ".join(said[:asked])
+    return [_Draft(stated, "item", intro, heading),
             *(_Draft(question, "sentence", "", heading, asked=True)
               for question in said[asked:])]
 
