@@ -317,6 +317,15 @@ def test_a_setting_moves_unless_said_to_hold_somewhere_else() -> None:
     # No word of change, and each names its own subject around it: two as well.
     assert settings_apart("Postgres listens on `port: 5432` in the compose file.",
                           "Redis listens on `port: 6379` in the compose file.")
+    # A qualified name says whose setting it is: other words around it (a file's
+    # label, a reason) make no second subject; only a place would.
+    old = ("I'd still cap it, so the cache doesn't silently change size with the "
+           "container: `-Ddatomic.objectCacheMax=512m` in `JAVA_OPTS`.")
+    new = "Dockerfile: `-Ddatomic.objectCacheMax=768m`, still with `-XX:MaxRAMPercentage=75`"
+    assert moves_a_setting(old, new) and not settings_apart(old, new)
+    assert relate(old, new).replaces and relate(new, old).replaces
+    assert settings_apart("On the primary, `spark.sql.shuffle.partitions = 200`.",
+                          "On the replica, `spark.sql.shuffle.partitions = 400`.")
 
 
 def test_a_fact_said_again_in_other_words_holds_no_substitution() -> None:

@@ -785,6 +785,11 @@ _VALUE_AFTER: Final = re.compile(
     r"^\s*(?:is|are|=|:|to|at)?\s*`?([-+]?\d[\w.:/-]*?)[.,;:)]?(?:\s|`|$)", re.IGNORECASE)
 
 
+#: A setting's name with a namespace: parts joined by "." or ":" between letters
+#: (`datomic.objectCacheMax`, `-XX:MaxRAMPercentage`, `spark.sql.shuffle.partitions`).
+_QUALIFIED: Final = re.compile(r"[a-z][.:][a-z]", re.IGNORECASE)
+
+
 @lru_cache(maxsize=_PARSED_TEXTS)
 def _settings(text: str) -> dict[str, _Slot]:
     """The settings ``text`` writes in code, by name, each with its value and the
@@ -862,25 +867,28 @@ def moves_a_setting(old: str, new: str) -> bool:
     for name in a.keys() & b.keys():
         if a[name].value == b[name].value or a[name].value in values_of(new):
             continue
-        if not _said_apart(old, new, a[name], b[name]):
+        if not _said_apart(old, new, a[name], b[name], name):
             return True
     return False
 
 
-def _said_apart(old: str, new: str, left: _Slot, right: _Slot) -> bool:
+def _said_apart(old: str, new: str, left: _Slot, right: _Slot, name: str) -> bool:
     """A setting's two values each said to hold somewhere the other text does not
     name ("In staging, ..." / "In production, ..."), or, when the later text says
     no change, each said of something the other does not name around it ("Postgres
     listens on" / "Redis listens on"): two subjects. A later text that says the
     value moved ("The pod's limit is `3Gi` now") gives its own words around it to
-    the report of the move, not to another subject."""
+    the report of the move, not to another subject, and so does one whose setting's
+    name is qualified (`-Ddatomic.objectCacheMax`, `spark.sql.shuffle.partitions`):
+    such a name says whose setting it is by itself, so only a place tells two apart."""
     # A place or subject the other text names in code counts as named there: "in the
     # role defaults" is where `roles/prometheus/defaults/main.yml` is.
     theirs = _plain_words(new) | _code_pieces(new)
     mine = _plain_words(old) | _code_pieces(old)
     if left.scope - theirs and right.scope - mine:
         return True
-    return not says_a_change(new) and bool(left.context - theirs and right.context - mine)
+    return not says_a_change(new) and not _QUALIFIED.search(name) \
+        and bool(left.context - theirs and right.context - mine)
 
 
 #: A code span that is a setting written as configuration is: a name, then "="
@@ -935,7 +943,7 @@ def settings_apart(old: str, new: str) -> bool:
     replica, `max_connections = 400`"): two subjects, neither the other's new value."""
     a, b = _settings(old), _settings(new)
     for name in a.keys() & b.keys():
-        if a[name].value != b[name].value and _said_apart(old, new, a[name], b[name]):
+        if a[name].value != b[name].value and _said_apart(old, new, a[name], b[name], name):
             return True
     return False
 
