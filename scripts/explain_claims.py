@@ -44,12 +44,14 @@ def explain(text: str, role: str) -> list[str]:
     lines = [f"{role} message: holds a durable fact p={verdict.probability:.3f}; a claim is "
              f"kept at p >= {used.claim_keep[role]:.2f} when {weight:.2f} x the message's "
              f"log-odds + {1 - weight:.2f} x its own >= {used.keep_bar[role]:.2f}; clear at "
-             f"clarity {used.clear:.2f}"]
+             f"clarity {used.clear_for(role):.2f}"]
     for claim in found:
         judged = judge(claim, role, verdict)
         intro = f"  (intro: {claim.intro[:40]!r})" if claim.intro else ""
+        stored = used.on_agents_scale(judged.clarity, role)
+        scale = "" if stored == judged.clarity else f" (stored {stored:.3f})"
         lines.append(f"  {'KEEP' if judged.keep else '    '} p={judged.probability:.3f} "
-                     f"clarity={judged.clarity:.3f} {judged.type:<10} "
+                     f"clarity={judged.clarity:.3f}{scale} {judged.type:<10} "
                      f"{' '.join(claim.text.split())[:SHOWN]}{intro}")
     return lines
 

@@ -15,7 +15,9 @@ Labelled messages come from the tuning data only:
   is a message; a claim holding one of a fact's anchors (said by the
   fact's speaker) is that fact, and a turn with such a claim holds one.
   The keep models learn from ``KEEP_SESSION_FILES``, the type model from
-  every file (``SESSION_FILES`` says why).
+  ``SESSION_FILES`` (which says why). The person's prompts of every other
+  tuning file, which no keep model learns from, set the person's clear bar
+  (``clear_user``, :func:`pick_clear_user`).
 - ``tests/data/user_prompts.jsonl``, splits ``tuned`` and ``tuned2``: a
   user's prompt, its rule or fact marked.
 
@@ -245,7 +247,10 @@ def prompt_rates(scored: list[Scored], rule: Rule) -> tuple[float, float]:
     return sum(durable) / max(1, len(durable)), sum(ephemeral) / max(1, len(ephemeral))
 
 
-def session_examples(split: str, files: tuple[str, ...] = SESSION_FILES) -> list[MessageExample]:
+def session_examples(split: str, files: tuple[str, ...] = SESSION_FILES, *,
+                     role: str | None = None) -> list[MessageExample]:
+    """The turns of whole sessions (only ``role``'s, when given) as messages, a claim
+    holding an anchor of a fact its speaker said labelled as that fact."""
     found: list[MessageExample] = []
     for path in [SESSIONS / name for name in files]:
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -256,13 +261,13 @@ def session_examples(split: str, files: tuple[str, ...] = SESSION_FILES) -> list
                 continue
             group = f"s:{session['project']}"  # a project's sessions share facts
             for turn in session["turns"]:
-                role = "user" if "user" in turn else "assistant"
-                text = str(turn.get(role) or "")
-                if text.strip():
+                said_by = "user" if "user" in turn else "assistant"
+                text = str(turn.get(said_by) or "")
+                if text.strip() and role in (None, said_by):
                     source = f"sessions-{split}" if path.name in KEEP_SESSION_FILES \
                         else f"{TYPE_ONLY}sessions-{split}"
-                    found.append(_message(group, source, role, text,
-                                          lambda c, s=session, r=role: _anchored(
+                    found.append(_message(group, source, said_by, text,
+                                          lambda c, s=session, r=said_by: _anchored(
                                               c, s["facts"], r)))
     return found
 
@@ -531,6 +536,32 @@ def pick_clear(scored: list[Scored], rule: Rule, ceiling: float) -> float:
     return 0.99
 
 
+def pick_clear_user(trained: Trained, rule: Rule, turns: list[MessageExample],
+                    ceiling: float, floor: float) -> float:
+    """The person's clear bar: the lowest clarity, from ``floor`` (the agent's bar) up,
+    above which at most ``ceiling`` of ``turns`` (a person's prompts of whole sessions
+    the keep models never learnt from) that hold no fact of theirs leave a kept claim.
+    Their labelled prompts are too few and too plain for it: a session's prompt mixes
+    a report or a request with a rule, and the agent's bar let 6% of those prompts
+    into the context block. Never under the agent's bar (a person's claim is not
+    clearer for being theirs), and the agent's bar when there are no such prompts."""
+    quiet = [m for m in turns if not m.durable]
+    if not quiet:
+        return floor
+    for step in range(round(floor * 100), 100):
+        clear = step / 100
+        kept = 0
+        for m in quiet:
+            said = probability(list(m.features), trained.message)
+            kept += any(p >= rule.claim and rule.score(said, p) >= rule.bar
+                        and p * said >= clear
+                        for p in (probability(list(c.features), trained.claim)
+                                  for c in m.claims))
+        if kept / max(1, len(quiet)) <= ceiling:
+            return clear
+    return 0.99
+
+
 def cross_validate(examples: list[MessageExample], notes: list[MessageExample],
                    ) -> tuple[list[Scored], float]:
     scored: list[Scored] = []
@@ -641,6 +672,12 @@ def main() -> int:
                  for m in held_prompts]
         print(f"user prompts, {split} (never trained on): " + "rules kept {:.1%}, requests "
               "kept {:.1%}".format(*prompt_rates(named, user)))
+    prompts = tuple(path.name for path in sorted(SESSIONS.glob("tune_*.jsonl"))
+                    if path.name not in KEEP_SESSION_FILES and path.name not in args.leave_out)
+    turns = session_examples("tune", prompts, role="user")
+    clear_user = pick_clear_user(trained, user, turns, CLEAR_EPHEMERAL, clear)
+    print(f"a person's clear bar, on the {len(turns)} prompts of {len(prompts)} session files "
+          f"the keep models never saw: clarity >= {clear_user:.2f} (the agent's {clear:.2f})")
     held = note_examples(("dev", "holdout"))
     types = {k: tuple(v) for k, v in trained.types.items()}
     right = sum(best_type(list(_typed(m.claims[0], m)), TYPES, types) == m.claims[0].type  # type: ignore[arg-type]
@@ -655,6 +692,7 @@ def main() -> int:
         "keep_weight": {"assistant": rule.weight, "user": user.weight},
         "claim_keep": {"assistant": rule.claim, "user": user.claim},
         "keep_bar": {"assistant": rule.bar, "user": user.bar}, "clear": clear,
+        "clear_user": clear_user,
         "types": list(TYPES),
         "message": trained.message, "claim": trained.claim, "type_weights": trained.types,
     }, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")

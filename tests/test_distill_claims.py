@@ -376,3 +376,22 @@ def test_a_claims_type_is_the_same_with_its_messages_scores_summed_once() -> Non
             whole = best_type(type_features(claim, features(claim, role), message),
                               used.types, used.type_weights)
             assert judge(claim, role, message, used).type == whole
+
+
+def test_a_persons_claim_is_clearly_stated_at_their_own_bar() -> None:
+    # A person's prompt mixes a report with a rule; the agent's bar let 6% of the
+    # prompts of sessions that hold no rule into the context block, so a person's
+    # claim has a bar of its own, and a note's clarity is given on the agent's scale.
+    used = model()
+    assert used.clear_user > used.clear
+    assert used.on_agents_scale(used.clear_user, "user") == pytest.approx(used.clear)
+    assert used.on_agents_scale(0.7, "assistant") == 0.7
+    assert used.on_agents_scale(1.0, "user") <= 1.0
+    prompt = ("morning! the nightly backup job has been failing since friday, disk full on "
+              "the replica. fix it pls, and never delete the wal archive by hand, we lost a "
+              "week of PITR that way last year.")
+    (note,) = transcript_notes(f"[user] {prompt}")
+    found = claims(prompt)
+    said = judge_message(prompt, found, "user")
+    raw = max(judge(c, "user", said).clarity for c in found if c.text in note.body)
+    assert note.clarity == round(used.on_agents_scale(raw, "user"), 4) < raw

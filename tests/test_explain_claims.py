@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -35,3 +36,17 @@ def test_a_slices_text_is_read_message_by_message_and_a_question_is_never_kept()
     assert lines[0].startswith("user message:") and lines[1].endswith("why does checkout time out?")
     assert not any(line.startswith("  KEEP") for line in lines)
     assert lines[-1] == "notes the minor pass makes: 0 (2 messages, no durable claim)"
+
+
+def test_a_persons_message_shows_their_own_bar_and_the_clarity_stored() -> None:
+    from memspool.distill.claim_model import model
+
+    used = model()
+    lines = _explain("never run migrations from a laptop, the deploy workflow applies them",
+                     "--role", "user")
+    assert lines[0].startswith("user message: ")
+    assert lines[0].endswith(f"clear at clarity {used.clear_user:.2f}")
+    raw, stored = (float(x) for x in re.findall(r"clarity=([\d.]+) \(stored ([\d.]+)\)",
+                                                lines[1])[0])
+    # Both printed to three places: the scaled value of the rounded one, within one.
+    assert abs(stored - used.on_agents_scale(raw, "user")) <= 0.0015 and stored < raw

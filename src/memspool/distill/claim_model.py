@@ -21,7 +21,13 @@ plan kept for its own. Weight, floor and bar are per role, chosen together
 by cross-validation (the most durable messages kept with at most 5% of the
 ephemeral ones, or of plain requests). Its *clarity* is the product of the two
 probabilities; at ``clear`` and above it is clearly stated, what the
-context block asks of a memory no second session has corroborated yet.
+context block asks of a memory no second session has corroborated yet. A
+person's claims have a bar of their own, ``clear_user``: their prompts mix a
+rule with reports and requests ("Saturday 9am when class bookings open we get a
+burst of ... in sentry"), and at the agent's bar 6% of the prompts of whole
+sessions that hold no rule of theirs left a clearly stated claim. A note's clarity
+is given on the agent's scale (:meth:`Model.on_agents_scale`), so one bar
+reads every memory.
 A question ("the rows are still missing?") is never kept: it states nothing.
 A third model, a softmax over the note types, names the kind of fact.
 
@@ -60,6 +66,8 @@ class Model:
     claim_keep: dict[str, float]
     keep_bar: dict[str, float]
     clear: float
+    #: The clarity a person's claim needs to be clearly stated.
+    clear_user: float
     message: dict[str, float]
     claim: dict[str, float]
     types: tuple[NoteType, ...]
@@ -81,9 +89,20 @@ class Model:
 
         return cls(keep_weight=table("keep_weight"), claim_keep=table("claim_keep"),
                    keep_bar=table("keep_bar"),
-                   clear=number("clear"), message=table("message"), claim=table("claim"),
+                   clear=number("clear"), clear_user=number("clear_user"),
+                   message=table("message"), claim=table("claim"),
                    types=cast(tuple[NoteType, ...], types),
                    type_weights={k: tuple(float(x) for x in v) for k, v in weights.items()})
+
+
+    def clear_for(self, role: str) -> float:
+        """The clarity at which a claim said by ``role`` is clearly stated."""
+        return self.clear_user if role == "user" else self.clear
+
+    def on_agents_scale(self, clarity: float, role: str) -> float:
+        """``clarity`` of a claim said by ``role``, scaled so that ``role``'s bar falls on
+        ``clear``: a memory's clarity is read against one bar, whoever said it."""
+        return min(1.0, clarity * self.clear / self.clear_for(role))
 
 
 @dataclasses.dataclass(frozen=True)

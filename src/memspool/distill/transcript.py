@@ -257,7 +257,7 @@ def _groups(found: list[Claim], verdicts: list[Verdict], role: str,
         yield group
 
 
-def _note(group: _Group) -> Note:
+def _note(group: _Group, used: Model) -> Note:
     said = "\n".join(c.text for c in group.claims)
     lead = group.context
     restates: Restates = None
@@ -296,7 +296,8 @@ def _note(group: _Group) -> Note:
     if context_lines + sum(claim_lines) != body.count("\n") + 1:
         claim_lines = ()
     return Note(type=best.type, summary=summary, body=body,
-                key_text=subject_key(keyed), clarity=round(best.clarity, 4),
+                key_text=subject_key(keyed),
+                clarity=round(used.on_agents_scale(best.clarity, group.role), 4),
                 restates=restates, context_lines=context_lines, claim_lines=claim_lines)
 
 
@@ -358,9 +359,9 @@ def transcript_notes(text: str, used: Model | None = None, *,
             verdicts = [_asked(claim, judged, chosen) for claim, judged in zip(found, verdicts,
                                                                                 strict=True)]
         groups = list(_groups(found, verdicts, role, chosen))
-        notes.extend(_note(group) for group in groups[:NOTES_PER_MESSAGE])
+        notes.extend(_note(group, chosen) for group in groups[:NOTES_PER_MESSAGE])
         if conditional:
-            later.extend(itertools.islice(_conditional(found, verdicts, groups, role),
+            later.extend(itertools.islice(_conditional(found, verdicts, groups, role, chosen),
                                           NOTES_PER_MESSAGE))
     # Kept notes first: the conditional ones never push one past a caller's note cap.
     return [note for note in [*notes, *later] if note.summary]
@@ -387,11 +388,11 @@ def _asked(claim: Claim, verdict: Verdict, used: Model) -> Verdict:
             or (_CLOCK.search(fact) and not _RECURS_AT.search(fact)):
         return verdict  # the task at hand: the model judges it as it would
     return dataclasses.replace(verdict, keep=True, probability=1.0,
-                               message=max(verdict.message, used.clear))
+                               message=max(verdict.message, used.clear_for("user")))
 
 
 def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Group],
-                 role: str) -> Iterator[Note]:
+                 role: str, used: Model) -> Iterator[Note]:
     """The claims under the bar that say a value changed ("`statement_timeout` went
     from 5000 to 10000 ms") or write a setting with its value ("`kMaxFramesInFlight
     = 3` again"), or that they say again what was said before ("a request spec pls,
@@ -412,14 +413,14 @@ def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Grou
         # when it is carried out.
         changes = role == "assistant" and says_a_change(claim.text)
         if changes or (role == "assistant" and writes_a_setting(claim.text)):
-            note = _note(_Group(role, [claim], [verdict]))
+            note = _note(_Group(role, [claim], [verdict]), used)
             yield dataclasses.replace(note, only_if="replaces")
             if changes and verdict.probability >= RESTATED_FLOOR:
                 # A change that replaces nothing may still say a rule again ("the
                 # prod apply goes through `apply.yml`"): offered as that, after it.
                 by_overlap.append(dataclasses.replace(note, only_if="restates"))
         elif _REFERS_BACK.search(claim.text) or _RECURS.search(claim.text):
-            yield dataclasses.replace(_note(_Group(role, [claim], [verdict])),
+            yield dataclasses.replace(_note(_Group(role, [claim], [verdict]), used),
                                       only_if="restates", restates="rule")
         elif role == "assistant" and verdict.probability >= RESTATED_FLOOR:
             # A fact-like claim in the agent's report of work done ("I changed the
@@ -428,7 +429,7 @@ def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Grou
             # rule's words again (reconciliation's overlap bar). A person's aside
             # under the bar ("month end again, the tasks got OOM-killed") is news
             # or chatter, not a rule kept.
-            by_overlap.append(dataclasses.replace(_note(_Group(role, [claim], [verdict])),
+            by_overlap.append(dataclasses.replace(_note(_Group(role, [claim], [verdict]), used),
                                                   only_if="restates", restates=None))
     yield from by_overlap
 
