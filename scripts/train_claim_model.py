@@ -526,8 +526,14 @@ def _chatter_share(chosen: list[Scored], rule: Rule, bars: Any) -> Any:
 def pick_clear(scored: list[Scored], rule: Rule, ceiling: float) -> float:
     """The lowest clarity bar above which at most ``ceiling`` of the ephemeral assistant
     messages leave a kept claim, counted with HARD_SHARE as :func:`rates` counts them."""
-    chosen = [s for s in _assistant(scored) if not s.example.durable]
-    for step in range(5, 100):
+    return _lowest_clear([s for s in _assistant(scored) if not s.example.durable], rule,
+                         ceiling, 0.05)
+
+
+def _lowest_clear(chosen: list[Scored], rule: Rule, ceiling: float, start: float) -> float:
+    """The lowest clarity bar, from ``start`` up, above which at most ``ceiling`` of
+    ``chosen`` (messages that hold no fact) leave a claim ``rule`` keeps."""
+    for step in range(round(start * 100), 100):
         clear = step / 100
         kept = [any(p >= rule.claim and rule.score(s.message, p) >= rule.bar
                     and p * s.message >= clear for p in s.claims) for s in chosen]
@@ -545,21 +551,10 @@ def pick_clear_user(trained: Trained, rule: Rule, turns: list[MessageExample],
     a report or a request with a rule, and the agent's bar let 6% of those prompts
     into the context block. Never under the agent's bar (a person's claim is not
     clearer for being theirs), and the agent's bar when there are no such prompts."""
-    quiet = [m for m in turns if not m.durable]
-    if not quiet:
-        return floor
-    for step in range(round(floor * 100), 100):
-        clear = step / 100
-        kept = 0
-        for m in quiet:
-            said = probability(list(m.features), trained.message)
-            kept += any(p >= rule.claim and rule.score(said, p) >= rule.bar
-                        and p * said >= clear
-                        for p in (probability(list(c.features), trained.claim)
-                                  for c in m.claims))
-        if kept / max(1, len(quiet)) <= ceiling:
-            return clear
-    return 0.99
+    quiet = [Scored(m, probability(list(m.features), trained.message),
+                    tuple(probability(list(c.features), trained.claim) for c in m.claims))
+             for m in turns if not m.durable]
+    return _lowest_clear(quiet, rule, ceiling, floor) if quiet else floor
 
 
 def cross_validate(examples: list[MessageExample], notes: list[MessageExample],
@@ -672,11 +667,11 @@ def main() -> int:
                  for m in held_prompts]
         print(f"user prompts, {split} (never trained on): " + "rules kept {:.1%}, requests "
               "kept {:.1%}".format(*prompt_rates(named, user)))
-    prompts = tuple(path.name for path in sorted(SESSIONS.glob("tune_*.jsonl"))
-                    if path.name not in KEEP_SESSION_FILES and path.name not in args.leave_out)
-    turns = session_examples("tune", prompts, role="user")
+    unseen = tuple(path.name for path in sorted(SESSIONS.glob("tune_*.jsonl"))
+                   if path.name not in KEEP_SESSION_FILES and path.name not in args.leave_out)
+    turns = session_examples("tune", unseen, role="user")
     clear_user = pick_clear_user(trained, user, turns, CLEAR_EPHEMERAL, clear)
-    print(f"a person's clear bar, on the {len(turns)} prompts of {len(prompts)} session files "
+    print(f"a person's clear bar, on the {len(turns)} prompts of {len(unseen)} session files "
           f"the keep models never saw: clarity >= {clear_user:.2f} (the agent's {clear:.2f})")
     held = note_examples(("dev", "holdout"))
     types = {k: tuple(v) for k, v in trained.types.items()}

@@ -94,15 +94,16 @@ class Model:
                    types=cast(tuple[NoteType, ...], types),
                    type_weights={k: tuple(float(x) for x in v) for k, v in weights.items()})
 
-
     def clear_for(self, role: str) -> float:
         """The clarity at which a claim said by ``role`` is clearly stated."""
         return self.clear_user if role == "user" else self.clear
 
     def on_agents_scale(self, clarity: float, role: str) -> float:
         """``clarity`` of a claim said by ``role``, scaled so that ``role``'s bar falls on
-        ``clear``: a memory's clarity is read against one bar, whoever said it."""
-        return min(1.0, clarity * self.clear / self.clear_for(role))
+        ``clear``: a memory's clarity is read against one bar, whoever said it. The
+        agent's comes back as it is."""
+        bar = self.clear_for(role)
+        return clarity if bar == self.clear else min(1.0, clarity * self.clear / bar)
 
 
 @dataclasses.dataclass(frozen=True)
