@@ -395,3 +395,27 @@ def test_a_persons_claim_is_clearly_stated_at_their_own_bar() -> None:
     said = judge_message(prompt, found, "user")
     raw = max(judge(c, "user", said).clarity for c in found if c.text in note.body)
     assert note.clarity == round(used.on_agents_scale(raw, "user"), 4) < raw
+
+
+def test_a_fix_just_under_the_bar_joins_the_fact_whose_first_sentence_it_names() -> None:
+    # The fix names what the cause's first sentence named (`CMD`), not what the
+    # sentence right before it did (Fly, `kill_timeout`, 502): it goes on with the
+    # fact all the same, and the cause and its fix are one memory.
+    said = (
+        "There it is. The `CMD` in the Dockerfile is in shell form, so PID 1 in the "
+        "container is `/bin/sh -c` and our binary is its child. sh doesn't pass the stop "
+        "signal on, so the graceful shutdown in `main.rs` never runs (no \"shutdown signal "
+        "received\" line, exit code 137). On Fly that means the machine sits out "
+        "`kill_timeout`, gets SIGKILLed with requests still open, and the proxy answers "
+        "those with 502. With the exec form, `CMD [\"/app/otterwick\", \"serve\"]`, the "
+        "binary is PID 1 and gets the signal itself.\n\n"
+        "In fly.toml I also set `kill_signal = \"SIGTERM\"` and `kill_timeout = 30`. The "
+        "member CSV export is our slowest request at up to ~20 s, and 30 lets it finish "
+        "while the machine drains; at 5 it would have been cut off even with the signal "
+        "arriving.")
+    notes = transcript_notes(f"[assistant] {said}")
+    cause = notes[0]
+    assert cause.body.startswith("The `CMD` in the Dockerfile is in shell form")
+    assert cause.body.endswith("the binary is PID 1 and gets the signal itself.")
+    assert "There it is" not in cause.body
+    assert not any("exec form" in n.body for n in notes[1:])

@@ -10,7 +10,7 @@ message judged as a whole and each claim in it by the claim model
   sentence before it along, when that sentence is not chatter; the next
   kept sentence joins it (a problem and its fix are one note), and so does
   the next sentence just under the keep bar (CONTINUES_SHARE of it) when it
-  points back in turn or shares a term of its subject;
+  points back in turn or shares a term with a sentence of the note;
 - a list item takes its list's introduction ("The endpoint conventions:")
   when the introduction is not chatter;
 - its key names the subject (:func:`~memspool.distill.keys.subject_key`).
@@ -59,9 +59,9 @@ __all__ = ["CONTEXT_SHARE", "notes_of", "transcript_notes"]
 #: share of the claim threshold: "heads up for next time:" or "Found it." would
 #: bring chatter into the memory's text, which costs more than a missing subject.
 CONTEXT_SHARE: Final = 1.0
-#: Terms two neighbouring kept sentences share when they are about the same
-#: things, and how many of each sentence's terms are compared. One is enough:
-#: a cause and its fix share few words ("a plain `ClusterIP` Service, and
+#: Terms a sentence shares with the sentences of the fact before it when they are
+#: about the same things, and how many of each sentence's terms are compared. One
+#: is enough: a cause and its fix share few words ("a plain `ClusterIP` Service, and
 #: kube-proxy balances TCP connections" / "order-svc sends every call over one
 #: HTTP/2 connection"), and a fact cut in two is a fact no memory holds whole.
 _SHARED_SUBJECT_TERMS: Final = 1
@@ -194,15 +194,18 @@ def _subject_terms(text: str) -> frozenset[str]:
 
 def _goes_on(group: _Group, claim: Claim) -> bool:
     """The next sentence goes on with the group's fact: it points back ("It ...",
-    "So ...") or is about the same things ("`helm upgrade` that dies midway leaves
-    ..." / "the way out is `helm rollback` ..., then upgrade again"): a problem and
-    its fix, a rule and how it is kept, are one memory."""
+    "So ...") or is about the same things as any sentence of the fact so far
+    ("`helm upgrade` that dies midway leaves ..." / "the way out is `helm rollback`
+    ..., then upgrade again"): a problem and its fix, a rule and how it is kept, are
+    one memory. A fix often names what the first sentence named, not the one just
+    before it ("The `CMD` ... is in shell form ..." / "... the proxy answers those
+    with 502." / "With the exec form, `CMD [...]`, the binary is PID 1 ...")."""
     if claim.kind != "sentence" or group.claims[-1].kind != "sentence":
         return False
     if _points_back(claim, group.role):
         return True
-    shared = _subject_terms(group.claims[-1].text) & _subject_terms(claim.text)
-    return len(shared) >= _SHARED_SUBJECT_TERMS
+    said = frozenset().union(*(_subject_terms(c.text) for c in group.claims))
+    return len(said & _subject_terms(claim.text)) >= _SHARED_SUBJECT_TERMS
 
 
 def _kept_beside(group: _Group, claim: Claim) -> bool:
