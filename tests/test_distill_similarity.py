@@ -326,6 +326,18 @@ def test_a_setting_moves_unless_said_to_hold_somewhere_else() -> None:
     assert relate(old, new).replaces and relate(new, old).replaces
     assert settings_apart("On the primary, `spark.sql.shuffle.partitions = 200`.",
                           "On the replica, `spark.sql.shuffle.partitions = 400`.")
+    # So does an environment variable's: a process has one environment.
+    old = ("I left prod at `KELPMOOR_DB_POOL=10`. The job holds a connection for about "
+           "40 ms per run, so a bigger pool would only have hidden this bug.")
+    new = ("For the signup weekend I set `KELPMOOR_DB_POOL=16` in `deploy/kelpmoor.env`. "
+           "The api and jobs processes each get 16, 32 client connections in total.")
+    assert moves_a_setting(old, new) and not settings_apart(old, new)
+    assert relate(old, new).replaces
+    assert settings_apart("On the primary, `DB_POOL_SIZE=20`.",
+                          "On the replica, `DB_POOL_SIZE=40`.")
+    # A name in lower case stays said apart by the words around it.
+    assert settings_apart("Postgres keeps `max_connections=100` for the api pods.",
+                          "PgBouncer keeps `max_connections=400` for the clients.")
 
 
 def test_a_fact_said_again_in_other_words_holds_no_substitution() -> None:

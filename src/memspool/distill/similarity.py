@@ -719,6 +719,9 @@ class _Slot:
     context: frozenset[str]
     #: For a setting written in code, the places its clause says it holds in.
     scope: frozenset[str] = frozenset()
+    #: For a setting written in code, its name says whose setting it is by itself
+    #: (:data:`_OWN_NAME`).
+    named: bool = False
 
 
 def _slots(text: str) -> dict[str, _Slot]:
@@ -785,9 +788,13 @@ _VALUE_AFTER: Final = re.compile(
     r"^\s*(?:is|are|=|:|to|at)?\s*`?([-+]?\d[\w.:/-]*?)[.,;:)]?(?:\s|`|$)", re.IGNORECASE)
 
 
-#: A setting's name with a namespace: parts joined by "." or ":" between letters
-#: (`datomic.objectCacheMax`, `-XX:MaxRAMPercentage`, `spark.sql.shuffle.partitions`).
-_QUALIFIED: Final = re.compile(r"[a-z][.:][a-z]", re.IGNORECASE)
+#: A setting's name that says whose setting it is by itself: one with a namespace,
+#: parts joined by "." or ":" between letters (`datomic.objectCacheMax`,
+#: `-XX:MaxRAMPercentage`, `spark.sql.shuffle.partitions`), or an environment
+#: variable's, upper case words joined by "_" (`KELPMOOR_DB_POOL`): a process has
+#: one environment. Not a name in lower case (`max_connections` of the primary and
+#: of the replica).
+_OWN_NAME: Final = re.compile(r"(?i:[a-z][.:][a-z])|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 
 
 @lru_cache(maxsize=_PARSED_TEXTS)
@@ -815,7 +822,8 @@ def _settings(text: str) -> dict[str, _Slot]:
         rest = _CLAUSE_END.split(_CODE_SPAN.sub(" ", text[match.end():]))[0]
         scope = " ".join(_place(found) for found in _SCOPE.findall(f"{lead} {rest}"))
         found.setdefault(name.lower(), _Slot(value.lower(), _plain_words(f"{lead} {rest}"),
-                                             _plain_words(scope)))
+                                             _plain_words(scope),
+                                             bool(_OWN_NAME.search(name.lstrip("-")))))
     return found
 
 
@@ -867,27 +875,27 @@ def moves_a_setting(old: str, new: str) -> bool:
     for name in a.keys() & b.keys():
         if a[name].value == b[name].value or a[name].value in values_of(new):
             continue
-        if not _said_apart(old, new, a[name], b[name], name):
+        if not _said_apart(old, new, a[name], b[name]):
             return True
     return False
 
 
-def _said_apart(old: str, new: str, left: _Slot, right: _Slot, name: str) -> bool:
+def _said_apart(old: str, new: str, left: _Slot, right: _Slot) -> bool:
     """A setting's two values each said to hold somewhere the other text does not
     name ("In staging, ..." / "In production, ..."), or, when the later text says
     no change, each said of something the other does not name around it ("Postgres
     listens on" / "Redis listens on"): two subjects. A later text that says the
     value moved ("The pod's limit is `3Gi` now") gives its own words around it to
     the report of the move, not to another subject, and so does one whose setting's
-    name is qualified (`-Ddatomic.objectCacheMax`, `spark.sql.shuffle.partitions`):
-    such a name says whose setting it is by itself, so only a place tells two apart."""
+    name says whose setting it is by itself (:data:`_OWN_NAME`:
+    `-Ddatomic.objectCacheMax`, `KELPMOOR_DB_POOL`): only a place tells two apart."""
     # A place or subject the other text names in code counts as named there: "in the
     # role defaults" is where `roles/prometheus/defaults/main.yml` is.
     theirs = _plain_words(new) | _code_pieces(new)
     mine = _plain_words(old) | _code_pieces(old)
     if left.scope - theirs and right.scope - mine:
         return True
-    return not says_a_change(new) and not _QUALIFIED.search(name) \
+    return not says_a_change(new) and not (left.named or right.named) \
         and bool(left.context - theirs and right.context - mine)
 
 
@@ -943,7 +951,7 @@ def settings_apart(old: str, new: str) -> bool:
     replica, `max_connections = 400`"): two subjects, neither the other's new value."""
     a, b = _settings(old), _settings(new)
     for name in a.keys() & b.keys():
-        if a[name].value != b[name].value and _said_apart(old, new, a[name], b[name], name):
+        if a[name].value != b[name].value and _said_apart(old, new, a[name], b[name]):
             return True
     return False
 
