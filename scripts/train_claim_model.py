@@ -405,6 +405,12 @@ class Scored:
     claims: tuple[float, ...]
 
 
+def scores_of(example: MessageExample, trained: Trained) -> Scored:
+    """``example`` as ``trained`` sees it: its message's probability and each claim's."""
+    return Scored(example, probability(list(example.features), trained.message),
+                  tuple(probability(list(c.features), trained.claim) for c in example.claims))
+
+
 def folds(examples: list[MessageExample]) -> list[tuple[list[MessageExample],
                                                         list[MessageExample]]]:
     fold_of: dict[str, int] = {}
@@ -551,9 +557,7 @@ def pick_clear_user(trained: Trained, rule: Rule, turns: list[MessageExample],
     a report or a request with a rule, and the agent's bar let 6% of those prompts
     into the context block. Never under the agent's bar (a person's claim is not
     clearer for being theirs), and the agent's bar when there are no such prompts."""
-    quiet = [Scored(m, probability(list(m.features), trained.message),
-                    tuple(probability(list(c.features), trained.claim) for c in m.claims))
-             for m in turns if not m.durable]
+    quiet = [scores_of(m, trained) for m in turns if not m.durable]
     return _lowest_clear(quiet, rule, ceiling, floor) if quiet else floor
 
 
@@ -566,9 +570,7 @@ def cross_validate(examples: list[MessageExample], notes: list[MessageExample],
         types = {k: tuple(v) for k, v in trained.types.items()}
         for ex in test:
             if not ex.type_only:  # the keep rule's data
-                scored.append(Scored(ex, probability(list(ex.features), trained.message),
-                                     tuple(probability(list(c.features), trained.claim)
-                                           for c in ex.claims)))
+                scored.append(scores_of(ex, trained))
             for c in ex.claims:
                 if c.durable and c.type in TYPES:
                     total += 1
@@ -662,9 +664,7 @@ def main() -> int:
     trained = train(examples, notes)
     for split in ("heldout", "heldout2", "heldout3"):
         held_prompts = prompt_examples(split)
-        named = [Scored(m, probability(list(m.features), trained.message),
-                        tuple(probability(list(c.features), trained.claim) for c in m.claims))
-                 for m in held_prompts]
+        named = [scores_of(m, trained) for m in held_prompts]
         print(f"user prompts, {split} (never trained on): " + "rules kept {:.1%}, requests "
               "kept {:.1%}".format(*prompt_rates(named, user)))
     unseen = tuple(path.name for path in sorted(SESSIONS.glob("tune_*.jsonl"))
