@@ -594,6 +594,29 @@ def test_a_changed_value_read_as_a_report_of_work_still_supersedes_the_old(
         "`statement_timeout` in `config/database.yml` went from 5000 to 10000 ms."]
 
 
+def test_a_setting_moved_by_its_name_in_code_supersedes_the_words_that_said_it(
+        config: Config, conn: Any) -> None:
+    # A person gives a setting in words; a session later the agent moves it by its
+    # name in code, in a report under the keep bar. The report shares too few words
+    # with the person's sentence for the overlap a report is held to, but every word
+    # of the name is one of that sentence's: the same setting.
+    t0 = 1_000_000.0
+    old = _memory(conn, config, "Ops wants the upload lock TTL at 5 minutes, editors keep "
+                  "losing drafts to each other.", session="a", at=t0)
+    said = "[assistant] Bumped `UPLOAD_LOCK_TTL_MINUTES` from 5 to 8."
+    notes = transcript_notes(said, conditional=True)
+    assert [n.only_if for n in notes] == ["replaces"]
+    # A name the person's words do not say is another setting's.
+    other = transcript_notes("[assistant] Bumped `UPLOAD_RETRY_MINUTES` from 5 to 8.",
+                             conditional=True)
+    assert [n.action for n in _minor_pass(other, config, conn, session="b",
+                                          at=t0 + 30).notes] == ["skipped"]
+    report = _minor_pass(notes, config, conn, session="b", at=t0 + 60)
+    assert [(n.action, n.supersedes) for n in report.notes] == [("created", old)]
+    assert [m.summary for m in rows.list_memories(conn, "api") if m.live] == [
+        "Bumped `UPLOAD_LOCK_TTL_MINUTES` from 5 to 8."]
+
+
 def test_a_value_moved_in_one_line_of_a_grown_memory_supersedes_it(
         config: Config, conn: Any) -> None:
     # A merge joined another note's words to the memory of the line limit: its whole

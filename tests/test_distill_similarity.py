@@ -261,6 +261,19 @@ def test_trigram_jaccard_baseline() -> None:
      "new-value"),
     ("The MSRV is `1.79`, set in Cargo.toml's `rust-version`.",
      "MSRV bumped `1.79` -> `1.80` for let-else chains.", "new-value"),
+    # The older value said as what the new one replaced, in brackets: the later text
+    # holds both values, and the one it gives as before is the older text's.
+    ("The linker script starts the app at 0x20010000, and the bootloader says it only "
+     "needs 65536 bytes.",
+     "`memory.x` now has `RAM : ORIGIN = 0x20012000, LENGTH = 184K` (it was 0x20010000 / "
+     "192K), the next 8 KB boundary above what the bootloader needs.", "new-value"),
+    ("Nightly exports keep 14 days of files in the bucket before the lifecycle rule "
+     "deletes them.",
+     "The bucket's lifecycle rule now expires exports after 30 days (it was 14), since "
+     "finance asked for a month.", "new-value"),
+    # A value said as before in a text of another subject replaces nothing.
+    ("The API rate limit is 100 a minute per token.",
+     "Batch size is 64 (was 100 rows in the old job).", "different"),
     # The move of a setting written in code on both sides: the words that differ moved.
     ("The search pods get `POOL = 4` in `settings.py`, one connection per core.",
      "After the resize the settings file went from `POOL = 4` to `POOL = 16` for the "

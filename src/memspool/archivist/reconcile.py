@@ -83,6 +83,7 @@ from memspool.distill.similarity import (
     index_terms,
     lookup_terms,
     moves_a_setting,
+    names_the_moved_setting,
     relate,
     restates,
     restating_line,
@@ -567,7 +568,8 @@ def _moves_its_value(ctx: _Context, candidate: memory_rows.Memory, note: Note) -
     if not verdict.replaces or settings_apart(candidate.body, note.body) \
             or not _of_another_session(ctx, candidate):
         return False
-    if verdict.comparison.dice >= PINNED_MIN_DICE:
+    if verdict.comparison.dice >= PINNED_MIN_DICE \
+            or names_the_moved_setting(candidate.body, note.body):
         return True
     lines = _lines(candidate)
     return len(lines) > 1 and any(_moves_a_line(ctx, line, note)

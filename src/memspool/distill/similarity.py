@@ -65,6 +65,7 @@ __all__ = [
     "is_near_duplicate",
     "lookup_terms",
     "moves_a_setting",
+    "names_the_moved_setting",
     "relate",
     "restating_line",
     "says_a_change",
@@ -603,7 +604,12 @@ def lookup_terms(text: str, profiles: Profiles | None = None) -> list[str]:
     """The terms of a new note to look candidates up by (a bounded :func:`index_terms`)."""
     profile = _profile(text, profiles)
     extra = sorted(profile.joined)  # "file systems" also looks up "filesystems"
-    return index_terms(text, QUERY_TERMS, profiles) + extra[: max(0, QUERY_TERMS // 4)]
+    # `HOLD_TTL_MINUTES` also looks up the words it is made of, which a text that
+    # says the setting in words ("the hold TTL at 7 minutes") is indexed under.
+    parts = sorted({_canonical(part) for key in profile.keys if "_" in key.strip("_")
+                    for part in key.split("_") if _content(part)})
+    return index_terms(text, QUERY_TERMS, profiles) + extra[: max(0, QUERY_TERMS // 4)] \
+        + parts[: max(0, QUERY_TERMS // 4)]
 
 
 # --- how a new text relates to a memory -------------------------------------------------
@@ -652,6 +658,18 @@ _TRANSITION: Final = re.compile(
     rf"\bfrom\s+{_MOVED_WORD}\s+to\s+{_MOVED_WORD}(?=[\s.,;:)]|$)"
     rf"|{_MOVED_VALUE}\s*(?:->|\u2192|=>)\s*{_MOVED_VALUE}(?=[\s.,;:)]|$)",
     re.IGNORECASE)
+#: The value a text gives as what was before, in brackets after the new one:
+#: "`ORIGIN = 0x2000B000` (it was 0x20008000)", "300 a minute (was 100)".
+#: The words of a name in code: `HOLD_TTL_MINUTES`, `holdTtlMinutes`, `hold-ttl.minutes`.
+_NAME_PART: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+#: A name of fewer parts ("`pool`") is a word the older text may use of anything.
+_NAME_PARTS: Final = 2
+#: A value said only as what was before names no subject of its own ("Batch size is
+#: 64 (was 100 rows)" is not the rate limit of 100): the two texts share this much,
+#: and no word of one stands where another word of the other does.
+_BEFORE_MIN_DICE: Final = 0.25
+_WAS: Final = re.compile(rf"\((?:(?:it|that|this)\s+)?(?:was|used to be)\s+{_MOVED_VALUE}",
+                         re.IGNORECASE)
 #: Words that say the later text moved something, said of the thing it moved:
 #: "raised gunicorn to `--workers 5`", "300 a minute (was 100)", "is 15 now".
 _ANNOUNCES: Final = re.compile(
@@ -1019,6 +1037,36 @@ def _moved_from(old: str, new: str) -> bool:
     return False
 
 
+def names_the_moved_setting(old: str, new: str) -> bool:
+    """The later text moves a setting it names in code ("Bumped `HOLD_TTL_MINUTES` from
+    7 to 9") away from the older text's value, and the older text says that setting in
+    words ("the hold TTL at 7 minutes"): every part of the name, two or more, is a word
+    of it. A report of work done moves numbers of its own ("went from 48s to 3s"),
+    named by nothing the older text says."""
+    said = without_blobs(new)
+    words = {word.strip(_STRIP) for word in old.lower().split()}
+    for match in _TRANSITION.finditer(said):
+        if not _moved_from(old, match.group()):
+            continue
+        names = _CODE_SPAN.findall(_SENTENCE_END.split(said[:match.start()])[-1])
+        parts = [part.lower() for part in _NAME_PART.findall(names[-1])] if names else []
+        if len(parts) >= _NAME_PARTS and all(
+                part in words or f"{part}s" in words or part.removesuffix("s") in words
+                for part in parts):
+            return True
+    return False
+
+
+def _said_as_before(old: str, new: str) -> bool:
+    """The later text gives the older one's value as what it replaced ("`ORIGIN =
+    0x2000B000` (it was 0x20008000)", "300 a minute (was 100)"), beside a value the
+    older text does not hold."""
+    before = {word.strip(_STRIP) for word in old.lower().split()}
+    return any(match.group(1).lower().strip(_STRIP) in before
+               and any(value not in before for value in values_of(new))
+               for match in _WAS.finditer(without_blobs(new)))
+
+
 def _clause_words(text: str) -> list[list[str]]:
     return [[w for w in (t.strip(_STRIP).lower() for t in clause.split()) if w]
             for clause in _CLAUSE_END.split(text)]
@@ -1165,7 +1213,9 @@ def relate(old: str, new: str, profiles: Profiles | None = None) -> Verdict:
     of an older memory of several (:func:`_restates_a_part`) is the same fact.
     """
     comparison = compare(old, new, profiles)
-    if _moved_from(old, new):
+    if _moved_from(old, new) or (
+            comparison.dice >= _BEFORE_MIN_DICE and comparison.veto_kind in (None, "numbers")
+            and _said_as_before(old, new)):
         return Verdict("new-value", comparison)
     relation = _relation(old, new, comparison, profiles)
     if relation in ("same", "more", "different") and (
