@@ -6,7 +6,8 @@
 
 For one message: the message model's probability that it holds a durable
 fact, then each claim (sentence or list item) with its probability of being
-the fact, its clarity (the two multiplied), the type the type model gives it,
+the fact, its clarity (the two multiplied; for a person's claim, the person's
+rule model's), the type the type model gives it,
 its introduction, and whether the keep rule keeps it. For a slice's text
 (lines opening with ``[user]``, ``[assistant]``, ...) each message is shown
 so. Then the notes the minor pass makes of the text, as

@@ -15,9 +15,11 @@ Labelled messages come from the tuning data only:
   is a message; a claim holding one of a fact's anchors (said by the
   fact's speaker) is that fact, and a turn with such a claim holds one.
   The keep models learn from ``KEEP_SESSION_FILES``, the type model from
-  ``SESSION_FILES`` (which says why). The person's prompts of every other
-  tuning file, which no keep model learns from, set the person's clear bar
-  (``clear_user``, :func:`pick_clear_user`).
+  ``SESSION_FILES`` (which says why), the person's rule model from the
+  person's prompts of every tuning file. The person's prompts of every
+  tuning file no keep model learns from set the person's clear bar
+  (``clear_user``, :func:`pick_clear_user`), each file read by a rule model
+  trained without it.
 - ``tests/data/user_prompts.jsonl``, splits ``tuned`` and ``tuned2``: a
   user's prompt, its rule or fact marked.
 
@@ -26,12 +28,13 @@ messages, ``heldout`` to ``heldout3`` of the prompts, sessions marked
 ``heldout``) are never read here: ``bench/archivist_quality.py`` and
 ``bench/archivist_sessions.py`` measure on them.
 
-Three models (:mod:`memspool.distill.claim_model`): the message model over
+Four models (:mod:`memspool.distill.claim_model`): the message model over
 every message, the claim model over the claims of the messages that hold a
-fact, the type model over the facts. Each is L2-regularised logistic
-regression (a softmax for types), fitted to its optimum by full-batch Adam
-(numpy; the shipped model is read without it): the same data gives the same
-file. Five-fold cross-validation,
+fact, the type model over the facts, and the person's rule model over every
+claim of the person's prompts (how clearly each states a rule of theirs).
+Each is L2-regularised logistic regression (a softmax for types), fitted to
+its optimum by full-batch Adam (numpy; the shipped model is read without
+it): the same data gives the same file. Five-fold cross-validation,
 grouped by message and by session project so nothing is scored by a model
 that saw it, picks the operating points: the keep rule (:class:`Rule`) that keeps
 the most durable messages while at most KEEP_EPHEMERAL of the ephemeral
@@ -369,6 +372,13 @@ class Trained:
     types: dict[str, list[float]]
 
 
+def train_user_rule(prompts: list[MessageExample]) -> dict[str, float]:
+    """The person's rule model: every claim of ``prompts`` (a person's, of labelled
+    prompts and of whole sessions), a rule or fact of theirs against the rest."""
+    return train_binary([(c.features, c.durable) for m in prompts if m.role == "user"
+                         for c in m.claims], CLAIM_L2)
+
+
 def note_examples(splits: tuple[str, ...]) -> list[MessageExample]:
     """tests/data/classify_notes.jsonl: single notes with their type, for the type model."""
     found = []
@@ -536,29 +546,43 @@ def pick_clear(scored: list[Scored], rule: Rule, ceiling: float) -> float:
                          ceiling, 0.05)
 
 
-def _lowest_clear(chosen: list[Scored], rule: Rule, ceiling: float, start: float) -> float:
+def _lowest_clear(chosen: list[Scored], rule: Rule, ceiling: float, start: float,
+                  stated: list[tuple[float, ...]] | None = None) -> float:
     """The lowest clarity bar, from ``start`` up, above which at most ``ceiling`` of
-    ``chosen`` (messages that hold no fact) leave a claim ``rule`` keeps."""
+    ``chosen`` (messages that hold no fact) leave a claim ``rule`` keeps. A claim's
+    clarity is its two probabilities multiplied, or ``stated`` (one per claim of each
+    message: the person's rule model's)."""
     for step in range(round(start * 100), 100):
         clear = step / 100
         kept = [any(p >= rule.claim and rule.score(s.message, p) >= rule.bar
-                    and p * s.message >= clear for p in s.claims) for s in chosen]
+                    and (p * s.message if stated is None else stated[i][j]) >= clear
+                    for j, p in enumerate(s.claims)) for i, s in enumerate(chosen)]
         if _weighted_share(kept, [s.example.hard for s in chosen]) <= ceiling:
             return clear
     return 0.99
 
 
-def pick_clear_user(trained: Trained, rule: Rule, turns: list[MessageExample],
-                    ceiling: float, floor: float) -> float:
-    """The person's clear bar: the lowest clarity, from ``floor`` (the agent's bar) up,
-    above which at most ``ceiling`` of ``turns`` (a person's prompts of whole sessions
+def pick_clear_user(trained: Trained, rule: Rule, prompts: list[MessageExample],
+                    turns: dict[str, list[MessageExample]], unseen: tuple[str, ...], *,
+                    ceiling: float, fallback: float) -> float:
+    """The person's clear bar: the lowest clarity, by the person's rule model, above
+    which at most ``ceiling`` of the prompts of the session files ``unseen`` (which
     the keep models never learnt from) that hold no fact of theirs leave a kept claim.
-    Their labelled prompts are too few and too plain for it: a session's prompt mixes
-    a report or a request with a rule, and the agent's bar let 6% of those prompts
-    into the context block. Never under the agent's bar (a person's claim is not
-    clearer for being theirs), and the agent's bar when there are no such prompts."""
-    quiet = [scores_of(m, trained) for m in turns if not m.durable]
-    return _lowest_clear(quiet, rule, ceiling, floor) if quiet else floor
+    Each file's prompts are read by a rule model trained without them (on
+    ``prompts`` and the other files of ``turns``), so the bar is picked on claims
+    that model never saw. Their labelled prompts are too few and too plain for it: a
+    session's prompt mixes a report, a request or an aside with a rule. ``fallback``
+    (the agent's bar) when there are no such prompts."""
+    quiet: list[Scored] = []
+    stated: list[tuple[float, ...]] = []
+    for name in unseen:
+        weights = train_user_rule([*prompts, *(m for other, said in turns.items()
+                                               if other != name for m in said)])
+        for m in turns[name]:
+            if not m.durable:
+                quiet.append(scores_of(m, trained))
+                stated.append(tuple(probability(list(c.features), weights) for c in m.claims))
+    return _lowest_clear(quiet, rule, ceiling, 0.05, stated) if quiet else fallback
 
 
 def cross_validate(examples: list[MessageExample], notes: list[MessageExample],
@@ -667,12 +691,18 @@ def main() -> int:
         named = [scores_of(m, trained) for m in held_prompts]
         print(f"user prompts, {split} (never trained on): " + "rules kept {:.1%}, requests "
               "kept {:.1%}".format(*prompt_rates(named, user)))
-    unseen = tuple(path.name for path in sorted(SESSIONS.glob("tune_*.jsonl"))
-                   if path.name not in KEEP_SESSION_FILES and path.name not in args.leave_out)
-    turns = session_examples("tune", unseen, role="user")
-    clear_user = pick_clear_user(trained, user, turns, CLEAR_EPHEMERAL, clear)
-    print(f"a person's clear bar, on the {len(turns)} prompts of {len(unseen)} session files "
-          f"the keep models never saw: clarity >= {clear_user:.2f} (the agent's {clear:.2f})")
+    every = tuple(path.name for path in sorted(SESSIONS.glob("tune_*.jsonl"))
+                  if path.name not in args.leave_out)
+    unseen = tuple(name for name in every if name not in KEEP_SESSION_FILES)
+    turns = {name: session_examples("tune", (name,), role="user") for name in every}
+    prompts = [ex for split in PROMPT_SPLITS for ex in prompt_examples(split)]
+    user_rule = train_user_rule([*prompts, *(m for said in turns.values() for m in said)])
+    clear_user = pick_clear_user(trained, user, prompts, turns, unseen,
+                                 ceiling=CLEAR_EPHEMERAL, fallback=clear)
+    print(f"a person's clear bar, by their rule model, on the "
+          f"{sum(len(turns[name]) for name in unseen)} prompts of {len(unseen)} session files "
+          f"the keep models never saw, each file read by a rule model trained without it: "
+          f"clarity >= {clear_user:.2f} (the agent's {clear:.2f})")
     held = note_examples(("dev", "holdout"))
     types = {k: tuple(v) for k, v in trained.types.items()}
     right = sum(best_type(list(_typed(m.claims[0], m)), TYPES, types) == m.claims[0].type  # type: ignore[arg-type]
@@ -683,13 +713,15 @@ def main() -> int:
                        f"sessions: {', '.join(f for f in files if f in KEEP_SESSION_FILES)}",
                        f"types also: sessions "
                        f"{', '.join(f for f in files if f not in KEEP_SESSION_FILES)}",
-                       *(f"user prompts: {split}" for split in PROMPT_SPLITS)],
+                       *(f"user prompts: {split}" for split in PROMPT_SPLITS),
+                       f"a person's rule model also: the prompts of sessions {', '.join(every)}"],
         "keep_weight": {"assistant": rule.weight, "user": user.weight},
         "claim_keep": {"assistant": rule.claim, "user": user.claim},
         "keep_bar": {"assistant": rule.bar, "user": user.bar}, "clear": clear,
         "clear_user": clear_user,
         "types": list(TYPES),
         "message": trained.message, "claim": trained.claim, "type_weights": trained.types,
+        "user_rule": user_rule,
     }, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
     print(f"{len(trained.message)} message weights, {len(trained.claim)} claim weights, "
           f"{len(trained.types)} type weights -> {args.out}")

@@ -378,23 +378,36 @@ def test_a_claims_type_is_the_same_with_its_messages_scores_summed_once() -> Non
             assert judge(claim, role, message, used).type == whole
 
 
-def test_a_persons_claim_is_clearly_stated_at_their_own_bar() -> None:
-    # A person's prompt mixes a report with a rule; the agent's bar let 6% of the
-    # prompts of sessions that hold no rule into the context block, so a person's
-    # claim has a bar of its own, and a note's clarity is given on the agent's scale.
+def test_a_persons_rule_is_clearly_stated_and_their_aside_is_not() -> None:
+    # A person's prompt mixes an aside or a report with a request and a rule. The
+    # shared claim model keeps the aside and the rule (the searchable tier); the
+    # person's rule model reads which states a rule of theirs, at their own bar, and
+    # a note's clarity is on the agent's scale.
     used = model()
-    assert used.clear_user > used.clear
     assert used.on_agents_scale(used.clear_user, "user") == pytest.approx(used.clear)
     assert used.on_agents_scale(0.7, "assistant") == 0.7
     assert used.on_agents_scale(1.0, "user") <= 1.0
-    prompt = ("morning! the nightly backup job has been failing since friday, disk full on "
-              "the replica. fix it pls, and never delete the wal archive by hand, we lost a "
-              "week of PITR that way last year.")
-    (note,) = transcript_notes(f"[user] {prompt}")
+    aside = "our intern spilled a whole latte on the staging box keyboard, so that was my morning."
+    rule = ("always squash-merge feature branches, the history on main has to stay one "
+            "commit per PR.")
+    prompt = f"{aside} can you look at the flaky checkout test? {rule}"
     found = claims(prompt)
     said = judge_message(prompt, found, "user")
-    raw = max(judge(c, "user", said).clarity for c in found if c.text in note.body)
-    assert note.clarity == round(used.on_agents_scale(raw, "user"), 4) < raw
+    verdicts = [judge(c, "user", said) for c in found]
+    assert [v.keep for v in verdicts] == [True, False, True]  # the shared model's
+    assert [v.clarity >= used.clear_user for v in verdicts] == [False, False, True]
+    notes = transcript_notes(f"[user] {prompt}")
+    assert [n.body for n in notes] == [aside, rule]
+    # Only the rule is for the context block; the aside stays searchable.
+    assert [n.clarity >= used.clear for n in notes] == [False, True]
+    for note, verdict in zip(notes, (verdicts[0], verdicts[2]), strict=True):
+        assert note.clarity == round(used.on_agents_scale(verdict.clarity, "user"), 4)
+    # The agent's clarity is still its two probabilities multiplied.
+    reply = "Squash merges keep one commit per PR on main, so `git bisect` lands on a PR."
+    found = claims(reply)
+    said = judge_message(reply, found, "assistant")
+    judged = judge(found[0], "assistant", said)
+    assert judged.stated is None and judged.clarity == judged.probability * judged.message
 
 
 def test_a_fix_just_under_the_bar_joins_the_fact_whose_first_sentence_it_names() -> None:

@@ -21,13 +21,22 @@ plan kept for its own. Weight, floor and bar are per role, chosen together
 by cross-validation (the most durable messages kept with at most 5% of the
 ephemeral ones, or of plain requests). Its *clarity* is the product of the two
 probabilities; at ``clear`` and above it is clearly stated, what the
-context block asks of a memory no second session has corroborated yet. A
-person's claims have a bar of their own, ``clear_user``: their prompts mix a
-rule with reports and requests ("Saturday 9am when class bookings open we get a
-burst of ... in sentry"), and at the agent's bar 6% of the prompts of whole
-sessions that hold no rule of theirs left a clearly stated claim. A note's clarity
-is given on the agent's scale (:meth:`Model.on_agents_scale`), so one bar
-reads every memory.
+context block asks of a memory no second session has corroborated yet.
+
+A person's claim is kept by the same rule (the searchable tier stays
+generous), but how clearly it states a rule of theirs is read by a model of
+its own, ``user_rule``: logistic regression over the same claim features,
+trained on every claim of the person's prompts (the labelled prompts and
+those of every tuning session), a rule of theirs against the rest. Their
+prompts mix a rule with reports, requests and asides ("new intern managed
+to jam the espresso grinder with a whole dog biscuit, so thats my morning",
+0.95 by the shared claim model), and the shared model, which learns from
+the agent's words many times over, ranks a rule above another of the
+person's kept claims in 65% of pairs of the tuning sessions, this one in 85%
+(each file read by a model trained without it). Its bar, ``clear_user``,
+lets at most 3% of the prompts of whole sessions that hold no rule of the
+person's leave a clearly stated claim. A note's clarity is given on the
+agent's scale (:meth:`Model.on_agents_scale`), so one bar reads every memory.
 A question ("the rows are still missing?") is never kept: it states nothing.
 A third model, a softmax over the note types, names the kind of fact.
 
@@ -66,10 +75,12 @@ class Model:
     claim_keep: dict[str, float]
     keep_bar: dict[str, float]
     clear: float
-    #: The clarity a person's claim needs to be clearly stated.
+    #: The clarity a person's claim needs to be clearly stated (read by ``user_rule``).
     clear_user: float
     message: dict[str, float]
     claim: dict[str, float]
+    #: How clearly a person's claim states a rule of theirs (see the module's docstring).
+    user_rule: dict[str, float]
     types: tuple[NoteType, ...]
     type_weights: dict[str, tuple[float, ...]]
 
@@ -91,6 +102,7 @@ class Model:
                    keep_bar=table("keep_bar"),
                    clear=number("clear"), clear_user=number("clear_user"),
                    message=table("message"), claim=table("claim"),
+                   user_rule=table("user_rule"),
                    types=cast(tuple[NoteType, ...], types),
                    type_weights={k: tuple(float(x) for x in v) for k, v in weights.items()})
 
@@ -116,10 +128,15 @@ class Verdict:
     message: float
     type: NoteType
     keep: bool
+    #: A person's claim: how clearly it states a rule of theirs (``Model.user_rule``);
+    #: ``None`` for the agent's.
+    stated: float | None = None
 
     @property
     def clarity(self) -> float:
-        return self.probability * self.message
+        """How clearly the claim is stated: the person's by their own model, the
+        agent's as the two probabilities multiplied."""
+        return self.probability * self.message if self.stated is None else self.stated
 
 
 @dataclasses.dataclass(frozen=True)
@@ -220,11 +237,13 @@ def judge(claim: Claim, role: str, message: MessageVerdict, chosen: Model | None
     the fact (probability 0), whatever its words weigh."""
     used = chosen or model()
     found = features(claim, role)
-    chance = 0.0 if asks(claim) else probability(found, used.claim)
+    question = asks(claim)
+    chance = 0.0 if question else probability(found, used.claim)
+    stated = None if role != "user" else 0.0 if question else probability(found, used.user_rule)
     # The message's share of the scores is summed once (judge_message); each claim
     # adds its own features' (type_features' sum, in another order).
     start = message.type_scores or _message_type_scores(message.features, used)
     totals = _type_scores([*found, _marked(claim)], used.type_weights, start)
     return Verdict(probability=chance, message=message.probability,
                    type=_highest(used.types, totals),
-                   keep=keeps(used, role, message.probability, chance))
+                   keep=keeps(used, role, message.probability, chance), stated=stated)

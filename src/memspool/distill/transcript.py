@@ -288,6 +288,9 @@ def _note(group: _Group, used: Model) -> Note:
     summary = whole_summary(sentence_case(headline))
     body = f"{lead}\n{said}".strip() if lead else said
     best = max(group.verdicts, key=lambda v: v.probability)
+    # As clear as its clearest claim: a person's rule said after their report of the
+    # moment is the note's rule, however sure the shared model is of the report.
+    clarity = max(v.clarity for v in group.verdicts)
     # An item's subject is its own ("Pool: `pool_max_conns=24` per pod"), not its
     # list's introduction, which the other items share.
     keyed = whole_summary(sentence_case(said)) if lead and group.claims[0].kind == "item" \
@@ -300,7 +303,7 @@ def _note(group: _Group, used: Model) -> Note:
         claim_lines = ()
     return Note(type=best.type, summary=summary, body=body,
                 key_text=subject_key(keyed),
-                clarity=round(used.on_agents_scale(best.clarity, group.role), 4),
+                clarity=round(used.on_agents_scale(clarity, group.role), 4),
                 restates=restates, context_lines=context_lines, claim_lines=claim_lines)
 
 
@@ -390,8 +393,10 @@ def _asked(claim: Claim, verdict: Verdict, used: Model) -> Verdict:
     if len(fact.split()) < _ASKED_MIN_WORDS or _FOR_NOW.search(fact) \
             or (_CLOCK.search(fact) and not _RECURS_AT.search(fact)):
         return verdict  # the task at hand: the model judges it as it would
+    clear = used.clear_for("user")
     return dataclasses.replace(verdict, keep=True, probability=1.0,
-                               message=max(verdict.message, used.clear_for("user")))
+                               message=max(verdict.message, clear),
+                               stated=max(verdict.stated or 0.0, clear))
 
 
 def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Group],
