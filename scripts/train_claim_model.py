@@ -104,6 +104,9 @@ KEEP_EPHEMERAL = 0.05
 CHATTER_CEILING = 0.10
 #: The context block's bar for a memory no second session corroborated: this share.
 CLEAR_EPHEMERAL = 0.03
+#: A person's kept claim the rule model all but rules out is not kept: at most this
+#: share of their kept rules (each session file read without it) is lost that way.
+RULE_LOSS = 0.01
 #: Messages written to mislead (``hard``) are counted at this share of each label,
 #: the floor tests/data/README.md sets for every split (the tuning splits hold more).
 HARD_SHARE = 0.3
@@ -562,27 +565,54 @@ def _lowest_clear(chosen: list[Scored], rule: Rule, ceiling: float, start: float
     return 0.99
 
 
-def pick_clear_user(trained: Trained, rule: Rule, prompts: list[MessageExample],
-                    turns: dict[str, list[MessageExample]], unseen: tuple[str, ...], *,
+def stated_without(prompts: list[MessageExample], turns: dict[str, list[MessageExample]],
+                  ) -> dict[str, list[tuple[float, ...]]]:
+    """Each claim of each file's prompts (``turns``), as the person's rule model reads
+    it when trained on ``prompts`` and the other files only: claims it never saw."""
+    found: dict[str, list[tuple[float, ...]]] = {}
+    for name, said in turns.items():
+        weights = train_user_rule([*prompts, *(m for other, theirs in turns.items()
+                                               if other != name for m in theirs)])
+        found[name] = [tuple(probability(list(c.features), weights) for c in m.claims)
+                       for m in said]
+    return found
+
+
+def pick_clear_user(trained: Trained, rule: Rule, turns: dict[str, list[MessageExample]],
+                    stated: dict[str, list[tuple[float, ...]]], unseen: tuple[str, ...], *,
                     ceiling: float, fallback: float) -> float:
-    """The person's clear bar: the lowest clarity, by the person's rule model, above
+    """The person's clear bar: the lowest clarity, by the person's rule model
+    (``stated``: each file's claims read without it, :func:`stated_without`), above
     which at most ``ceiling`` of the prompts of the session files ``unseen`` (which
     the keep models never learnt from) that hold no fact of theirs leave a kept claim.
-    Each file's prompts are read by a rule model trained without them (on
-    ``prompts`` and the other files of ``turns``), so the bar is picked on claims
-    that model never saw. Their labelled prompts are too few and too plain for it: a
-    session's prompt mixes a report, a request or an aside with a rule. ``fallback``
-    (the agent's bar) when there are no such prompts."""
-    quiet: list[Scored] = []
-    stated: list[tuple[float, ...]] = []
-    for name in unseen:
-        weights = train_user_rule([*prompts, *(m for other, said in turns.items()
-                                               if other != name for m in said)])
-        for m in turns[name]:
-            if not m.durable:
-                quiet.append(scores_of(m, trained))
-                stated.append(tuple(probability(list(c.features), weights) for c in m.claims))
-    return _lowest_clear(quiet, rule, ceiling, 0.05, stated) if quiet else fallback
+    Their labelled prompts are too few and too plain for it: a session's prompt mixes
+    a report, a request or an aside with a rule. ``fallback`` (the agent's bar) when
+    there are no such prompts."""
+    quiet = [(scores_of(m, trained), read) for name in unseen
+             for m, read in zip(turns[name], stated[name], strict=True) if not m.durable]
+    if not quiet:
+        return fallback
+    return _lowest_clear([s for s, _ in quiet], rule, ceiling, 0.05, [r for _, r in quiet])
+
+
+def pick_user_floor(trained: Trained, rule: Rule, turns: dict[str, list[MessageExample]],
+                    stated: dict[str, list[tuple[float, ...]]], loss: float) -> float:
+    """The person's rule floor: the highest rule-model probability (by hundredths, up
+    to a tenth) under which at most ``loss`` of the claims of theirs ``rule`` keeps that
+    are a fact of theirs fall, each file read without it (``stated``). Under it a
+    claim the shared model keeps is not: an aside or a report of the moment."""
+    facts = [read[j] for name, said in turns.items()
+             for m, read in zip(said, stated[name], strict=True)
+             for j, (c, p) in enumerate(zip(m.claims, scores_of(m, trained).claims,
+                                            strict=True))
+             if c.durable and p >= rule.claim
+             and rule.score(probability(list(m.features), trained.message), p) >= rule.bar]
+    floor = 0.0
+    for step in range(1, 11):
+        if sum(p < step / 100 for p in facts) > loss * len(facts):
+            break
+        floor = step / 100
+    return floor
 
 
 def cross_validate(examples: list[MessageExample], notes: list[MessageExample],
@@ -697,8 +727,12 @@ def main() -> int:
     turns = {name: session_examples("tune", (name,), role="user") for name in every}
     prompts = [ex for split in PROMPT_SPLITS for ex in prompt_examples(split)]
     user_rule = train_user_rule([*prompts, *(m for said in turns.values() for m in said)])
-    clear_user = pick_clear_user(trained, user, prompts, turns, unseen,
+    stated = stated_without(prompts, turns)
+    clear_user = pick_clear_user(trained, user, turns, stated, unseen,
                                  ceiling=CLEAR_EPHEMERAL, fallback=clear)
+    user_floor = pick_user_floor(trained, user, turns, stated, RULE_LOSS)
+    print(f"a person's rule floor, on the kept facts of the prompts of {len(every)} session "
+          f"files, each read by a rule model trained without it: {user_floor:.2f}")
     print(f"a person's clear bar, by their rule model, on the "
           f"{sum(len(turns[name]) for name in unseen)} prompts of {len(unseen)} session files "
           f"the keep models never saw, each file read by a rule model trained without it: "
@@ -718,7 +752,7 @@ def main() -> int:
         "keep_weight": {"assistant": rule.weight, "user": user.weight},
         "claim_keep": {"assistant": rule.claim, "user": user.claim},
         "keep_bar": {"assistant": rule.bar, "user": user.bar}, "clear": clear,
-        "clear_user": clear_user,
+        "clear_user": clear_user, "user_floor": user_floor,
         "types": list(TYPES),
         "message": trained.message, "claim": trained.claim, "type_weights": trained.types,
         "user_rule": user_rule,

@@ -13,7 +13,14 @@ from hypothesis import strategies as st
 
 from memspool.distill.blobs import BLOB, BLOB_CHARS, without_blobs
 from memspool.distill.claim_features import asks, features, tokens
-from memspool.distill.claim_model import best_type, judge, judge_message, model, type_features
+from memspool.distill.claim_model import (
+    best_type,
+    judge,
+    judge_message,
+    keeps,
+    model,
+    type_features,
+)
 from memspool.distill.claims import claims, sentences
 from memspool.distill.keys import SUMMARY_CHARS, subject_key, whole_summary
 from memspool.distill.transcript import notes_of, transcript_notes
@@ -408,6 +415,29 @@ def test_a_persons_rule_is_clearly_stated_and_their_aside_is_not() -> None:
     said = judge_message(reply, found, "assistant")
     judged = judge(found[0], "assistant", said)
     assert judged.stated is None and judged.clarity == judged.probability * judged.message
+
+
+def test_a_persons_aside_the_rule_model_rules_out_is_not_kept() -> None:
+    # A prompt of the tuning sessions: the shared claim model keeps the aside, the
+    # person's rule model all but rules it out (under the floor, set so that at most
+    # 1% of the person's kept rules fall under it), so it is not kept; the report and
+    # the rule are.
+    used = model()
+    aside = "coffee machine on 3 died again so im running on fumes, bear with me lol."
+    rule = ("oh and when you add a spec for it, request specs only, we're phasing out "
+            "controller specs and i dont want new ones")
+    prompt = (f"morning! {aside} so: the newsletter stats page is doing seq scans on "
+              f"deliveries, we need an index on (newsletter_id, status). {rule}")
+    found = claims(prompt)
+    said = judge_message(prompt, found, "user")
+    (claim,) = [c for c in found if c.text == aside]
+    verdict = judge(claim, "user", said)
+    assert keeps(used, "user", said.probability, verdict.probability)  # the shared rule's
+    assert verdict.stated is not None and verdict.stated < used.user_floor
+    assert not verdict.keep
+    notes = transcript_notes(f"[user] {prompt}")
+    assert notes and not any("coffee" in n.body for n in notes)
+    assert any("request specs only" in n.body for n in notes)
 
 
 def test_a_fix_just_under_the_bar_joins_the_fact_whose_first_sentence_it_names() -> None:

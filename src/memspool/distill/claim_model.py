@@ -35,8 +35,12 @@ the agent's words many times over, ranks a rule above another of the
 person's kept claims in 65% of pairs of the tuning sessions, this one in 85%
 (each file read by a model trained without it). Its bar, ``clear_user``,
 lets at most 3% of the prompts of whole sessions that hold no rule of the
-person's leave a clearly stated claim. A note's clarity is given on the
-agent's scale (:meth:`Model.on_agents_scale`), so one bar reads every memory.
+person's leave a clearly stated claim. A claim it all but rules out (under
+``user_floor``, set so that at most 1% of the person's kept rules fall under
+it) is not kept at all: "the coffee machine on our floor died again so im
+running on fumes". A note's
+clarity is given on the agent's scale (:meth:`Model.on_agents_scale`), so
+one bar reads every memory.
 A question ("the rows are still missing?") is never kept: it states nothing.
 A third model, a softmax over the note types, names the kind of fact.
 
@@ -81,6 +85,9 @@ class Model:
     claim: dict[str, float]
     #: How clearly a person's claim states a rule of theirs (see the module's docstring).
     user_rule: dict[str, float]
+    #: A person's claim ``user_rule`` reads under this is not kept, whatever the claim
+    #: model says: an aside or a report of the moment.
+    user_floor: float
     types: tuple[NoteType, ...]
     type_weights: dict[str, tuple[float, ...]]
 
@@ -102,7 +109,7 @@ class Model:
                    keep_bar=table("keep_bar"),
                    clear=number("clear"), clear_user=number("clear_user"),
                    message=table("message"), claim=table("claim"),
-                   user_rule=table("user_rule"),
+                   user_rule=table("user_rule"), user_floor=number("user_floor"),
                    types=cast(tuple[NoteType, ...], types),
                    type_weights={k: tuple(float(x) for x in v) for k, v in weights.items()})
 
@@ -246,4 +253,5 @@ def judge(claim: Claim, role: str, message: MessageVerdict, chosen: Model | None
     totals = _type_scores([*found, _marked(claim)], used.type_weights, start)
     return Verdict(probability=chance, message=message.probability,
                    type=_highest(used.types, totals),
-                   keep=keeps(used, role, message.probability, chance), stated=stated)
+                   keep=keeps(used, role, message.probability, chance)
+                   and (stated is None or stated >= used.user_floor), stated=stated)
