@@ -658,8 +658,6 @@ _TRANSITION: Final = re.compile(
     rf"\bfrom\s+{_MOVED_WORD}\s+to\s+{_MOVED_WORD}(?=[\s.,;:)]|$)"
     rf"|{_MOVED_VALUE}\s*(?:->|\u2192|=>)\s*{_MOVED_VALUE}(?=[\s.,;:)]|$)",
     re.IGNORECASE)
-#: The value a text gives as what was before, in brackets after the new one:
-#: "`ORIGIN = 0x2000B000` (it was 0x20008000)", "300 a minute (was 100)".
 #: The words of a name in code: `HOLD_TTL_MINUTES`, `holdTtlMinutes`, `hold-ttl.minutes`.
 _NAME_PART: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 #: A name of fewer parts ("`pool`") is a word the older text may use of anything.
@@ -668,6 +666,8 @@ _NAME_PARTS: Final = 2
 #: 64 (was 100 rows)" is not the rate limit of 100): the two texts share this much,
 #: and no word of one stands where another word of the other does.
 _BEFORE_MIN_DICE: Final = 0.25
+#: The value a text gives as what was before, in brackets after the new one:
+#: "`ORIGIN = 0x2000B000` (it was 0x20008000)", "300 a minute (was 100)".
 _WAS: Final = re.compile(rf"\((?:(?:it|that|this)\s+)?(?:was|used to be)\s+{_MOVED_VALUE}",
                          re.IGNORECASE)
 #: Words that say the later text moved something, said of the thing it moved:
@@ -1020,11 +1020,16 @@ def _announced_new_value(old: str, new: str) -> bool:
     return bool(before) and bool(after - before)
 
 
+def _said_words(text: str) -> set[str]:
+    """``text``'s words as written, lower case, without the marks around them."""
+    return {word.strip(_STRIP) for word in text.lower().split()}
+
+
 def _moved_from(old: str, new: str) -> bool:
     """The later text says something moved ("goes from 43200 to 86400", "from moment.js
     to dayjs") away from what the older one states, to what it does not: the older
     text's value is the one replaced, whatever the words around it."""
-    before = {word.strip(_STRIP) for word in old.lower().split()}
+    before = _said_words(old)
     for match in _TRANSITION.finditer(without_blobs(new)):
         start, end = (word.lower() for word in match.groups() if word is not None)
         # A setting in code on both sides ("`memory = 1024`" to "`memory = 2048`"):
@@ -1044,7 +1049,7 @@ def names_the_moved_setting(old: str, new: str) -> bool:
     of it. A report of work done moves numbers of its own ("went from 48s to 3s"),
     named by nothing the older text says."""
     said = without_blobs(new)
-    words = {word.strip(_STRIP) for word in old.lower().split()}
+    words = _said_words(old)
     for match in _TRANSITION.finditer(said):
         if not _moved_from(old, match.group()):
             continue
@@ -1061,7 +1066,7 @@ def _said_as_before(old: str, new: str) -> bool:
     """The later text gives the older one's value as what it replaced ("`ORIGIN =
     0x2000B000` (it was 0x20008000)", "300 a minute (was 100)"), beside a value the
     older text does not hold."""
-    before = {word.strip(_STRIP) for word in old.lower().split()}
+    before = _said_words(old)
     return any(match.group(1).lower().strip(_STRIP) in before
                and any(value not in before for value in values_of(new))
                for match in _WAS.finditer(without_blobs(new)))
@@ -1206,7 +1211,8 @@ def relate(old: str, new: str, profiles: Profiles | None = None) -> Verdict:
     """How ``new`` relates to ``old`` (see :data:`Relation`).
 
     Beyond what the wording shows: a later text that says something moved away
-    from the older one's value (:func:`_moved_from`) or gives something of it a
+    from the older one's value (:func:`_moved_from`, or :func:`_said_as_before`:
+    "(it was 0x20008000)", at an overlap of 0.25) or gives something of it a
     new value (:func:`_value_changed`) is its new value, even where the two read
     alike ("same"); one that retires a name of the older one (:func:`_retired`)
     is too, unless the two say the same thing; and one that restates a sentence
