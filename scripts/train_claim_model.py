@@ -454,8 +454,12 @@ class Rule:
     def score(self, message: float, claim: float) -> float:
         return self.weight * _logit(message) + (1 - self.weight) * _logit(claim)
 
+    def takes(self, message: float, claim: float) -> bool:
+        """Whether a claim of ``claim`` probability in a message of ``message`` is kept."""
+        return claim >= self.claim and self.score(message, claim) >= self.bar
+
     def keeps(self, s: Scored) -> bool:
-        return any(p >= self.claim and self.score(s.message, p) >= self.bar for p in s.claims)
+        return any(self.takes(s.message, p) for p in s.claims)
 
 
 def _weighted_share(kept: list[bool], hard: list[bool]) -> float:
@@ -557,7 +561,7 @@ def _lowest_clear(chosen: list[Scored], rule: Rule, ceiling: float, start: float
     message: the person's rule model's)."""
     for step in range(round(start * 100), 100):
         clear = step / 100
-        kept = [any(p >= rule.claim and rule.score(s.message, p) >= rule.bar
+        kept = [any(rule.takes(s.message, p)
                     and (p * s.message if stated is None else stated[i][j]) >= clear
                     for j, p in enumerate(s.claims)) for i, s in enumerate(chosen)]
         if _weighted_share(kept, [s.example.hard for s in chosen]) <= ceiling:
@@ -602,11 +606,10 @@ def pick_user_floor(trained: Trained, rule: Rule, turns: dict[str, list[MessageE
     are a fact of theirs fall, each file read without it (``stated``). Under it a
     claim the shared model keeps is not: an aside or a report of the moment."""
     facts = [read[j] for name, said in turns.items()
-             for m, read in zip(said, stated[name], strict=True)
-             for j, (c, p) in enumerate(zip(m.claims, scores_of(m, trained).claims,
-                                            strict=True))
-             if c.durable and p >= rule.claim
-             and rule.score(probability(list(m.features), trained.message), p) >= rule.bar]
+             for s, read in zip((scores_of(m, trained) for m in said), stated[name],
+                                strict=True)
+             for j, (c, p) in enumerate(zip(s.example.claims, s.claims, strict=True))
+             if c.durable and rule.takes(s.message, p)]
     floor = 0.0
     for step in range(1, 11):
         if sum(p < step / 100 for p in facts) > loss * len(facts):

@@ -38,9 +38,8 @@ lets at most 3% of the prompts of whole sessions that hold no rule of the
 person's leave a clearly stated claim. A claim it all but rules out (under
 ``user_floor``, set so that at most 1% of the person's kept rules fall under
 it) is not kept at all: "the coffee machine on our floor died again so im
-running on fumes". A note's
-clarity is given on the agent's scale (:meth:`Model.on_agents_scale`), so
-one bar reads every memory.
+running on fumes". A note's clarity is given on the agent's scale
+(:meth:`Model.on_agents_scale`), so one bar reads every memory.
 A question ("the rows are still missing?") is never kept: it states nothing.
 A third model, a softmax over the note types, names the kind of fact.
 

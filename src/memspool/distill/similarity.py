@@ -663,9 +663,10 @@ _NAME_PART: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 #: A name of fewer parts ("`pool`") is a word the older text may use of anything.
 _NAME_PARTS: Final = 2
 #: A value said only as what was before names no subject of its own ("Batch size is
-#: 64 (was 100 rows)" is not the rate limit of 100): the two texts share this much,
-#: and no word of one stands where another word of the other does.
-_BEFORE_MIN_DICE: Final = 0.25
+#: 64 (was 100 rows)" is not the rate limit of 100): the two texts share at least
+#: the overlap of two texts pinned to one subject, and no word of one stands where
+#: another word of the other does.
+_BEFORE_MIN_DICE: Final = PINNED_MIN_DICE
 #: The value a text gives as what was before, in brackets after the new one:
 #: "`ORIGIN = 0x2000B000` (it was 0x20008000)", "300 a minute (was 100)".
 _WAS: Final = re.compile(rf"\((?:(?:it|that|this)\s+)?(?:was|used to be)\s+{_MOVED_VALUE}",
