@@ -975,6 +975,38 @@ def test_the_value_said_last_wins_though_its_memory_was_made_first(
     assert old is not None and old.layer == "superseded" and old.superseded_by == monday
 
 
+def test_a_memory_maintain_replaces_leaves_its_other_facts_with_the_new_value(
+        config: Config, conn: Any) -> None:
+    # Monday's memory of the pool grew by a second fact (a rule merged into it, a line
+    # of its own). Tuesday gives the pool a new value. The pass supersedes Monday's
+    # memory: the rule beside the old value stays in recall, in the new value's text,
+    # and the old value does not.
+    t0 = time.time() - 2 * DAY
+    monday = _memory(conn, config, "The nightly backup runs from `ops/backup.sh`.",
+                     session="a", at=t0)
+    tuesday = _memory(conn, config, "Grafana dashboards live in `ops/grafana/`.",
+                      session="b", at=t0 + DAY)
+    rule = ("Jobs that write to the ledger go through the `ledger` queue only, never "
+            "the default one, so a retry can't post twice.")
+    with Service() as service:  # what the two sessions said, as the pass reads them
+        service.edit(monday, type="decision", summary="The worker pool runs 8 processes",
+                     body="The worker pool runs 8 processes per node, set in "
+                     f"`deploy/pool.toml`.\n{rule}")
+        service.edit(tuesday, type="decision", summary="The worker pool runs 12 processes",
+                     body="The worker pool runs 12 processes per node now, set in "
+                     "`deploy/pool.toml`.")
+    report = maintain(conn, config, now=time.time())
+    assert report.superseded == 1
+    old = rows.get(conn, monday)
+    assert old is not None and old.layer == "superseded" and old.superseded_by == tuesday
+    (live,) = [m for m in rows.list_memories(conn, "api") if m.live]
+    assert live.id == tuesday
+    assert "12 processes" in live.body and rule in live.body
+    assert "8 processes" not in live.body
+    assert any("12 processes" in h.body and rule not in h.body
+               for h in rows.history(conn, tuesday))
+
+
 def test_an_imported_old_value_does_not_replace_a_newer_one_by_the_time_it_was_read(
         config: Config, conn: Any) -> None:
     # Read from a file today, the import's own save says nothing of when its words were

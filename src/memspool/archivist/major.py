@@ -35,7 +35,7 @@ from typing import Final
 
 from memspool.archivist import lifecycle
 from memspool.archivist.recalls import SEARCHES, recalled
-from memspool.archivist.reconcile import CANDIDATE_MIN_SHARED, joined
+from memspool.archivist.reconcile import CANDIDATE_MIN_SHARED, joined, with_the_rest
 from memspool.archivist.transfer import IMPORT_SESSION
 from memspool.config import Config
 from memspool.distill.similarity import Profiles, Verdict, index_terms, lookup_terms, relate
@@ -161,6 +161,7 @@ def _consolidate(conn: sqlite3.Connection, config: Config, memory_id: int,  # no
             # A new value from another session (within one, texts alike but for a
             # number are siblings; see archivist/reconcile.py).
             stale, current = moved
+            _carry_the_rest(conn, stale, current, now, profiles)
             memory_rows.supersede(conn, stale, by=current.id, at=now)
             report.superseded += 1
         else:
@@ -192,6 +193,22 @@ def _moved(conn: sqlite3.Connection, older: Memory, newer: Memory, verdict: Verd
             memory_rows.sessions_of(conn, current.id)):
         return None
     return stale, current
+
+
+def _carry_the_rest(conn: sqlite3.Connection, stale: Memory, current: Memory, now: float,
+                    profiles: Profiles) -> None:
+    """``current`` keeps the lines of ``stale``'s text (one merged note's words each) that
+    its new value neither moves nor says again (:func:`with_the_rest`, the minor pass's
+    rule): a memory that grew by merges holds other facts beside its value, and they
+    stay in recall when the value is replaced."""
+    lines = [line for line in stale.body.split("\n") if line.strip()]
+    if len(lines) < 2:  # one line is the value itself
+        return
+    body = with_the_rest(lines, current.body, lambda old, new: relate(old, new, profiles))
+    if body is not None:
+        memory_rows.replace_text(conn, current, type=current.type, summary=current.summary,
+                                 body=body, terms=index_terms(body, profiles=profiles), at=now,
+                                 reason="kept the rest of a memory it replaced")
 
 
 def _apply_recalls(conn: sqlite3.Connection, config: Config) -> int:

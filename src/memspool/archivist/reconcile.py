@@ -65,7 +65,7 @@ import dataclasses
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Final
 
 from memspool.base.errors import StoreError
@@ -104,6 +104,7 @@ __all__ = [
     "Origin",
     "joined",
     "save_notes",
+    "with_the_rest",
 ]
 
 #: docs/distill.md, The rules: at most 20 notes per invocation; callers may only lower it.
@@ -424,18 +425,28 @@ def _with_the_rest(ctx: _Context, note: Note, replaced: memory_rows.Memory) -> s
     recall with the new value, not in the history of the old. The note's text alone
     past RESTATED_BODY_CHARS, and when ``replaced`` has no lines to read apart
     (:func:`_grown_lines`)."""
-    lines = _grown_lines(ctx, replaced)
+    return with_the_rest(_grown_lines(ctx, replaced), note.body, ctx.relate) or note.body
+
+
+def with_the_rest(lines: list[str], new: str,
+                  relate_lines: Callable[[str, str], Verdict]) -> str | None:
+    """``new``, the text that replaces a memory of ``lines`` (one merged note's words
+    each), followed by the lines it neither moves nor says again and that hold none
+    of the values it moves away from (``relate_lines(line, new)`` says which); ``None``
+    when no line is left to carry or the whole would pass RESTATED_BODY_CHARS. The one
+    rule for the minor pass's new value and ``maintain``'s: a replaced memory's other
+    facts stay in recall with its new value, not in its history."""
     if not lines:
-        return note.body
-    said = {line: ctx.relate(line, note.body) for line in lines}
-    # The values moved away from are those of the lines the note replaces (of the
-    # memory's own line, when only the whole text reads as replaced).
+        return None
+    said = {line: relate_lines(line, new) for line in lines}
+    # The values moved away from are those of the lines the new text replaces (of
+    # the memory's own line, when only the whole text reads as replaced).
     from_lines = [line for line in lines if said[line].replaces] or lines[:1]
-    moved = values_of("\n".join(from_lines)) - values_of(note.body)
-    rest = [line for line in lines if line not in note.body and not values_of(line) & moved
+    moved = values_of("\n".join(from_lines)) - values_of(new)
+    rest = [line for line in lines if line not in new and not values_of(line) & moved
             and not said[line].replaces and not said[line].agrees]
-    body = "\n".join([note.body, *rest])
-    return note.body if not rest or len(body) > RESTATED_BODY_CHARS else body
+    body = "\n".join([new, *rest])
+    return body if rest and len(body) <= RESTATED_BODY_CHARS else None
 
 
 def _supersede_the_rest(ctx: _Context, note: Note, memory_id: int, first: int) -> None:
