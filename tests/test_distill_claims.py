@@ -311,6 +311,41 @@ def test_a_cause_and_its_fix_that_share_no_word_are_one_note(between: str) -> No
     assert "`/export`" in note.body and "`StreamingResponse`" in note.body
     assert "Found it" not in note.body and "tests pass" not in note.body
 
+@pytest.mark.parametrize(("cause", "lead_in", "fix"), [
+    ("The nightly import dies because `fetch_rates()` opens a new HTTPS session per "
+     "currency, and after 200 of them the provider's gateway starts answering 429 and the "
+     "retry loop gives up.", "\n\nFix:\n",
+     "one `requests.Session` for the whole run, with `HTTPAdapter(max_retries=Retry("
+     "backoff_factor=2))` mounted on it, so the import reuses the connection and backs off "
+     "on 429."),
+    ("The thumbnails come out rotated because Pillow ignores the EXIF orientation tag when "
+     "it resizes, so portrait photos from phones are stored sideways.",
+     "\n\nThe way around it: ",
+     "call `ImageOps.exif_transpose(img)` before `thumbnail()`, which applies the tag and "
+     "drops it."),
+])
+def test_a_cause_and_the_fix_a_lead_in_introduces_are_one_note(cause: str, lead_in: str,
+                                                              fix: str) -> None:
+    # "Fix:" says nothing alone and is not kept: the fact goes on across it, and the
+    # fix is read with it, not as a sentence that starts in lower case.
+    notes = transcript_notes(f"[assistant] Found it. {cause}{lead_in}{fix} Running it again.")
+    (note,) = notes
+    label = lead_in.strip()
+    assert note.body == f"{cause}\n{label} {fix}"
+    assert "Found it" not in note.body and "again" not in note.body
+
+
+def test_a_lead_in_to_a_list_leaves_each_item_a_note_of_its_own() -> None:
+    notes = transcript_notes(
+        "[assistant] The nightly import dies because `fetch_rates()` opens a new HTTPS "
+        "session per currency, and the provider's gateway answers 429 after 200 of them."
+        "\n\nThe fix has two parts:\n"
+        "- one `requests.Session` for the whole run, so the connection is reused\n"
+        "- `Retry(backoff_factor=2)` on its adapter, so a 429 waits instead of failing\n")
+    assert notes[0].body.startswith("The nightly import dies")
+    assert not any("requests.Session" in n.body and "backoff_factor" in n.body for n in notes)
+
+
 def test_a_question_is_never_a_note_whoever_asks_it() -> None:
     # The words of a labelled session's prompt, which the model learnt as a rule's:
     # without the rule for questions the first sentence is kept as a preference.

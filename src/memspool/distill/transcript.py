@@ -10,7 +10,9 @@ message judged as a whole and each claim in it by the claim model
   sentence before it along, when that sentence is not chatter; the next
   kept sentence joins it (a problem and its fix are one note), and so does
   the next sentence just under the keep bar (CONTINUES_SHARE of it) when it
-  points back in turn or shares a term with a sentence of the note;
+  points back in turn or shares a term with a sentence of the note; a
+  lead-in between two kept sentences ("Fix:") does not part them, and is
+  read with the sentence it introduces;
 - a list item takes its list's introduction ("The endpoint conventions:")
   when the introduction is not chatter;
 - its key names the subject (:func:`~memspool.distill.keys.subject_key`).
@@ -223,13 +225,35 @@ def _kept_beside(group: _Group, claim: Claim) -> bool:
     return claim.kind == group.claims[-1].kind == "sentence"
 
 
+def _leads_on(group: _Group, found: list[Claim], verdicts: list[Verdict], index: int) -> bool:
+    """The sentence at ``index`` is a lead-in ("Fix:", "The way to handle it:", "The
+    model isn't shared between processes:") that goes from the group's fact to the
+    kept sentence it introduces, so the fact goes on across it, the lead-in read with
+    that sentence: a cause and the fix said after "Fix:" are one memory. A lead-in
+    kept or not: it says nothing alone, and what it introduces decides. Not before a
+    list (each item is a note of its own) nor before a sentence that does not go on
+    with the group (:func:`_kept_beside`)."""
+    claim = found[index]
+    if claim.kind != "sentence" or not claim.text.endswith(":") or index + 1 == len(found):
+        return False
+    after, verdict = found[index + 1], verdicts[index + 1]
+    return verdict.keep and not after.introduces and _kept_beside(group, after)
+
+
 def _groups(found: list[Claim], verdicts: list[Verdict], role: str,
             used: Model) -> Iterator[_Group]:
     floor = used.claim_keep[role] * CONTEXT_SHARE
     goes_on = used.claim_keep[role] * CONTINUES_SHARE
     intros = {c.text: v for c, v in zip(found, verdicts, strict=True) if c.introduces}
     group: _Group | None = None
+    lead_in = ""
     for index, (claim, verdict) in enumerate(zip(found, verdicts, strict=True)):
+        if group is not None and _leads_on(group, found, verdicts, index):
+            lead_in = claim.text  # "Fix:" between a cause and its fix: read with the fix
+            continue
+        if lead_in:
+            claim = dataclasses.replace(claim, text=f"{lead_in} {claim.text}")  # noqa: PLW2901 - the sentence with its lead-in
+            lead_in = ""
         if group is not None and not verdict.keep and not claim.introduces \
                 and verdict.probability >= goes_on and _goes_on(group, claim):
             # Just under the bar, and about the fact before it: its fix or its
