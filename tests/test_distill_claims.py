@@ -286,6 +286,20 @@ def test_a_note_says_when_it_points_back_at_something_said_before() -> None:
     assert [n.restates for n in plain] == [None]
 
 
+def test_a_persons_reminder_that_is_a_reminder_and_its_framing_no_part_of_the_rule() -> None:
+    (note,) = transcript_notes(
+        "[user] ok ship it. and reminder that scripts/seed.py stays plain argparse, keep the "
+        "click stuff out of it if you touch it")
+    assert note.restates == "reminder"
+    assert note.summary.startswith("scripts/seed.py stays plain argparse")
+    assert "reminder" not in note.body.lower()
+    # "reminder" as what the prompt is about frames nothing.
+    (about,) = transcript_notes(
+        "[user] from now on reminder emails always go out from `noreply@` through the "
+        "`notify` queue, never straight from the request")
+    assert about.restates == "person" and about.body.startswith("from now on reminder emails")
+
+
 def test_the_fix_just_under_the_bar_stays_with_its_cause_and_chatter_does_not() -> None:
     notes = transcript_notes(
         "[assistant] Found it. The checkout timeouts come from stale pooled connections: "

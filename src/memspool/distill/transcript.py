@@ -85,10 +85,14 @@ _JOINS_NEXT: Final = re.compile(r"^\W{0,3}(?:oh\s+)?(?:and|also|plus)\b", re.IGN
 #: The words a person asks memory itself to keep something with.
 _KEEP_WORDS: Final = (r"remember|note for (?:later|the future)|for (?:future|later) reference"
                       r"|keep in mind|(?:don'?t|do not|never) forget")
+#: A person naming what follows as said before: "reminder that X", "quick reminder: X"
+#: (not "reminder texts go out twice", a subject).
+_REMINDER: Final = (r"(?:(?:a|just a|quick|friendly|gentle)\s+)?reminder"
+                    r"(?=\s+that\b|\s*[:\-\u2014])")
 #: A user's framing of a fact, left out of its summary: "remember: X" is X, and so is
 #: "also X" (the word that joined it to the rest of the prompt).
 _FRAMING: Final = re.compile(
-    rf"^\W{{0,3}}{_JOINED}(?:(?:please\s+)?(?:{_KEEP_WORDS}|note|fyi|btw|memo)\b"
+    rf"^\W{{0,3}}{_JOINED}(?:(?:please\s+)?(?:{_KEEP_WORDS}|{_REMINDER}|note|fyi|btw|memo)\b"
     r"(?:\s+that\b)?\s*[:,\-\u2014]?\s*)?",
     re.IGNORECASE)
 #: The assistant pointing back at the conversation before it restates a rule ("As
@@ -147,8 +151,8 @@ _CLOCK: Final = re.compile(r"\b\d{1,2}(?::\d\d)?\s?(?:am|pm)\b", re.IGNORECASE)
 _RECURS_AT: Final = re.compile(r"\b(?:nightly|daily|weekly|hourly|every|each|always|cron)\b",
                                re.IGNORECASE)
 #: A person's framing that reminds of something said before ("remember ...").
-_REMINDS: Final = re.compile(rf"^\W{{0,3}}{_JOINED}(?:please\s+)?(?:remember|keep in mind)\b",
-                             re.IGNORECASE)
+_REMINDS: Final = re.compile(
+    rf"^\W{{0,3}}{_JOINED}(?:please\s+)?(?:remember|keep in mind|{_REMINDER})\b", re.IGNORECASE)
 _ROLES: Final = {"assistant": "assistant", "summary": "assistant", "user": "user"}
 #: The sections Claude Code's compaction prompt asks a session summary for, and
 #: the two of them that hold findings; the others retell this session (its
