@@ -617,6 +617,31 @@ def test_a_setting_moved_by_its_name_in_code_supersedes_the_words_that_said_it(
         "Bumped `UPLOAD_LOCK_TTL_MINUTES` from 5 to 8."]
 
 
+def test_a_setting_named_in_code_on_both_sides_takes_its_new_value_from_a_report(
+        config: Config, conn: Any) -> None:
+    # The memory names the setting in code beside its value; a session later a report
+    # under the keep bar opens with that name and another value. The two share too few
+    # words for the overlap a report is held to, but the name pins the subject.
+    t0 = 1_000_000.0
+    old = _memory(conn, config, "The importer only refetches the price list when its copy "
+                  "is older than 6 hours (`priceListMaxAge`), since suppliers publish once "
+                  "a morning.", session="a", at=t0)
+    notes = transcript_notes("[assistant] `priceListMaxAge` is now 12 hours, and the "
+                             "boundary tests moved with it. All 14 importer tests pass.",
+                             conditional=True)
+    assert [n.only_if for n in notes] == ["replaces"]
+    # A name the memory does not hold is another setting's.
+    other = transcript_notes("[assistant] `stockListMaxAge` is now 12 hours, and the "
+                             "boundary tests moved with it.", conditional=True)
+    assert {n.action for n in _minor_pass(other, config, conn, session="b",
+                                          at=t0 + 30).notes} == {"skipped"}
+    report = _minor_pass(notes, config, conn, session="b", at=t0 + 60)
+    assert [(n.action, n.supersedes) for n in report.notes
+            if n.action != "skipped"] == [("created", old)]
+    (live,) = [m for m in rows.list_memories(conn, "api") if m.live]
+    assert "12 hours" in live.summary
+
+
 def test_a_value_moved_in_one_line_of_a_grown_memory_supersedes_it(
         config: Config, conn: Any) -> None:
     # A merge joined another note's words to the memory of the line limit: its whole

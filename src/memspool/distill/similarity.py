@@ -662,6 +662,8 @@ _TRANSITION: Final = re.compile(
 _NAME_PART: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 #: A name of fewer parts ("`pool`") is a word the older text may use of anything.
 _NAME_PARTS: Final = 2
+#: A text that opens with a name in code: its subject ("`maxCacheAge` is now 72 hours").
+_OPENING_NAME: Final = re.compile(r"\s*`([A-Za-z_][\w.]*)`")
 #: A value said only as what was before names no subject of its own ("Batch size is
 #: 64 (was 100 rows)" is not the rate limit of 100): the two texts share at least
 #: the overlap of two texts pinned to one subject, and no word of one stands where
@@ -1047,9 +1049,15 @@ def names_the_moved_setting(old: str, new: str) -> bool:
     """The later text moves a setting it names in code ("Bumped `HOLD_TTL_MINUTES` from
     7 to 9") away from the older text's value, and the older text says that setting in
     words ("the hold TTL at 7 minutes"): every part of the name, two or more, is a word
-    of it. A report of work done moves numbers of its own ("went from 48s to 3s"),
-    named by nothing the older text says."""
+    of it. Or the later text opens with the name of a setting in code that the older
+    text names in code too ("`maxCacheAge` is now 72 hours" / "older than 24 hours
+    (`maxCacheAge`)"). A report of work done moves numbers of its own ("went from 48s
+    to 3s"), named by nothing the older text says."""
     said = without_blobs(new)
+    opening = _OPENING_NAME.match(said)
+    if opening is not None and len(_NAME_PART.findall(opening.group(1))) >= _NAME_PARTS \
+            and opening.group().strip() in old:
+        return True
     words = _said_words(old)
     for match in _TRANSITION.finditer(said):
         if not _moved_from(old, match.group()):
