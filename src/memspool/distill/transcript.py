@@ -49,6 +49,7 @@ from memspool.distill.claim_model import (
     model,
 )
 from memspool.distill.claims import Claim, claims
+from memspool.distill.classify import is_type_label
 from memspool.distill.keys import sentence_case, subject_key, whole_summary
 from memspool.distill.messages import messages
 from memspool.distill.note import Note, Restates
@@ -88,7 +89,7 @@ _KEEP_WORDS: Final = (r"remember|note for (?:later|the future)|for (?:future|lat
 #: A person naming what follows as said before: "reminder that X", "quick reminder: X"
 #: (not "reminder texts go out twice", a subject).
 _REMINDER: Final = (r"(?:(?:a|just a|quick|friendly|gentle)\s+)?reminder"
-                    r"(?=\s+that\b|\s*[:\-\u2014])")
+                    r"(?=\s+that\b|\s*:|\s+[-\u2014]|\u2014)")
 #: A user's framing of a fact, left out of its summary: "remember: X" is X, and so is
 #: "also X" (the word that joined it to the rest of the prompt).
 _FRAMING: Final = re.compile(
@@ -234,11 +235,13 @@ def _leads_on(group: _Group, found: list[Claim], verdicts: list[Verdict], index:
     model isn't shared between processes:") that goes from the group's fact to the
     kept sentence it introduces, so the fact goes on across it, the lead-in read with
     that sentence: a cause and the fix said after "Fix:" are one memory. A lead-in
-    kept or not: it says nothing alone, and what it introduces decides. Not before a
-    list (each item is a note of its own) nor before a sentence that does not go on
-    with the group (:func:`_kept_beside`)."""
+    kept or not: it says nothing alone, and what it introduces decides. Not a label
+    that names a type ("Gotcha:", "Decision:", "Root cause:"): it opens a fact of its
+    own. Not before a list (each item is a note of its own) nor before a sentence that
+    does not go on with the group (:func:`_kept_beside`)."""
     claim = found[index]
-    if claim.kind != "sentence" or not claim.text.endswith(":") or index + 1 == len(found):
+    if claim.kind != "sentence" or not claim.text.endswith(":") or index + 1 == len(found) \
+            or is_type_label(claim.text):
         return False
     after, verdict = found[index + 1], verdicts[index + 1]
     return verdict.keep and not after.introduces and _kept_beside(group, after)
@@ -253,7 +256,8 @@ def _groups(found: list[Claim], verdicts: list[Verdict], role: str,
     lead_in = ""
     for index, (claim, verdict) in enumerate(zip(found, verdicts, strict=True)):
         if group is not None and _leads_on(group, found, verdicts, index):
-            lead_in = claim.text  # "Fix:" between a cause and its fix: read with the fix
+            # "Fix:" between a cause and its fix: read with the fix (two in a row, both).
+            lead_in = f"{lead_in} {claim.text}".lstrip()
             continue
         if lead_in:
             claim = dataclasses.replace(claim, text=f"{lead_in} {claim.text}")  # noqa: PLW2901 - the sentence with its lead-in
