@@ -594,52 +594,38 @@ def test_a_changed_value_read_as_a_report_of_work_still_supersedes_the_old(
         "`statement_timeout` in `config/database.yml` went from 5000 to 10000 ms."]
 
 
-def test_a_setting_moved_by_its_name_in_code_supersedes_the_words_that_said_it(
-        config: Config, conn: Any) -> None:
+@pytest.mark.parametrize(("memory", "said", "other"), [
     # A person gives a setting in words; a session later the agent moves it by its
-    # name in code, in a report under the keep bar. The report shares too few words
-    # with the person's sentence for the overlap a report is held to, but every word
-    # of the name is one of that sentence's: the same setting.
+    # name in code. Every word of the name is one of the person's sentence's.
+    ("Ops wants the upload lock TTL at 5 minutes, editors keep losing drafts to each "
+     "other.",
+     "Bumped `UPLOAD_LOCK_TTL_MINUTES` from 5 to 8.",
+     "Bumped `UPLOAD_RETRY_MINUTES` from 5 to 8."),
+    # The memory names the setting in code beside its value; the report opens with
+    # that name and another value.
+    ("The importer only refetches the price list when its copy is older than 6 hours "
+     "(`priceListMaxAge`), since suppliers publish once a morning.",
+     "`priceListMaxAge` is now 12 hours, and the boundary tests moved with it. All 14 "
+     "importer tests pass.",
+     "`stockListMaxAge` is now 12 hours, and the boundary tests moved with it."),
+])
+def test_a_setting_named_in_code_takes_its_new_value_from_a_report(
+        config: Config, conn: Any, memory: str, said: str, other: str) -> None:
+    # The report is under the keep bar and shares too few words with the memory for
+    # the overlap a report is held to, but the setting's name pins the subject.
     t0 = 1_000_000.0
-    old = _memory(conn, config, "Ops wants the upload lock TTL at 5 minutes, editors keep "
-                  "losing drafts to each other.", session="a", at=t0)
-    said = "[assistant] Bumped `UPLOAD_LOCK_TTL_MINUTES` from 5 to 8."
-    notes = transcript_notes(said, conditional=True)
-    assert [n.only_if for n in notes] == ["replaces"]
-    # A name the person's words do not say is another setting's.
-    other = transcript_notes("[assistant] Bumped `UPLOAD_RETRY_MINUTES` from 5 to 8.",
-                             conditional=True)
-    assert [n.action for n in _minor_pass(other, config, conn, session="b",
-                                          at=t0 + 30).notes] == ["skipped"]
-    report = _minor_pass(notes, config, conn, session="b", at=t0 + 60)
-    assert [(n.action, n.supersedes) for n in report.notes] == [("created", old)]
-    assert [m.summary for m in rows.list_memories(conn, "api") if m.live] == [
-        "Bumped `UPLOAD_LOCK_TTL_MINUTES` from 5 to 8."]
-
-
-def test_a_setting_named_in_code_on_both_sides_takes_its_new_value_from_a_report(
-        config: Config, conn: Any) -> None:
-    # The memory names the setting in code beside its value; a session later a report
-    # under the keep bar opens with that name and another value. The two share too few
-    # words for the overlap a report is held to, but the name pins the subject.
-    t0 = 1_000_000.0
-    old = _memory(conn, config, "The importer only refetches the price list when its copy "
-                  "is older than 6 hours (`priceListMaxAge`), since suppliers publish once "
-                  "a morning.", session="a", at=t0)
-    notes = transcript_notes("[assistant] `priceListMaxAge` is now 12 hours, and the "
-                             "boundary tests moved with it. All 14 importer tests pass.",
-                             conditional=True)
-    assert [n.only_if for n in notes] == ["replaces"]
-    # A name the memory does not hold is another setting's.
-    other = transcript_notes("[assistant] `stockListMaxAge` is now 12 hours, and the "
-                             "boundary tests moved with it.", conditional=True)
-    assert {n.action for n in _minor_pass(other, config, conn, session="b",
+    old = _memory(conn, config, memory, session="a", at=t0)
+    notes = transcript_notes(f"[assistant] {said}", conditional=True)
+    assert [n.only_if for n in notes][:1] == ["replaces"]
+    # A name the memory does not say is another setting's.
+    others = transcript_notes(f"[assistant] {other}", conditional=True)
+    assert {n.action for n in _minor_pass(others, config, conn, session="b",
                                           at=t0 + 30).notes} == {"skipped"}
     report = _minor_pass(notes, config, conn, session="b", at=t0 + 60)
     assert [(n.action, n.supersedes) for n in report.notes
             if n.action != "skipped"] == [("created", old)]
     (live,) = [m for m in rows.list_memories(conn, "api") if m.live]
-    assert "12 hours" in live.summary
+    assert live.summary == notes[0].summary
 
 
 def test_a_value_moved_in_one_line_of_a_grown_memory_supersedes_it(
