@@ -35,7 +35,12 @@ from typing import Final
 
 from memspool.archivist import lifecycle
 from memspool.archivist.recalls import SEARCHES, recalled
-from memspool.archivist.reconcile import CANDIDATE_MIN_SHARED, joined, with_the_rest
+from memspool.archivist.reconcile import (
+    CANDIDATE_MIN_SHARED,
+    joined,
+    memory_lines,
+    with_the_rest,
+)
 from memspool.archivist.transfer import IMPORT_SESSION
 from memspool.config import Config
 from memspool.distill.similarity import Profiles, Verdict, index_terms, lookup_terms, relate
@@ -201,7 +206,7 @@ def _carry_the_rest(conn: sqlite3.Connection, stale: Memory, current: Memory, no
     its new value neither moves nor says again (:func:`with_the_rest`, the minor pass's
     rule): a memory that grew by merges holds other facts beside its value, and they
     stay in recall when the value is replaced."""
-    lines = [line for line in stale.body.split("\n") if line.strip()]
+    lines = memory_lines(stale)
     if len(lines) < 2:  # one line is the value itself
         return
     body = with_the_rest(lines, current.body, lambda old, new: relate(old, new, profiles))

@@ -103,6 +103,7 @@ __all__ = [
     "NoteOutcome",
     "Origin",
     "joined",
+    "memory_lines",
     "save_notes",
     "with_the_rest",
 ]
@@ -366,7 +367,7 @@ def _create(ctx: _Context, key: str, note: Note, supersedes: memory_rows.Memory 
                        supersedes=None if supersedes is None else supersedes.id)
 
 
-def _lines(memory: memory_rows.Memory) -> list[str]:
+def memory_lines(memory: memory_rows.Memory) -> list[str]:
     """The lines of ``memory``'s text: its own note's words, then each note's merged into
     it (:func:`joined`), one a line."""
     return [line for line in memory.body.split("\n") if line.strip()]
@@ -379,7 +380,7 @@ def _grown_lines(ctx: _Context, memory: memory_rows.Memory) -> list[str]:
     replaced it)."""
     if ctx.origin.slice_id is None or memory.layer == "superseded":
         return []
-    lines = _lines(memory)
+    lines = memory_lines(memory)
     return lines if len(lines) > 1 else []
 
 
@@ -411,7 +412,7 @@ def _merged_lines_moved(ctx: _Context, memory: memory_rows.Memory, note: Note) -
 
 def _take_out(ctx: _Context, memory: memory_rows.Memory, moved: list[str]) -> None:
     """``memory``'s text without the ``moved`` lines (the old text goes to its history)."""
-    rest = "\n".join(line for line in _lines(memory) if line not in moved)
+    rest = "\n".join(line for line in memory_lines(memory) if line not in moved)
     memory_rows.replace_text(ctx.conn, memory, type=memory.type, summary=memory.summary,
                              body=rest, terms=ctx.terms(rest), at=ctx.now,
                              reason="a value merged into it moved")
@@ -582,7 +583,7 @@ def _moves_its_value(ctx: _Context, candidate: memory_rows.Memory, note: Note) -
     if verdict.comparison.dice >= PINNED_MIN_DICE \
             or names_the_moved_setting(candidate.body, note.body):
         return True
-    lines = _lines(candidate)
+    lines = memory_lines(candidate)
     return len(lines) > 1 and any(_moves_a_line(ctx, line, note)
                                   for line in lines if _its_own(candidate, line))
 
