@@ -327,6 +327,11 @@ def test_a_setting_moves_unless_said_to_hold_somewhere_else() -> None:
     old = "On the primary, `max_connections = 200`."
     new = "On the replica, `max_connections = 400` now, for the reporting jobs."
     assert settings_apart(old, new) and not moves_a_setting(old, new)
+    # Said to hold in the same place on both sides: one setting, moved.
+    old = ("/data is 512 MB (`MENDER_DATA_PART_SIZE_MB = \"512\"` in kas/cm4.yml), 31 MB of "
+           "it used today.")
+    new = "`MENDER_DATA_PART_SIZE_MB = \"1024\"` in kas/cm4.yml."
+    assert moves_a_setting(old, new) and not settings_apart(old, new)
     # No word of change, and each names its own subject around it: two as well.
     assert settings_apart("Postgres listens on `port: 5432` in the compose file.",
                           "Redis listens on `port: 6379` in the compose file.")

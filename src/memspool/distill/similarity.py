@@ -911,9 +911,11 @@ def _said_apart(old: str, new: str, left: _Slot, right: _Slot) -> bool:
     name says whose setting it is by itself (:data:`_OWN_NAME`:
     `-Ddatomic.objectCacheMax`, `KELPMOOR_DB_POOL`): only a place tells two apart."""
     # A place or subject the other text names in code counts as named there: "in the
-    # role defaults" is where `roles/prometheus/defaults/main.yml` is.
-    theirs = _plain_words(new) | _code_pieces(new)
-    mine = _plain_words(old) | _code_pieces(old)
+    # role defaults" is where `roles/prometheus/defaults/main.yml` is. A place both
+    # settings are said to hold in is one place, however each text's words are read
+    # ("in kas/cm4.yml" on both sides).
+    theirs = _plain_words(new) | _code_pieces(new) | right.scope
+    mine = _plain_words(old) | _code_pieces(old) | left.scope
     if left.scope - theirs and right.scope - mine:
         return True
     return not says_a_change(new) and not (left.named or right.named) \
