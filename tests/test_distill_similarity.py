@@ -289,6 +289,12 @@ def test_trigram_jaccard_baseline() -> None:
     # A flag with its value run into it is a setting too.
     ("The billing JVM runs with `-Xmx900m` from `JAVA_OPTS` in the Helm chart.",
      "`-Xmx1400m` for the billing JVM, set in the Helm chart.", "new-value"),
+    # Two things of the same names in code: a setting given a value that the older
+    # text never names is another fact of them, not the older one said again.
+    ("Both `profiles.yml` and the `Warehouse` resource set static keys from the "
+     "environment.",
+     "`profiles.yml` (both outputs) and the `Warehouse` resource: `memory_limit: '48GB'`, "
+     "`max_temp_directory_size: '150GB'`", "different"),
     # Negated: the older decision no longer holds.
     ("Decision: use the connection pooler pgbouncer in transaction mode for the API.",
      "Decision: never use the connection pooler pgbouncer in transaction mode for the API.",

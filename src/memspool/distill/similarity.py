@@ -1417,9 +1417,24 @@ def _relation(old: str, new: str, comparison: Comparison,  # noqa: PLR0911 - one
         # `sdkconfig.defaults`" / "`SLEEP_INTERVAL_S` is now 900 in `sdkconfig.defaults`"
         # say two things of one file. The identifier eases only unnegated wording.
         easing = _IDENTIFIER_EASING if veto is None else 0.0
+        # Nor does a name pin the subject when one text gives a setting a value the
+        # other never names, and no setting is written on both sides: "`profiles.yml`
+        # and the `Warehouse` resource set static keys from the environment" /
+        # "`profiles.yml` and the `Warehouse` resource: `memory_limit: '48GB'`" say
+        # two things of the same two names.
+        if not _settings(old).keys() & _settings(new).keys() and (
+                _sets_what_is_unnamed(old, new) or _sets_what_is_unnamed(new, old)):
+            easing = 0.0
         if pinned and comparison.dice >= floor - easing:
             return "same"
     return "different"
+
+
+def _sets_what_is_unnamed(text: str, other: str) -> bool:
+    """``text`` writes a setting in code with its value (:func:`_settings`) whose name
+    ``other`` does not hold anywhere."""
+    lowered = other.lower()
+    return any(name not in lowered for name in _settings(text))
 
 
 
