@@ -1437,7 +1437,6 @@ def _sets_what_is_unnamed(text: str, other: str) -> bool:
     return any(name not in lowered for name in _settings(text))
 
 
-
 def _trigrams(text: str) -> set[str]:
     text = " ".join(text.lower().split())
     return {text[i : i + 3] for i in range(max(1, len(text) - 2))}
