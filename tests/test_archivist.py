@@ -565,6 +565,30 @@ def test_a_value_changed_back_and_forth_never_collides_on_a_key(
     assert len(keys) == len(set(keys)) == 3
 
 
+def test_a_text_said_again_after_its_memory_was_replaced_never_collides_on_a_key(
+        config: Config, conn: Any) -> None:
+    said = "Production runs gunicorn with `--workers 4 --threads 4`."
+    key = capture_with(said, config=config, conn=conn, project="api", session="s0",
+                       dry_run=True).notes[0].key
+    # Another fact holds the key, and the same text's own key is held by its
+    # memory of before, replaced since (a value changed back, a slice digested twice).
+    with transaction(conn):
+        rows.insert(conn, project="api", key=key, type="takeaway", terms=(), at=1_000_000.0,
+                    summary="Staging serves the docs from `docs/` on port 4000.",
+                    body="Staging serves the docs from `docs/` on port 4000.")
+        before = rows.insert(conn, project="api", key=distinct_key(key, said), type="takeaway",
+                             summary=said, body=said, terms=(), at=1_000_000.0)
+        rows.set_standing(conn, before, layer="superseded")
+    for session, at in (("s9", 1_000_120.0), ("s10", 1_000_180.0)):
+        report = capture_with(said, config=config, conn=conn, project="api", session=session,
+                              now=at)
+    (note,) = report.notes
+    memories = rows.list_memories(conn, "api")
+    assert len(memories) == 3  # said twice more: one memory, re-captured under its key
+    assert note.key not in (key, distinct_key(key, said))
+    assert [m.body for m in memories if m.live and m.key == note.key] == [said]
+
+
 def test_a_changed_value_read_as_a_report_of_work_still_supersedes_the_old(
         config: Config, conn: Any) -> None:
     t0 = 1_000_000.0

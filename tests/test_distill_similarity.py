@@ -336,6 +336,8 @@ def test_a_setting_is_written_as_configuration_writes_it(text: str, writes: bool
     ("Pushed `4d08f93 gpu: raise bindless texture capacity to 8192` now.", False),
     ("The plan check passed and now shows the same `30 -> 180` diff.", False),
     ("The worker pool went up to 8 now.", False),
+    # The word of change is a name's in code: a plan's summary line.
+    ("`3 to add, 1 to change, 1 to destroy`.", False),
     # A value in code with no word of change is a setting written, or nothing.
     ("It runs `Duration::from_secs(15)` there.", False),
 ])

@@ -670,7 +670,13 @@ def _at_key(ctx: _Context, note: Note, key: str) -> tuple[NoteOutcome | None, st
     # gets a key of its own, where it lands again when it is re-captured.
     key = distinct_key(key, note.body)
     again = memory_rows.get_by_key(ctx.conn, ctx.project, key)
-    if again is None or not again.live:
+    while again is not None and not again.live:
+        # The same text's memory left recall (replaced by a later value, or
+        # archived): said again, it is a memory of its own, under a key no other
+        # holds, the same each time it is re-captured.
+        key = distinct_key(key, f"memory {again.id}")
+        again = memory_rows.get_by_key(ctx.conn, ctx.project, key)
+    if again is None:
         return None, key
     return _land_on(ctx, again, key, note, None), key
 

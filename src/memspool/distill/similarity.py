@@ -997,9 +997,11 @@ def says_a_named_value(text: str) -> bool:
     ("visibility_timeout raised to 86400"). A setting's value as it stands, not a
     count or a name of the task at hand ("612 sit in `unacked`", `enricher-1`,
     `12.json`, `2024-05-06`)."""
-    if not says_a_change(text):
-        return False
     plain = without_blobs(text)
+    # The word of change is the text's, not a name's in code (`1 to change`).
+    if not says_a_change(text) or not (_ANNOUNCES.search(_CODE_SPAN.sub(" ", plain))
+                                       or _TRANSITION.search(plain)):
+        return False
     if writes_a_setting(plain) or any(_names_a_value(span) or _VERSION.match(span)
                                       for span in _CODE_SPAN.findall(plain)):
         return True
