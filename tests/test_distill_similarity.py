@@ -300,6 +300,13 @@ def test_trigram_jaccard_baseline() -> None:
     ("Decision: use the connection pooler pgbouncer in transaction mode for the API.",
      "Decision: never use the connection pooler pgbouncer in transaction mode for the API.",
      "contradiction"),
+    # A call's value, reached through another name on one side: the same call when
+    # the name it is reached through is said on the other side too.
+    ("I put the busy timeout into `db::connect`, `.busy_timeout(Duration::from_secs(5))`, "
+     "next to the WAL setting.",
+     "I raised `busy_timeout` in `db::connect` to `Duration::from_secs(15)`.", "new-value"),
+    ("The pool waits `.connect_timeout(Duration::from_secs(5))` for a connection.",
+     "Raised the request timeout to `Duration::from_secs(30)` now.", "different"),
 ])
 def test_how_a_newer_text_relates(old: str, new: str, relation: str) -> None:
     assert relate(old, new).relation == relation

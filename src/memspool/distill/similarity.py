@@ -644,6 +644,10 @@ _VALUE: Final = re.compile(r"^[-+]?\d[\w.:/-]*$")
 _CODE_SPAN: Final = re.compile(r"`([^`\n]+)`")
 #: What parts a code span into its names and values: `Duration::from_secs(15)`.
 _CODE_PIECES: Final = re.compile(r"[\s=:,()\[\]{}]+")
+#: The call a value is given to, in a token's shape: `from_secs(#`.
+_CALL_SHAPE: Final = re.compile(r"[a-z_][\w]*\(#")
+#: The names a token gives before that call.
+_IDENTIFIER: Final = re.compile(r"[a-z_]\w*")
 #: A version as code gives it: `v3.7.0`, `1.80`.
 _VERSION: Final = re.compile(r"^v?\d+(?:\.\d+)+$")
 #: Words that announce a changed value in the text that says it.
@@ -1138,6 +1142,11 @@ class _Named:
     after: str = ""
 
 
+def _shape(token: str) -> str:
+    """A token with a value in it, its digits read as one: ``~postgres:#``."""
+    return "~" + re.sub(r"\d+", "#", token)
+
+
 @lru_cache(maxsize=_PARSED_TEXTS)
 def _named_values(text: str) -> tuple[_Named, ...]:
     """The values ``text`` gives, each with its names: a token with a value in it
@@ -1151,8 +1160,16 @@ def _named_values(text: str) -> tuple[_Named, ...]:
                 continue
             if not _VALUE.match(word):
                 if sum(ch.isalpha() for ch in word) >= _NAME_LETTERS:
-                    shape = "~" + re.sub(r"\d+", "#", word)
-                    found.append(_Named(word, frozenset({shape}), frozenset()))
+                    shape = _shape(word)
+                    # A call's value is named by the call ("from_secs(#"), whatever
+                    # it is reached through: `.busy_timeout(Duration::from_secs(5))`.
+                    # Named so, it is said of the names the token gives before the
+                    # call (`busy_timeout`), as a number is of the words before it.
+                    call = _CALL_SHAPE.search(shape)
+                    names = {shape} if call is None else {shape, "~" + call.group()}
+                    said_of = frozenset() if call is None else frozenset(
+                        _IDENTIFIER.findall(shape[:call.start()]))
+                    found.append(_Named(word, frozenset(names), said_of))
                 continue
             subject = frozenset(_canonical(w) for w in words[:index]
                                 if w not in vocab.COMPARISON_STOP_WORDS and not _VALUE.match(w))
@@ -1202,6 +1219,13 @@ def _value_changed(old: str, new: str) -> bool:
                 # and 4 s and gives up" / "read timeout 30 s"): a unit, not a name.
                 continue
             if any(name.startswith("~") for name in a.names):
+                # One call reached through other names is the same one when the
+                # names either side gives before it and the other does not are
+                # words of the other text (`busy_timeout`).
+                if _shape(a.value) not in b.names and not (
+                        a.subject - b.subject <= _said_words(new)
+                        and b.subject - a.subject <= _said_words(old)):
+                    continue
                 return True
             if not announced or b.value in {x.value for x in before if x.names & a.names}:
                 continue
