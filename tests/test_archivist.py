@@ -770,12 +770,11 @@ def test_a_setting_reported_as_changed_is_kept_though_its_old_value_never_was(
     """The agent's account of a setting it changed is under the keep bar (a report
     of work done): its old value's memory would be replaced, but none was kept.
     The setting as it stands now is kept, searchable; its next change supersedes
-    it. A report that writes no setting, nor names the value it moved, is not kept."""
+    it. A report that writes no setting is not kept."""
     t0 = 1_000_000.0
 
     def played(said: str, session: str, at: float) -> CaptureReport:
-        notes = [n for n in transcript_notes(f"[assistant] {said}", conditional=True)
-                 if n.only_if != "restates"]  # offered as a rule said again as well
+        notes = transcript_notes(f"[assistant] {said}", conditional=True)
         assert len(notes) == 1 and notes[0].only_if == "replaces"
         return _minor_pass(notes, config, conn, session=session, at=at)
 
@@ -787,19 +786,6 @@ def test_a_setting_reported_as_changed_is_kept_though_its_old_value_never_was(
     report = played("Pushed it now, CI went from 9 to 12 checks and they are green.", "c",
                     t0 + 120)
     assert [n.action for n in report.notes] == ["skipped"]
-    # Nor is a value the report says moved unless a setting's name gives it: in code,
-    # as a version in code, or a setting's name in words.
-    for session, said in enumerate((
-            "I raised `busy_timeout` in `db::connect` to `Duration::from_secs(15)`.",
-            "`west.yml` now pins Zephyr at `v3.7.0` and `west update` went through.",
-            "So visibility_timeout is raised to 86400 (24 h) in `broker_transport_options`.")):
-        report = played(said, f"d{session}", t0 + 180 + session)
-        assert [n.action for n in report.notes] == ["created"], said
-    for session, said in enumerate((
-            "Both migration tests pass now and `12.json` is generated.",
-            "Right now `emails` has 1,840 messages waiting and 612 sit in `unacked`.")):
-        report = played(said, f"e{session}", t0 + 240 + session)
-        assert [n.action for n in report.notes] == ["skipped"], said
     # A name and a number read out of a report, a place in a file, an image or a
     # commit write no setting.
     for said in ("Ran it: `testDebugUnitTest`: 229 tests, all green.",
@@ -807,11 +793,9 @@ def test_a_setting_reported_as_changed_is_kept_though_its_old_value_never_was(
                  "The job runs on `postgres:16` and `commit: 3f9c21a` has it."):
         notes = transcript_notes(f"[assistant] {said}", conditional=True)
         assert not [n for n in notes if n.only_if == "replaces"], said
-    live = [m for m in rows.list_memories(conn, "api") if m.live]
-    assert len(live) == 4
-    (current,) = [m for m in live if "copyBatchSize" in m.body]
-    assert "copyBatchSize = 50000" in current.body
-    assert [h.id for h in search(conn, "copyBatchSize", project="api")] == [current.id]
+    (live,) = [m for m in rows.list_memories(conn, "api") if m.live]
+    assert "copyBatchSize = 50000" in live.body
+    assert [h.id for h in search(conn, "copyBatchSize", project="api")] == [live.id]
 
 
 def test_a_setting_of_another_subject_is_not_its_new_value_nor_a_persons_aside_kept(

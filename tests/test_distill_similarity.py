@@ -19,7 +19,6 @@ from memspool.distill.similarity import (
     restates,
     restating_line,
     says_a_change,
-    says_a_named_value,
     settings_apart,
     trigram_jaccard,
     writes_a_setting,
@@ -326,30 +325,6 @@ def test_how_a_newer_text_relates(old: str, new: str, relation: str) -> None:
 ])
 def test_a_setting_is_written_as_configuration_writes_it(text: str, writes: bool) -> None:
     assert writes_a_setting(text) is writes
-
-
-@pytest.mark.parametrize(("text", "names"), [
-    ("I raised `busy_timeout` in `db::connect` to `Duration::from_secs(15)`.", True),
-    ("Config is `:events {:flush-ms 15000 :max-batch 5000}` now.", True),
-    ("`west.yml` now pins Zephyr at `v3.7.0` and `west update` went through.", True),
-    ("So visibility_timeout is raised to 86400 (24 h) in the transport options.", True),
-    ("The heap is sized by `-XX:MaxRAMPercentage=75` now.", True),
-    # A value named by no setting: a count, a date, a file, a name with a digit, a
-    # commit, a diff, a number beside a name in words only.
-    ("Right now `emails` has 1,840 messages waiting and 612 sit in `unacked`.", False),
-    ("The two runs now get `2024-05-06` and `2024-05-07`, one day each.", False),
-    ("Both migration tests pass now and `12.json` is generated.", False),
-    ("Killed `enricher-1`: back to `RUNNING` in 11 seconds instead of 40.", False),
-    ("Pushed `4d08f93 gpu: raise bindless texture capacity to 8192` now.", False),
-    ("The plan check passed and now shows the same `30 -> 180` diff.", False),
-    ("The worker pool went up to 8 now.", False),
-    # The word of change is a name's in code: a plan's summary line.
-    ("`3 to add, 1 to change, 1 to destroy`.", False),
-    # A value in code with no word of change is a setting written, or nothing.
-    ("It runs `Duration::from_secs(15)` there.", False),
-])
-def test_a_value_moved_is_named_by_a_setting(text: str, names: bool) -> None:
-    assert says_a_named_value(text) is names
 
 
 def test_a_setting_moves_unless_said_to_hold_somewhere_else() -> None:

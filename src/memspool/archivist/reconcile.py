@@ -88,7 +88,6 @@ from memspool.distill.similarity import (
     restates,
     restating_line,
     says_a_change,
-    says_a_named_value,
     says_more,
     settings_apart,
     values_of,
@@ -502,10 +501,8 @@ def _changed_value(ctx: _Context, note: Note, key: str) -> NoteOutcome:
     setting they share to another subject (:func:`settings_apart`: "On the primary"
     / "On the replica"), which it supersedes, or of one a text of this session has
     already replaced (:func:`_replaced_in_this_session`); else, when it writes a setting in
-    code with its value or says the value a setting moved to (:func:`says_a_named_value`:
-    "I raised `busy_timeout` to `Duration::from_secs(15)`"), a memory of its own
-    (searchable; its clarity keeps it from the context block unless clearly said); else
-    nothing is saved (``skipped``)."""
+    code with its value, a memory of its own (searchable; its clarity keeps it from
+    the context block unless clearly said); else nothing is saved (``skipped``)."""
     holder = memory_rows.get_by_key(ctx.conn, ctx.project, key)
     found = [] if holder is None else [holder]
     found += [memory for memory in _candidates(ctx, note)
@@ -515,10 +512,9 @@ def _changed_value(ctx: _Context, note: Note, key: str) -> NoteOutcome:
         own = _key_of_new_value(ctx, key, note, replaced)
         if own is not None:
             return _create(ctx, own, note, supersedes=replaced)
-    if says_a_named_value(note.body) or writes_a_setting(note.body):
+    if writes_a_setting(note.body):
         # A setting's value as it stands now (`copyBatchSize = 20000` in
-        # `config/ingest.dhall`, "`west.yml` now pins Zephyr at `v3.7.0`"): findable,
-        # though what it replaced was never kept;
+        # `config/ingest.dhall`): findable, though what it replaced was never kept;
         # a memory of an earlier session giving that setting another value, in
         # more words than the overlap above asks of a report, is the one it replaces.
         landed, key = _at_key(ctx, note, key)

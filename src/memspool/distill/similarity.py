@@ -642,14 +642,10 @@ _SLOT_CONTEXT: Final = 4
 _SLOT_SHARED: Final = 2
 _VALUE: Final = re.compile(r"^[-+]?\d[\w.:/-]*$")
 _CODE_SPAN: Final = re.compile(r"`([^`\n]+)`")
-#: What parts a code span into its names and values: `Duration::from_secs(15)`.
-_CODE_PIECES: Final = re.compile(r"[\s=:,()\[\]{}]+")
 #: The call a value is given to, in a token's shape: `from_secs(#`.
 _CALL_SHAPE: Final = re.compile(r"[a-z_][\w]*\(#")
 #: The names a token gives before that call.
 _IDENTIFIER: Final = re.compile(r"[a-z_]\w*")
-#: A version as code gives it: `v3.7.0`, `1.80`.
-_VERSION: Final = re.compile(r"^v?\d+(?:\.\d+)+$")
 #: Words that announce a changed value in the text that says it.
 _CHANGE: Final = re.compile(
     r"\b(?:now|no longer|from now on|(?:changed|moved|bumped|switched|raised|lowered|"
@@ -994,46 +990,12 @@ def says_a_change(text: str) -> bool:
         and any(ch.isdigit() for ch in text)
 
 
-def says_a_named_value(text: str) -> bool:
-    """``text`` says a value changed (:func:`says_a_change`) and gives it by a name of
-    its own: in code (`Duration::from_secs(15)`, `:flush-ms 15000`, :func:`_names_a_value`),
-    as a version in code (`v3.7.0`), or after a setting's name in words
-    ("visibility_timeout raised to 86400"). A setting's value as it stands, not a
-    count or a name of the task at hand ("612 sit in `unacked`", `enricher-1`,
-    `12.json`, `2024-05-06`)."""
-    plain = without_blobs(text)
-    # The word of change is the text's, not a name's in code (`1 to change`).
-    if not says_a_change(text) or not (_ANNOUNCES.search(_CODE_SPAN.sub(" ", plain))
-                                       or _TRANSITION.search(plain)):
-        return False
-    if writes_a_setting(plain) or any(_names_a_value(span) or _VERSION.match(span)
-                                      for span in _CODE_SPAN.findall(plain)):
-        return True
-    clauses = (part.split() for part in _CLAUSE_END.split(_CODE_SPAN.sub("", plain)))
-    return any(any("_" in word.strip(_STRIP) for word in clause)
-               and any(_VALUE.match(word.strip(_STRIP)) for word in clause)
-               for clause in clauses)
-
-
-def _names_a_value(span: str) -> bool:
-    """A code span gives a value by a name of its own: a word and a number apart
-    (`:max-batch 5000`, `Duration::from_secs(15)`, `memory = "1gb"`), not a name with
-    a digit in it nor a commit."""
-    pieces = [piece.strip("'\"") for piece in _CODE_PIECES.split(span)]
-    pieces = [piece for piece in pieces if piece]
-    if not pieces or (len(pieces[0]) >= _COMMIT_CHARS and _HEX_RUN.match(pieces[0].lower())):
-        return False
-    return any(_VALUE.match(piece) for piece in pieces) and any(
-        sum(ch.isalpha() for ch in piece) >= _NAME_LETTERS and not _VALUE.match(piece)
-        for piece in pieces)
-
-
 def _code_words(text: str) -> set[str]:
     """The words of ``text``'s code spans that are names, not values: `--concurrency 8`
     gives ``--concurrency``, `rust-version = "1.80"` gives ``rust-version``."""
     found = set()
     for span in _CODE_SPAN.findall(text):
-        for piece in _CODE_PIECES.split(span.lower()):
+        for piece in re.split(r"[\s=:,()\[\]{}]+", span.lower()):
             word = piece.strip("'\"")
             if len(word) > 1 and not _VALUE.match(word) \
                     and word not in vocab.COMPARISON_STOP_WORDS:
