@@ -643,7 +643,7 @@ _SLOT_SHARED: Final = 2
 _VALUE: Final = re.compile(r"^[-+]?\d[\w.:/-]*$")
 _CODE_SPAN: Final = re.compile(r"`([^`\n]+)`")
 #: The call a value is given to, in a token's shape: `from_secs(#`.
-_CALL_SHAPE: Final = re.compile(r"[a-z_][\w]*\(#")
+_CALL_SHAPE: Final = re.compile(r"[a-z_]\w*\(#")
 #: The names a token gives before that call.
 _IDENTIFIER: Final = re.compile(r"[a-z_]\w*")
 #: Words that announce a changed value in the text that says it.
