@@ -724,6 +724,23 @@ def test_a_new_value_of_a_grown_memory_carries_no_line_of_the_old_value(
     assert not [m for m in rows.list_memories(conn, "api") if m.live]
 
 
+def test_a_new_value_carries_no_introduction_without_what_it_introduced(
+        config: Config, conn: Any) -> None:
+    # A memory's line that introduced the value a new text moves leaves with it: it is
+    # neither left behind in the old memory's text nor carried alone into the new one.
+    _grown(conn, config, "two quick ones before lunch:\n"
+           "CI runs terraform 1.7.5 and my laptop has 1.8.2 from brew.",
+           "Deploys go out through `bin/deploy.sh` behind the load balancer on port 8443.",
+           at=1_000_000.0)
+    _queue_slice(conn, config, "[assistant] CI now runs terraform 1.9.8, pinned in "
+                 "`.terraform-version`, and my laptop has 1.9.8 too.", session="b")
+    digest(conn, config)
+    live = [m for m in rows.list_memories(conn, "api") if m.live]
+    assert [m for m in live if "terraform 1.9.8" in m.body]
+    assert [m for m in live if "port 8443" in m.body]
+    assert not [m.body for m in live if "before lunch" in m.body]
+
+
 def test_a_new_value_of_news_merged_into_a_rule_leaves_the_rule_current(
         config: Config, conn: Any) -> None:
     # The old value said on its own by another session leaves recall with the new one.

@@ -63,6 +63,19 @@ def test_sentences_end_at_stops_not_inside_code_names_or_abbreviations() -> None
     ]
 
 
+def test_a_stop_inside_brackets_closed_later_ends_no_sentence() -> None:
+    text = ("3 reminders went out (Riverside watering, St. Bride's open day), and a second "
+            "call sent 0. The build (see the log. all of it) is green. A deploy got "
+            "cancelled (not by me. I swear.")
+    assert sentences(text) == [
+        "3 reminders went out (Riverside watering, St. Bride's open day), and a second "
+        "call sent 0.",
+        "The build (see the log. all of it) is green.",
+        "A deploy got cancelled (not by me.",  # never closed: it holds nothing back
+        "I swear.",
+    ]
+
+
 def test_a_list_gives_one_claim_per_item_with_its_introduction() -> None:
     found = claims("The endpoint conventions in this repo:\n\n"
                    "1. One blueprint per resource.\n"

@@ -412,7 +412,8 @@ def _merged_lines_moved(ctx: _Context, memory: memory_rows.Memory, note: Note) -
 
 def _take_out(ctx: _Context, memory: memory_rows.Memory, moved: list[str]) -> None:
     """``memory``'s text without the ``moved`` lines (the old text goes to its history)."""
-    rest = "\n".join(line for line in memory_lines(memory) if line not in moved)
+    lines = memory_lines(memory)
+    rest = "\n".join(_introduced(lines, [line for line in lines if line not in moved]))
     memory_rows.replace_text(ctx.conn, memory, type=memory.type, summary=memory.summary,
                              body=rest, terms=ctx.terms(rest), at=ctx.now,
                              reason="a value merged into it moved")
@@ -444,10 +445,19 @@ def with_the_rest(lines: list[str], new: str,
     # the memory's own line, when only the whole text reads as replaced).
     from_lines = [line for line in lines if said[line].replaces] or lines[:1]
     moved = values_of("\n".join(from_lines)) - values_of(new)
-    rest = [line for line in lines if line not in new and not values_of(line) & moved
-            and not said[line].replaces and not said[line].agrees]
+    rest = _introduced(lines, [line for line in lines if line not in new
+                               and not values_of(line) & moved
+                               and not said[line].replaces and not said[line].agrees])
     body = "\n".join([new, *rest])
     return body if rest and len(body) <= RESTATED_BODY_CHARS else None
+
+
+def _introduced(lines: list[str], kept: list[str]) -> list[str]:
+    """``kept``, lines of ``lines`` in their order, without an introduction ("two quick
+    ones before lunch:", "The conventions here:") whose next line is not kept: it says
+    nothing without what it introduced."""
+    following = dict(zip(lines, [*lines[1:], ""], strict=True))
+    return [line for line in kept if not line.rstrip().endswith(":") or following[line] in kept]
 
 
 def _supersede_the_rest(ctx: _Context, note: Note, memory_id: int, first: int) -> None:

@@ -113,6 +113,8 @@ def sentences(paragraph: str) -> list[str]:
     found: list[str] = []
     start = 0
     for boundary in _BOUNDARY.finditer(masked):
+        if _inside_brackets(masked, start, boundary.start("space")):
+            continue
         piece = text[start:boundary.start("space")].strip()
         if piece:
             found.append(piece)
@@ -121,6 +123,21 @@ def sentences(paragraph: str) -> list[str]:
     if tail:
         found.append(tail)
     return found
+
+
+def _inside_brackets(masked: str, start: int, end: int) -> bool:
+    """The stop at ``end`` is inside a bracket opened since ``start`` and closed later in
+    the paragraph: "(Riverside, St. Bride's open day)" and "(see the logs. all of them)"
+    are asides of their sentence, not its end. A bracket never closed ("(not by me")
+    holds no sentence back."""
+    depth = 0
+    for char in masked[start:end]:
+        depth = depth + 1 if char == "(" else max(depth - (char == ")"), 0)
+    for char in masked[end:] if depth else "":
+        depth = depth + 1 if char == "(" else depth - (char == ")")
+        if not depth:
+            return True
+    return False
 
 
 def _paragraph_lines(lines: list[str]) -> Iterator[str]:
