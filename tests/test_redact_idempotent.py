@@ -30,6 +30,14 @@ def test_markers_are_never_a_value(text: str) -> None:
     assert redact(text) == (text, {})
 
 
+@pytest.mark.parametrize("before", ["Za]", "env[key]", "keys[i]", "x_]"])
+def test_a_key_after_a_bracket_that_ends_no_marker_is_redacted(before: str) -> None:
+    key = STRONG_GENERATORS["aws"](random.Random(0))
+    assert redact(before + key) == (before + replacement("aws"), {"aws": 1})
+    # After a whole marker it is what a first pass left glued to the secret it replaced.
+    assert redact(replacement("azure") + key) == (replacement("azure") + key, {})
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_a_marker_in_a_url_user_stays_whole(family: str) -> None:
     text = f"git clone https://{replacement(family)}@github.com/org/repo.git"
@@ -75,6 +83,8 @@ texts_st = st.lists(st.one_of(pieces_st, secrets_st, urls_st, st.text(max_size=8
 @PROPERTY
 @given(texts_st)
 @example("https://" + STRONG_GENERATORS["github"](random.Random(1)) + "@github.com")
+@example(STRONG_GENERATORS["azure"](random.Random(0)) + "]"
+         + STRONG_GENERATORS["aws"](random.Random(0)))
 def test_redacting_twice_is_redacting_once(text: str) -> None:
     once, _ = redact(text)
     assert redact(once) == (once, {})

@@ -117,8 +117,11 @@ ESCAPED: Final = r"(?<=\\[nrt])|(?<=\\u[0-9A-Fa-f]{4})|(?<=%[0-9A-Fa-f]{2})"
 #: The start of a token whose prefix a word may end in: not glued to a letter or digit,
 #: unless that character ends an escape. Nor to the ``]`` that ends a redaction marker
 #: (``[REDACTED:github]``): what a first pass left glued to a secret it replaced must look
-#: the same to a second pass.
-AFTER_MARKER: Final = r"(?<=[a-z_]\])"
+#: the same to a second pass. A whole marker, not any ``]`` after a letter: a key after
+#: ``...Za]`` or ``[key]`` is a token. One fixed-width look-behind per length of a family's
+#: name (what :data:`re` allows), behind a cheap test for the ``]``.
+AFTER_MARKER: Final = r"(?<=\])(?:" + "|".join(
+    rf"(?<=\[REDACTED:[a-z_]{{{length}}}\])" for length in range(1, 33)) + ")"
 TOKEN_START: Final = rf"(?:(?<![A-Za-z0-9])(?!{AFTER_MARKER})|{ESCAPED})"
 #: A quote as it sits in source code, in JSON (``\"``) or in JSON inside JSON (``\\\"``):
 #: three levels of escaping take 7 backslashes.
