@@ -65,6 +65,16 @@ def test_empty_and_secret_free_text_come_back_as_is() -> None:
     assert redact(text) == (text, {})
 
 
+@pytest.mark.parametrize("family", sorted(STRONG_GENERATORS))
+@pytest.mark.parametrize("after", [".", ". It expires in May.", '."', ".)", "\\n", ","])
+def test_a_secret_at_the_end_of_a_sentence_goes(family: str, after: str) -> None:
+    # An Azure client secret's body may hold a full stop: the one that ends the sentence
+    # after it kept it from matching at all.
+    secret = STRONG_GENERATORS[family](random.Random(7))
+    out, _ = redact(f"The new value is {secret}{after}")
+    assert secret not in out
+
+
 def test_only_the_password_of_a_url_goes() -> None:
     out, _ = redact("DATABASE_URL=postgres://app:Zq8wLp2vN4xK@db.internal:5432/app?ssl=1")
     assert out == "DATABASE_URL=postgres://app:[REDACTED:url_password]@db.internal:5432/app?ssl=1"

@@ -122,6 +122,9 @@ def _end(chars: str) -> str:
 
 #: An Azure AD client secret: its start is not glued to a character its body may hold.
 _AZURE_START: Final = rf"(?:(?<![A-Za-z0-9_~.-])(?!{AFTER_MARKER})|{ESCAPED})"
+#: Its end: a character its body may not hold, or the full stop of a sentence (a period
+#: before a blank, a quote, a bracket, an escape or the end), which its body may hold.
+_AZURE_END: Final = rf"(?:{_end('A-Za-z0-9_~.-')}|(?=\.(?:[\s\"'`)\]\\]|\Z)))"
 #: A Twilio account SID and the auth token written right after it, as ``Client(sid, token)``
 #: takes them or as ``curl -u sid:token`` sends them.
 _TWILIO_PAIR: Final = (
@@ -155,8 +158,7 @@ VENDOR_RULES: Final[tuple[Rule, ...]] = (
          rx(r"ya29\.[0-9A-Za-z_-]{20,2048}(?:\.[0-9A-Za-z_-]{1,512}){0,4}"),
          back=3, check=token_check),
     Rule("azure", lits("Q~"),  # Azure AD client secrets: 3 characters, a digit, Q~, 31-34
-         rx(_AZURE_START + r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}"
-            + _end("A-Za-z0-9_~.-")),
+         rx(_AZURE_START + r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}" + _AZURE_END),
          back=4, check=token_check),
     Rule("azure", lits("AccountKey", "SharedAccessKey"),
          rx(r"(?:AccountKey|SharedAccessKey)" + ASSIGN_SIMPLE
