@@ -25,6 +25,8 @@ character longer (each a blob).
 Last, one long message of plain prose (sentences of made-up words, so each has
 features of its own) at 25,000 to 200,000 characters, timed once each: the type
 model sums the message's features once for all its claims, not once per claim.
+Then the same prose as one aside in brackets: a stop inside brackets closed later
+ends no sentence, and telling so reads each character once, not once per stop.
 
 Usage::
 
@@ -138,16 +140,20 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(5)
     words = ["".join(rng.choice("etaoinshrdlucmfwyp") for _ in range(rng.randint(3, 9)))
              for _ in range(5000)]
-    previous: tuple[int, float] | None = None
-    for size in (25_000, 50_000, 100_000, 200_000):
-        sentences: list[str] = []
-        while sum(len(s) + 1 for s in sentences) < size:
-            sentences.append(" ".join(rng.choice(words) for _ in range(rng.randint(8, 20)))
-                             .capitalize() + ".")
-        seconds = best(functools.partial(notes_of, f"[assistant] {' '.join(sentences)}"), 1)
-        growth = per_doubling(previous, (size, seconds)) if previous else ""
-        print(f"  {size:>9,} ch {seconds:8.2f}   {growth}")
-        previous = (size, seconds)
+    for opening, closing in (("", ""), ("(", ")")):
+        if opening:
+            print("\nthe same prose as one aside in brackets (every stop inside them), digest (s)")
+        previous: tuple[int, float] | None = None
+        for size in (25_000, 50_000, 100_000, 200_000):
+            sentences: list[str] = []
+            while sum(len(s) + 1 for s in sentences) < size:
+                sentences.append(" ".join(rng.choice(words) for _ in range(rng.randint(8, 20)))
+                                 .capitalize() + ".")
+            text = f"[assistant] {opening}{' '.join(sentences)}{closing}"
+            seconds = best(functools.partial(notes_of, text), 1)
+            growth = per_doubling(previous, (size, seconds)) if previous else ""
+            print(f"  {size:>9,} ch {seconds:8.2f}   {growth}")
+            previous = (size, seconds)
     return 0 if kept_everywhere else 1
 
 

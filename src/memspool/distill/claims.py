@@ -110,10 +110,11 @@ def sentences(paragraph: str) -> list[str]:
     if not text:
         return []
     masked = _PROTECTED.sub(lambda m: _MASK * len(m.group()), text)
+    brackets = _Brackets(masked) if "(" in masked else None
     found: list[str] = []
     start = 0
     for boundary in _BOUNDARY.finditer(masked):
-        if _inside_brackets(masked, start, boundary.start("space")):
+        if brackets is not None and brackets.hold(start, boundary.start("space")):
             continue
         piece = text[start:boundary.start("space")].strip()
         if piece:
@@ -125,19 +126,30 @@ def sentences(paragraph: str) -> list[str]:
     return found
 
 
-def _inside_brackets(masked: str, start: int, end: int) -> bool:
-    """The stop at ``end`` is inside a bracket opened since ``start`` and closed later in
-    the paragraph: "(Riverside, St. Bride's open day)" and "(see the logs. all of them)"
-    are asides of their sentence, not its end. A bracket never closed ("(not by me")
-    holds no sentence back."""
-    depth = 0
-    for char in masked[start:end]:
-        depth = depth + 1 if char == "(" else max(depth - (char == ")"), 0)
-    for char in masked[end:] if depth else "":
-        depth = depth + 1 if char == "(" else depth - (char == ")")
-        if not depth:
-            return True
-    return False
+class _Brackets:
+    """Which stops of a paragraph are inside a bracket opened since the sentence began
+    and closed later in the paragraph: "(Riverside, St. Bride's open day)" and "(see
+    the logs. all of them)" are asides of their sentence, not its end. A bracket never
+    closed ("(not by me") holds no sentence back. Each character is read once, however
+    many stops a long aside holds."""
+
+    def __init__(self, masked: str) -> None:
+        self._masked = masked
+        # The brackets open before each position, closes counted whatever opened them;
+        # and the fewest open from each position on.
+        self._level = [0, *itertools.accumulate((c == "(") - (c == ")") for c in masked)]
+        self._lowest = list(itertools.accumulate(reversed(self._level), min))[::-1]
+        self._start = self._read = self._depth = 0
+
+    def hold(self, start: int, end: int) -> bool:
+        """Whether the stop at ``end``, in the sentence begun at ``start``, is inside."""
+        if start != self._start:
+            self._start, self._read, self._depth = start, start, 0
+        for char in self._masked[self._read:end]:
+            self._depth = self._depth + 1 if char == "(" else max(self._depth - (char == ")"), 0)
+        self._read = end
+        # Closed later: somewhere after the stop, the level falls by the depth open at it.
+        return self._depth > 0 and self._lowest[end + 1] <= self._level[end] - self._depth
 
 
 def _paragraph_lines(lines: list[str]) -> Iterator[str]:
