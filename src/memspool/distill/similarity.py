@@ -642,10 +642,10 @@ _SLOT_CONTEXT: Final = 4
 _SLOT_SHARED: Final = 2
 _VALUE: Final = re.compile(r"^[-+]?\d[\w.:/-]*$")
 _CODE_SPAN: Final = re.compile(r"`([^`\n]+)`")
-#: The call a value is given to, in a token's shape: `from_secs(#`.
-_CALL_SHAPE: Final = re.compile(r"[a-z_]\w*\(#")
-#: The names a token gives before that call.
+#: The names a token gives before the call its value is given to.
 _IDENTIFIER: Final = re.compile(r"[a-z_]\w*")
+#: That call, in a token's shape: `from_secs(#`.
+_CALL_SHAPE: Final = re.compile(_IDENTIFIER.pattern + r"\(#")
 #: Words that announce a changed value in the text that says it.
 _CHANGE: Final = re.compile(
     r"\b(?:now|no longer|from now on|(?:changed|moved|bumped|switched|raised|lowered|"

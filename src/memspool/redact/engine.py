@@ -37,6 +37,7 @@ from memspool.redact.rules import (
     FORMAT,
     GENERIC,
     GENERIC_RULES,
+    MARKER_NAME_MAX,
     TRAILING_NAME,
     Rule,
     secret_span,
@@ -60,8 +61,8 @@ def replacement(family: str) -> str:
 
 
 #: What :func:`replacement` writes; its longest form bounds the look around a match.
-_MARKER: Final = re.compile(r"\[REDACTED:[a-z_]{1,32}\]")
-_MARKER_MAX: Final = len("[REDACTED:]") + 32
+_MARKER: Final = re.compile(rf"\[REDACTED:[a-z_]{{1,{MARKER_NAME_MAX}}}\]")
+_MARKER_MAX: Final = len("[REDACTED:]") + MARKER_NAME_MAX
 #: How far a trigger reaches past its first character: the longest literal (16) and the
 #: longest guard's look-ahead (32 hex digits after ``AC`` or ``SK``), with room to spare.
 _TRIGGER_REACH: Final = 64

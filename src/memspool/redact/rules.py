@@ -53,6 +53,7 @@ __all__ = [
     "GENERIC",
     "GENERIC_MIN_LEN",
     "GENERIC_RULES",
+    "MARKER_NAME_MAX",
     "QUOTE",
     "TOKEN_START",
     "TRAILING_NAME",
@@ -114,6 +115,8 @@ class Rule:
 #: Escapes whose last character is a letter or digit, yet never part of a token: JSON's
 #: ``\n``, ``\r``, ``\t`` and ``\u003d``, and URL encoding's ``%3D`` (``token%3Dghp_...``).
 ESCAPED: Final = r"(?<=\\[nrt])|(?<=\\u[0-9A-Fa-f]{4})|(?<=%[0-9A-Fa-f]{2})"
+#: The longest family name a redaction marker holds (``[REDACTED:url_password]``).
+MARKER_NAME_MAX: Final = 32
 #: The start of a token whose prefix a word may end in: not glued to a letter or digit,
 #: unless that character ends an escape. Nor to the ``]`` that ends a redaction marker
 #: (``[REDACTED:github]``): what a first pass left glued to a secret it replaced must look
@@ -121,7 +124,7 @@ ESCAPED: Final = r"(?<=\\[nrt])|(?<=\\u[0-9A-Fa-f]{4})|(?<=%[0-9A-Fa-f]{2})"
 #: ``...Za]`` or ``[key]`` is a token. One fixed-width look-behind per length of a family's
 #: name (what :data:`re` allows), behind a cheap test for the ``]``.
 AFTER_MARKER: Final = r"(?<=\])(?:" + "|".join(
-    rf"(?<=\[REDACTED:[a-z_]{{{length}}}\])" for length in range(1, 33)) + ")"
+    rf"(?<=\[REDACTED:[a-z_]{{{length}}}\])" for length in range(1, MARKER_NAME_MAX + 1)) + ")"
 TOKEN_START: Final = rf"(?:(?<![A-Za-z0-9])(?!{AFTER_MARKER})|{ESCAPED})"
 #: A quote as it sits in source code, in JSON (``\"``) or in JSON inside JSON (``\\\"``):
 #: three levels of escaping take 7 backslashes.
