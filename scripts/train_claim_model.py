@@ -2,6 +2,7 @@
 
     python scripts/train_claim_model.py            # train, report, write the model
     python scripts/train_claim_model.py --report   # report only, write nothing
+    python scripts/train_claim_model.py --by-author   # the shipped rules on unseen authors
     python scripts/train_claim_model.py --trace-cues PHRASES   # write cues.txt from a phrase list
 
 Labelled messages come from the tuning data only:
@@ -39,7 +40,10 @@ grouped by message and by session project so nothing is scored by a model
 that saw it, picks the operating points: the keep rule (:class:`Rule`) that keeps
 the most durable messages while at most KEEP_EPHEMERAL of the ephemeral
 ones leave a kept claim, and the clarity (message x claim probability) at
-which CLEAR_EPHEMERAL do.
+which CLEAR_EPHEMERAL do. ``--by-author`` cross-validates again with folds of
+whole authors, each split of messages or prompts and each session project
+read only by models trained without it: what a new author can expect of the
+shipped rules (it reports, and picks nothing).
 """
 
 from __future__ import annotations
@@ -424,16 +428,36 @@ def scores_of(example: MessageExample, trained: Trained) -> Scored:
                   tuple(probability(list(c.features), trained.claim) for c in example.claims))
 
 
-def folds(examples: list[MessageExample]) -> list[tuple[list[MessageExample],
-                                                        list[MessageExample]]]:
+def _author(example: MessageExample) -> str:
+    """Who wrote ``example``: a split of labelled messages or prompts is one author's,
+    and so is a session project."""
+    if example.group.startswith("s:"):
+        return example.group
+    return f"{example.group[0]}:{example.source}"
+
+
+def folds(examples: list[MessageExample], *, by_author: bool = False,
+          ) -> list[tuple[list[MessageExample], list[MessageExample]]]:
+    """FOLDS folds of ``examples``, grouped by message and session project; with
+    ``by_author``, the keep data grouped by author (:func:`_author`), each fold as
+    near one fifth of the examples as whole authors allow."""
+    def group(example: MessageExample) -> str:
+        return _author(example) if by_author and not example.type_only else example.group
+
     fold_of: dict[str, int] = {}
     for type_only in (False, True):  # the keep data's folds do not depend on the rest
-        groups = sorted({ex.group for ex in examples
-                         if ex.type_only is type_only})
+        sizes = Counter(group(ex) for ex in examples if ex.type_only is type_only)
+        if by_author and not type_only:
+            load = [0] * FOLDS
+            for name, size in sorted(sizes.items(), key=lambda item: (-item[1], item[0])):
+                fold_of[name] = load.index(min(load))
+                load[fold_of[name]] += size
+            continue
+        groups = sorted(sizes)
         random.Random(SEED).shuffle(groups)  # noqa: S311 - a fixed shuffle, not a secret
-        fold_of.update({group: index % FOLDS for index, group in enumerate(groups)})
-    return [([ex for ex in examples if fold_of[ex.group] != k],
-             [ex for ex in examples if fold_of[ex.group] == k]) for k in range(FOLDS)]
+        fold_of.update({name: index % FOLDS for index, name in enumerate(groups)})
+    return [([ex for ex in examples if fold_of[group(ex)] != k],
+             [ex for ex in examples if fold_of[group(ex)] == k]) for k in range(FOLDS)]
 
 
 def _logit(p: float) -> float:
@@ -618,11 +642,11 @@ def pick_user_floor(trained: Trained, rule: Rule, turns: dict[str, list[MessageE
     return floor
 
 
-def cross_validate(examples: list[MessageExample], notes: list[MessageExample],
-                   ) -> tuple[list[Scored], float]:
+def cross_validate(examples: list[MessageExample], notes: list[MessageExample], *,
+                   by_author: bool = False) -> tuple[list[Scored], float]:
     scored: list[Scored] = []
     right = total = 0
-    for train_set, test in folds(examples):
+    for train_set, test in folds(examples, by_author=by_author):
         trained = train(train_set, notes)
         types = {k: tuple(v) for k, v in trained.types.items()}
         for ex in test:
@@ -681,6 +705,32 @@ def check_cues() -> None:
             raise SystemExit(f"cue {phrase!r}: example {example} does not hold it")
 
 
+def report_by_author(examples: list[MessageExample], notes: list[MessageExample],
+                     model_file: Path) -> int:
+    """How the rules of ``model_file`` keep the messages of authors the models never
+    read: five folds, each a set of whole authors (:func:`_author`), each author's
+    figures apart. The folds by message pick the rules; these say what a new author
+    of messages can expect of them."""
+    shipped = json.loads(model_file.read_text(encoding="utf-8"))
+    rule, user = (Rule(shipped["keep_weight"][role], shipped["claim_keep"][role],
+                       shipped["keep_bar"][role]) for role in ("assistant", "user"))
+    scored, type_accuracy = cross_validate(examples, notes, by_author=True)
+    print(f"folds by author, {rule}:")
+    agent = _assistant(scored)
+    for source in sorted({s.example.source for s in agent}):
+        durable, ephemeral, nd, ne = rates([s for s in agent if s.example.source == source],
+                                           rule)
+        print(f"  {source:<16} durable kept {durable:6.1%} (of {nd}), ephemeral kept "
+              f"{ephemeral:5.1%} (of {ne})")
+    durable, ephemeral, nd, ne = rates(scored, rule)
+    print(f"  {'every author':<16} durable kept {durable:6.1%} (of {nd}), ephemeral kept "
+          f"{ephemeral:5.1%} (of {ne})")
+    print(f"folds by author, user prompts, {user}: " + "rules kept {:.1%}, requests kept "
+          "{:.1%}".format(*prompt_rates(scored, user)))
+    print(f"folds by author, type accuracy on durable claims: {type_accuracy:.1%}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--report", action="store_true", help="cross-validate only")
@@ -689,6 +739,9 @@ def main() -> int:
                         help="a session file to train without (to play it as sessions the "
                              "model never saw: bench/archivist_sessions.py)")
     parser.add_argument("--out", type=Path, default=OUT, help="where the model goes")
+    parser.add_argument("--by-author", action="store_true",
+                        help="report only: the rules of the model at --out, cross-validated "
+                             "with folds grouped by author")
     args = parser.parse_args()
     if args.trace_cues:
         return trace_cues(args.trace_cues)
@@ -701,6 +754,8 @@ def main() -> int:
           f"{sum(len(ex.claims) for ex in examples)} claims, from "
           + ", ".join(f"{k} {v}" for k, v in sorted(sources.items())))
     notes = note_examples(NOTE_SPLITS)
+    if args.by_author:
+        return report_by_author(examples, notes, args.out)
     scored, type_accuracy = cross_validate(examples, notes)
     rule = pick(scored, KEEP_EPHEMERAL)
     user = pick(scored, KEEP_EPHEMERAL, prompts=True)
