@@ -7,7 +7,7 @@
 
 Labelled messages come from the tuning data only:
 
-- ``tests/data/archivist_messages.jsonl``, splits ``tuned`` to ``tuned11``:
+- ``tests/data/archivist_messages.jsonl``, splits ``tuned`` to ``tuned13``:
   the message's label says whether it holds a durable fact; a claim of a
   durable message is the fact when it overlaps one of the message's facts in
   ``tests/data/archivist_claims.jsonl`` (that fact's type), else chatter.
@@ -98,7 +98,7 @@ TYPE_ONLY = "types-"
 OUT = ROOT / "src" / "memspool" / "distill" / "claim_model.json"
 CUES = ROOT / "src" / "memspool" / "distill" / "cues.txt"
 TRAINING_SPLITS = ("tuned", "tuned2", "tuned3", "tuned4", "tuned5", "tuned6", "tuned7", "tuned8",
-                   "tuned9", "tuned10", "tuned11")
+                   "tuned9", "tuned10", "tuned11", "tuned12", "tuned13")
 #: user_prompts.jsonl's splits the model learns from ("heldout" to "heldout3" measure it).
 PROMPT_SPLITS = ("tuned", "tuned2")
 TYPES = ("root-cause", "pitfall", "decision", "pattern", "preference", "takeaway")
@@ -519,10 +519,12 @@ def rates(scored: list[Scored], rule: Rule) -> tuple[float, float, int, int]:
     return found[0], found[1], durable, len(chosen) - durable
 
 
-def pick(scored: list[Scored], ceiling: float, *, prompts: bool = False) -> Rule:
+def pick(scored: list[Scored], ceiling: float, *, prompts: bool = False,
+         like: Rule | None = None) -> Rule:
     """The rule keeping the most durable messages (or prompts) with at most ``ceiling``
-    of the ephemeral ones kept. For each weight and claim floor, a message's best
-    score is computed once and every bar read off it."""
+    of the ephemeral ones kept. For each weight and claim floor (``like``'s only, when
+    given: then the bar alone is picked), a message's best score is computed once and
+    every bar read off it."""
     chosen = [s for s in scored if s.example.group.startswith("p:")] if prompts \
         else _assistant(scored)
     labels = np.array([s.example.durable for s in chosen])
@@ -538,8 +540,8 @@ def pick(scored: list[Scored], ceiling: float, *, prompts: bool = False) -> Rule
                 + (1 - HARD_SHARE) * kept[easy_rows].mean(axis=0))
 
     best: tuple[float, Rule] | None = None
-    for weight in WEIGHT_GRID:
-        for floor in CLAIM_GRID:
+    for weight in WEIGHT_GRID if like is None else [like.weight]:
+        for floor in CLAIM_GRID if like is None else [like.claim]:
             rule = Rule(weight, floor, 0.0)
             top = np.array([max((rule.score(s.message, p) for p in s.claims if p >= floor),
                                 default=-np.inf) for s in chosen])
@@ -758,7 +760,11 @@ def main() -> int:
         return report_by_author(examples, notes, args.out)
     scored, type_accuracy = cross_validate(examples, notes)
     rule = pick(scored, KEEP_EPHEMERAL)
-    user = pick(scored, KEEP_EPHEMERAL, prompts=True)
+    # The person's rule weighs the message and the claim as the agent's does, and
+    # only its bar is picked on their prompts: a few hundred prompts cannot choose
+    # three settings (the rules within a prompt of the best are far apart, and each
+    # retraining picked another of them).
+    user = pick(scored, KEEP_EPHEMERAL, prompts=True, like=rule)
     clear = pick_clear(scored, rule, CLEAR_EPHEMERAL)
     durable, ephemeral, nd, ne = rates(scored, rule)
     chatter = float(_chatter_share(_assistant(scored), rule, np.array([rule.bar]))[0])

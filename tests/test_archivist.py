@@ -175,7 +175,7 @@ def test_a_fact_asked_to_be_kept_is_kept_and_a_task_is_not(said: str, kept: list
 
 @pytest.mark.xfail(strict=True, reason=(
     "the claim model scores a cause and its fix in a short answer under the keep bar "
-    "(0.52, 0.60 against 0.70; held-out short facts kept 71.7%, docs/benchmarks.md)"))
+    "(0.54, 0.60 against 0.70; held-out short facts kept 85%, docs/benchmarks.md)"))
 def test_a_short_answers_cause_and_fix_are_kept(config: Config, conn: Any) -> None:
     _queue_slice(conn, config, (
         "[user] why did CI fail?\n\n"
@@ -599,12 +599,15 @@ def test_a_changed_value_read_as_a_report_of_work_still_supersedes_the_old(
             "10000 ms.\n[assistant] The build now takes 4 minutes on CI.")
     assert transcript_notes(said) == []  # the model reads both as reports of work done
     notes = transcript_notes(said, conditional=True)
-    assert [n.only_if for n in notes] == ["replaces", "replaces"]  # each says a value moved
+    # Each says a value moved (the second may also be offered as a rule said again).
+    assert [n.only_if for n in notes][:2] == ["replaces", "replaces"]
+    assert {n.only_if for n in notes[2:]} <= {"restates"}
     report = _minor_pass(notes, config, conn, session="b", at=t0 + 60)
-    # The one that gives a memory its new value takes its place; the other
-    # replaces nothing and is not saved.
-    assert [n.action for n in report.notes] == ["created", "skipped"]
-    assert report.notes[0].supersedes == old and report.notes[1].id is None
+    # The one that gives a memory its new value takes its place; the others
+    # replace or restate nothing and are not saved.
+    assert [n.action for n in report.notes] == ["created"] + ["skipped"] * (len(notes) - 1)
+    assert report.notes[0].supersedes == old
+    assert all(n.id is None for n in report.notes[1:])
     current = [m for m in rows.list_memories(conn, "api") if m.live]
     assert [m.summary for m in current] == [
         "`statement_timeout` in `config/database.yml` went from 5000 to 10000 ms."]
@@ -922,6 +925,41 @@ def test_a_persons_rule_said_again_in_a_later_session_is_one_memory_of_two_sessi
     assert rows.sessions_of(conn, pitfall.id) == {"monday"}
     (seed,) = [m for m in found if "db:seed" in m.body]
     assert rows.sessions_of(conn, seed.id) == {"thursday"}
+
+
+def test_a_persons_rule_said_again_under_the_bar_corroborates_only_their_rule(
+        config: Config, conn: Any) -> None:
+    again = ("[user] the export page times out for big teams, can you page the query in "
+             "`app/export/route.ts`? and no prisma mocks in the tests for any of this, i want "
+             "them against the test db")
+    aside = "[user] ugh the prisma mocks in the old branch broke again lol"
+    # The premise: the model keeps neither outright. The rule, which their rule model
+    # reads as one, is offered as their rule said again; the aside, which shares its
+    # words, is not offered.
+    assert transcript_notes(again) == transcript_notes(aside) == []
+    assert [(n.only_if, n.restates) for n in transcript_notes(again, conditional=True)] \
+        == [("restates", "person")]
+    assert transcript_notes(aside, conditional=True) == []
+    _queue_slice(conn, config, PRISMA_RULE, session="monday")
+    _queue_slice(conn, config, (
+        "[assistant] Pitfall: prisma mocks in vitest drift from the schema, so a test "
+        "against a mock passes while the real query fails."), session="monday")
+    digest(conn, config)
+    (rule,) = [m for m in rows.list_memories(conn, "api") if "rather" in m.body]
+    (pitfall,) = [m for m in rows.list_memories(conn, "api") if "drift" in m.body]
+    body = rule.body
+    # An aside that names the rule's words says it again of nothing.
+    _queue_slice(conn, config, aside, session="tuesday")
+    digest(conn, config)
+    assert rows.sessions_of(conn, rule.id) == {"monday"}
+    # Said again in passing, a session later: their rule gains the session and no words,
+    # and the agent's pitfall, which shares them, gains nothing.
+    _queue_slice(conn, config, again, session="thursday")
+    digest(conn, config)
+    assert rows.sessions_of(conn, rule.id) == {"monday", "thursday"}
+    assert rows.get(conn, rule.id).body == body
+    assert rows.sessions_of(conn, pitfall.id) == {"monday"}
+    assert len([m for m in rows.list_memories(conn, "api") if m.live]) == 2
 
 
 def test_a_fact_said_again_in_a_report_of_later_work_corroborates_it(

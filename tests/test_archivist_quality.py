@@ -29,15 +29,15 @@ ROWS = [json.loads(line) for line in
 #: split -> (least share of durable messages kept, most share of ephemeral kept): what
 #: the shipped model measures (docs/benchmarks.md), a message or two below. The goal is
 #: 90% and 3% on every held-out split; heldout3 (short messages) is short of it.
-FLOORS = {"heldout": (0.88, 0.03), "heldout2": (0.95, 0.04), "heldout3": (0.70, 0.03)}
+FLOORS = {"heldout": (0.93, 0.03), "heldout2": (0.95, 0.07), "heldout3": (0.83, 0.03)}
 #: user_prompts.jsonl: split -> (least share of rules kept, most share of requests kept).
-PROMPT_FLOORS = {"heldout": (0.70, 0.08), "heldout2": (0.85, 0.10), "heldout3": (0.70, 0.05)}
+PROMPT_FLOORS = {"heldout": (0.68, 0.08), "heldout2": (0.80, 0.10), "heldout3": (0.65, 0.05)}
 PROMPTS = [json.loads(line) for line in
            (REPO / "tests" / "data" / "user_prompts.jsonl").read_text().splitlines()]
 #: Known misses of the shipped model, kept as tests of the goal (docs/benchmarks.md).
 KNOWN_MISS = pytest.mark.xfail(strict=True, reason=(
     "the claim model misses short casual facts and a user's bare 'remember: X' "
-    "(heldout3 durable kept 72%, held-out user rules 75-89%)"))
+    "(heldout3 durable kept 85%, held-out user rules 68-82%)"))
 
 
 def _kept(text: str) -> bool:

@@ -471,6 +471,16 @@ def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Grou
             # or chatter, not a rule kept.
             by_overlap.append(dataclasses.replace(_note(_Group(role, [claim], [verdict]), used),
                                                   only_if="restates", restates=None))
+        elif role == "user" and verdict.probability >= RESTATED_FLOOR \
+                and (verdict.stated or 0.0) >= used.clear_for("user"):
+            # A person's rule said again in passing, under the bar ("and no prisma
+            # mocks in the tests for any of this"), as clearly a rule of theirs as the
+            # context block asks of one: their rule of an earlier session, at the
+            # reminder bar and into a rule of theirs only (reconciliation's "person").
+            # An aside or a report ("Rev B boards on the same probe are fine") is
+            # none, whatever words it shares.
+            by_overlap.append(dataclasses.replace(_note(_Group(role, [claim], [verdict]), used),
+                                                  only_if="restates", restates="person"))
     yield from by_overlap
 
 
