@@ -11,8 +11,7 @@ afterwards. A message is *kept* when a memory's text comes from it.
 
 Printed per split: durable messages kept and ephemeral messages kept, beside
 the naive baseline (every assistant text of 16 or more characters becomes a
-note). "tuned" to "tuned11" are what the claim model is trained on
-("tuned12" and "tuned13", tuning data, not yet);
+note). "tuned" to "tuned13" are what the claim model is trained on;
 "heldout", "heldout2" and "heldout3" were written apart and are never
 trained on (``--split heldout --split heldout2 --split heldout3`` plays
 only them).

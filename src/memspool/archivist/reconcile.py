@@ -738,8 +738,8 @@ def _bar(ctx: _Context, note: Note, candidate: memory_rows.Memory) -> RestateBar
 
     A note that says it points back, at its own bar; the agent's claim under the
     keep bar that says nothing of the kind, at the overlap bar (a person's, as their
-    kept rule below: only into a rule of theirs of an earlier session). A kept note that does not
-    point back is news until it says otherwise (a loose overlap folded a new rule
+    kept rule below: only into a rule of theirs of an earlier session). A kept note
+    that does not point back is news until it says otherwise (a loose overlap folded a new rule
     into the memory of another subject that named the same file, and the rule left
     recall with that memory's old value): a person's rule said again in a later
     session, at the reminder bar and only into a person's rule (a ``preference``);

@@ -462,25 +462,20 @@ def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Grou
         elif _REFERS_BACK.search(claim.text) or _RECURS.search(claim.text):
             yield dataclasses.replace(_note(_Group(role, [claim], [verdict]), used),
                                       only_if="restates", restates="rule")
-        elif role == "assistant" and verdict.probability >= RESTATED_FLOOR:
+        elif verdict.probability >= RESTATED_FLOOR and (
+                role == "assistant" or (verdict.stated or 0.0) >= used.clear_for("user")):
             # A fact-like claim in the agent's report of work done ("I changed the
             # replica count in the chart instead of running `kubectl scale`, since
             # Argo ..."): a rule of an earlier session applied, when it says that
-            # rule's words again (reconciliation's overlap bar). A person's aside
-            # under the bar ("month end again, the tasks got OOM-killed") is news
-            # or chatter, not a rule kept.
-            by_overlap.append(dataclasses.replace(_note(_Group(role, [claim], [verdict]), used),
-                                                  only_if="restates", restates=None))
-        elif role == "user" and verdict.probability >= RESTATED_FLOOR \
-                and (verdict.stated or 0.0) >= used.clear_for("user"):
-            # A person's rule said again in passing, under the bar ("and no prisma
-            # mocks in the tests for any of this"), as clearly a rule of theirs as the
-            # context block asks of one: their rule of an earlier session, at the
-            # reminder bar and into a rule of theirs only (reconciliation's "person").
-            # An aside or a report ("Rev B boards on the same probe are fine") is
-            # none, whatever words it shares.
-            by_overlap.append(dataclasses.replace(_note(_Group(role, [claim], [verdict]), used),
-                                                  only_if="restates", restates="person"))
+            # rule's words again (reconciliation's overlap bar). A person's rule said
+            # again in passing ("and no prisma mocks in the tests for any of this"),
+            # as clearly a rule of theirs as the context block asks of one: their rule
+            # of an earlier session, at the reminder bar and into a rule of theirs
+            # only (reconciliation's "person"). A person's aside or report ("Rev B
+            # boards on the same probe are fine") is none, whatever words it shares.
+            by_overlap.append(dataclasses.replace(
+                _note(_Group(role, [claim], [verdict]), used), only_if="restates",
+                restates=None if role == "assistant" else "person"))
     yield from by_overlap
 
 
