@@ -343,6 +343,29 @@ def test_a_cause_and_its_fix_that_share_no_word_are_one_note(between: str) -> No
     assert "Found it" not in note.body and "tests pass" not in note.body
 
 
+def test_sentences_the_model_doubts_between_a_cause_and_its_fix_do_not_part_them() -> None:
+    # The middle sentence is under the keep bar (0.33 against 0.7): it no longer ends
+    # the fact, and it points back ("That is why"), so it is part of it.
+    cause = ("The report job writes each row with its own `INSERT`, so a 40,000-row import "
+             "makes 40,000 round trips to the database.")
+    why = "That is why it takes nine minutes on staging and times out in prod."
+    fix = ("The fix is to collect the rows and send them with `executemany` in batches of "
+           "1,000, which brings the import under 20 seconds.")
+    (note,) = transcript_notes(f"[assistant] Found it. {cause} {why} {fix} Running the tests now.")
+    assert note.body == f"{cause}\n{why}\n{fix}"
+    # A sentence between them that does not point back may be chatter: the fact goes
+    # on past it, without it.
+    cause = ("The worker dies at startup because `celery` reads `CELERY_BROKER_URL` before "
+             "`.env` is loaded.")
+    fix = ("The way out is to load the settings in `celery_app.py` with `load_dotenv()` "
+           "before the app is created.")
+    (note,) = transcript_notes(f"[assistant] {cause} Worse than before. {fix} All green.")
+    assert note.body == f"{cause}\n{fix}"
+    # A question between them parts them, as before.
+    notes = transcript_notes(f"[assistant] {cause} Did you change the env file lately? {fix}")
+    assert [n.body for n in notes] == [cause, fix]
+
+
 @pytest.mark.parametrize(("cause", "lead_in", "fix"), [
     ("The nightly import dies because `fetch_rates()` opens a new HTTPS session per "
      "currency, and after 200 of them the provider's gateway starts answering 429 and the "

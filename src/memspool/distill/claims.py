@@ -87,6 +87,8 @@ class Claim:
     #: This sentence introduces the list that follows ("The conventions here:"): it
     #: is judged like any claim, but is only ever its items' context, never a note.
     introduces: bool = False
+    #: Which block of the message (a paragraph, a list, a table) it is in.
+    block: int = 0
 
 
 @dataclasses.dataclass
@@ -97,6 +99,8 @@ class _Draft:
     heading: str = ""
     #: A question an item closed with, set apart from it.
     asked: bool = False
+    #: Which block of the message (paragraph, list, table) it is in.
+    block: int = 0
 
 
 def sentences(paragraph: str) -> list[str]:
@@ -294,7 +298,9 @@ def _drafts(text: str) -> list[_Draft]:
     drafts: list[_Draft] = []
     heading = ""
     pending_intro = ""
+    starts: list[int] = []  # where each block's drafts start
     for kind, lines in _blocks(text):
+        starts.append(len(drafts))
         if kind == "heading":
             match = _HEADING.match(lines[0])
             heading = match.group("title").strip() if match else ""
@@ -339,7 +345,10 @@ def _drafts(text: str) -> list[_Draft]:
         # "The conventions here:" introduces what follows: a list takes it as its
         # intro; anything else keeps it as a sentence of its own.
         pending_intro = said[-1] if said[-1].endswith(":") else ""
-    return drafts
+    ends = [*starts[1:], len(drafts)][:len(starts)]
+    return [dataclasses.replace(draft, block=block)
+            for block, (start, end) in enumerate(zip(starts, ends, strict=True))
+            for draft in drafts[start:end]]
 
 
 def claims(text: str) -> list[Claim]:
@@ -353,6 +362,6 @@ def claims(text: str) -> list[Claim]:
         previous = drafts[index - 1].text if index else ""
         found.append(Claim(text=draft.text, kind=draft.kind, index=index, count=count,
                            previous=previous, intro=draft.intro, heading=draft.heading,
-                           opening=opening,
+                           opening=opening, block=draft.block,
                            introduces=draft.kind == "sentence" and draft.text in intros))
     return found

@@ -12,7 +12,10 @@ message judged as a whole and each claim in it by the claim model
   the next sentence just under the keep bar (CONTINUES_SHARE of it) when it
   points back in turn or shares a term with a sentence of the note; a
   lead-in between two kept sentences ("Fix:") does not part them, and is
-  read with the sentence it introduces;
+  read with the sentence it introduces; nor do up to BRIDGED sentences under
+  the bar (BRIDGE_SHARE of it or more) before a kept sentence of the same
+  paragraph, of which only those that point back ("That is why ...") enter
+  the note;
 - a list item takes its list's introduction ("The endpoint conventions:")
   when the introduction is not chatter;
 - its key names the subject (:func:`~memspool.distill.keys.subject_key`).
@@ -71,6 +74,12 @@ _SHARED_SUBJECT_TERMS: Final = 1
 #: A sentence under the keep bar that goes on with the kept fact before it (see
 #: _goes_on) joins it when its probability reaches this share of the bar.
 CONTINUES_SHARE: Final = 0.9
+#: Sentences under the keep bar between a kept fact and a kept sentence that goes on
+#: with it do not part the two when there are at most BRIDGED of them and each
+#: reaches BRIDGE_SHARE of the bar: a cause and its fix with the model's doubt between
+#: them ("That is why it takes nine minutes on staging.", 0.33) are one memory.
+BRIDGED: Final = 2
+BRIDGE_SHARE: Final = 0.4
 _SUBJECT_TERMS: Final = 12
 _SUBJECT_CACHE: Final = 256
 #: The words a sentence opens with when its subject is in the sentence before
@@ -247,10 +256,63 @@ def _leads_on(group: _Group, found: list[Claim], verdicts: list[Verdict], index:
     return verdict.keep and not after.introduces and _kept_beside(group, after)
 
 
+def _bridged(group: _Group, found: list[Claim], verdicts: list[Verdict], index: int,
+             floor: float) -> bool:
+    """The sentence at ``index``, under the keep bar, is one of at most BRIDGED between
+    the group's fact and a kept sentence that goes on with it (:func:`_kept_beside`),
+    each of them a statement at ``floor`` or more, all in the paragraph the fact has
+    reached: the gap does not part the fact. A new paragraph after a sentence not kept
+    is a new fact ("In fly.toml I also set `kill_timeout = 30`. ...")."""
+    paragraph = group.claims[-1].block
+    for ahead in range(index, min(len(found), index + BRIDGED + 1)):
+        claim, verdict = found[ahead], verdicts[ahead]
+        if claim.kind != "sentence" or claim.introduces or claim.block != paragraph:
+            return False
+        if verdict.keep:
+            return ahead > index and _kept_beside(group, claim)
+        if verdict.probability < floor or asks(claim):
+            return False
+    return False
+
+
+def _under_the_bar(group: _Group, found: list[Claim], verdicts: list[Verdict], index: int,
+                   bars: tuple[float, float]) -> bool | None:
+    """What the sentence at ``index``, under the keep bar and after the group's fact,
+    does to it (``bars``: the continuation and bridge floors): ``True``, it joins the
+    fact; ``False``, the fact goes on past it without it; ``None``, it ends the fact."""
+    claim, verdict = found[index], verdicts[index]
+    if claim.introduces:
+        return None
+    if verdict.probability >= bars[0] and _goes_on(group, claim):
+        # Just under the bar, and about the fact before it: its fix or its
+        # reason ("Set `pool_pre_ping=True` on the engine so ..."), not chatter.
+        return True
+    if _bridged(group, found, verdicts, index, bars[1]):
+        # Between the fact and more of it: it joins the fact only when it points
+        # back ("That is why ..."); one that does not may be chatter ("Worse than
+        # before.").
+        return _points_back(claim, group.role)
+    return None
+
+
+def _context(claim: Claim, intro: Verdict | None, before: tuple[str, Verdict] | None,
+             role: str, floor: float) -> str:
+    """What a note that starts at kept ``claim`` takes along: its list's introduction
+    (``intro``: its verdict) or the sentence before it (``before``) that it points back
+    to, when that is kept at ``floor``; else nothing."""
+    if claim.intro:
+        kept = intro is not None and intro.keep and intro.probability >= floor
+        return claim.intro if kept else ""
+    if before is not None and _points_back(claim, role) and before[1].keep \
+            and before[1].probability >= floor:
+        return before[0]
+    return ""
+
+
 def _groups(found: list[Claim], verdicts: list[Verdict], role: str,
             used: Model) -> Iterator[_Group]:
     floor = used.claim_keep[role] * CONTEXT_SHARE
-    goes_on = used.claim_keep[role] * CONTINUES_SHARE
+    bars = (used.claim_keep[role] * CONTINUES_SHARE, used.claim_keep[role] * BRIDGE_SHARE)
     intros = {c.text: v for c, v in zip(found, verdicts, strict=True) if c.introduces}
     group: _Group | None = None
     lead_in = ""
@@ -262,32 +324,22 @@ def _groups(found: list[Claim], verdicts: list[Verdict], role: str,
         if lead_in:
             claim = dataclasses.replace(claim, text=f"{lead_in} {claim.text}")  # noqa: PLW2901 - the sentence with its lead-in
             lead_in = ""
-        if group is not None and not verdict.keep and not claim.introduces \
-                and verdict.probability >= goes_on and _goes_on(group, claim):
-            # Just under the bar, and about the fact before it: its fix or its
-            # reason ("Set `pool_pre_ping=True` on the engine so ..."), not chatter.
+        joins = None if group is None or verdict.keep else _under_the_bar(
+            group, found, verdicts, index, bars)
+        if group is not None and (joins or (verdict.keep and not claim.introduces
+                                            and _kept_beside(group, claim))):
             group.claims.append(claim)
             group.verdicts.append(verdict)
             continue
-        if not verdict.keep or claim.introduces:
-            if group is not None:
-                yield group
-                group = None
-            continue
-        if group is not None and _kept_beside(group, claim):
-            group.claims.append(claim)
-            group.verdicts.append(verdict)
+        if joins is False:
             continue
         if group is not None:
             yield group
-        group = _Group(role, [claim], [verdict])
-        if claim.intro:
-            intro = intros.get(claim.intro)
-            if intro is not None and intro.keep and intro.probability >= floor:
-                group.context = claim.intro
-        elif index and _points_back(claim, role) and verdicts[index - 1].keep \
-                and verdicts[index - 1].probability >= floor:
-            group.context = found[index - 1].text
+            group = None
+        if verdict.keep and not claim.introduces:
+            before = (found[index - 1].text, verdicts[index - 1]) if index else None
+            group = _Group(role, [claim], [verdict], _context(
+                claim, intros.get(claim.intro), before, role, floor))
     if group is not None:
         yield group
 
