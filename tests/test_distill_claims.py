@@ -168,6 +168,18 @@ def test_code_belongs_to_the_sentence_before_and_quotes_are_no_claims() -> None:
     assert found[-1].heading == "Why"
 
 
+def test_each_claim_knows_the_block_of_the_message_it_is_in() -> None:
+    found = claims("The pool is 20 per machine. It was 10.\n\nSet it in `db.py`:\n```py\n"
+                   "pool = 20\n```\n\nThe rules:\n- one blueprint per resource\n- no ORM\n\n"
+                   "Done.")
+    blocks = {c.text.split("\n")[0]: c.block for c in found}
+    assert blocks["The pool is 20 per machine."] == blocks["It was 10."]
+    # The code block after a sentence is that sentence's: it stays in its block.
+    assert blocks["Set it in `db.py`:"] > blocks["It was 10."]
+    assert blocks["one blueprint per resource"] == blocks["no ORM"] > blocks["The rules:"]
+    assert blocks["Done."] > blocks["no ORM"]
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet=st.sampled_from("ab .:!?`-*#>|\n1)"), max_size=200))
 def test_the_splitter_never_fails_and_never_invents_text(text: str) -> None:
