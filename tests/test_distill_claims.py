@@ -373,9 +373,15 @@ def test_sentences_the_model_doubts_between_a_cause_and_its_fix_do_not_part_them
            "before the app is created.")
     (note,) = transcript_notes(f"[assistant] {cause} Worse than before. {fix} All green.")
     assert note.body == f"{cause}\n{fix}"
-    # A question between them parts them, as before.
-    notes = transcript_notes(f"[assistant] {cause} Did you change the env file lately? {fix}")
-    assert [n.body for n in notes] == [cause, fix]
+    # A label that names a type on a line of its own ("Gotcha:", 0.29) opens a fact of
+    # its own, as before.
+    cause = ("The nightly import dies because `fetch_rates()` opens a new HTTPS session per "
+             "currency, and after 200 of them the provider's gateway answers 429.")
+    gotcha = ("`responses` mocks in this repo never return 429 unless you pass `status=429` "
+              "explicitly, so every retry test has to set it or it passes without exercising "
+              "the backoff.")
+    notes = transcript_notes(f"[assistant] {cause}\nGotcha:\n{gotcha}")
+    assert [n.body for n in notes] == [cause, gotcha]
 
 
 @pytest.mark.parametrize(("cause", "lead_in", "fix"), [

@@ -99,7 +99,6 @@ class _Draft:
     heading: str = ""
     #: A question an item closed with, set apart from it.
     asked: bool = False
-    #: Which block of the message (paragraph, list, table) it is in.
     block: int = 0
 
 
@@ -345,10 +344,16 @@ def _drafts(text: str) -> list[_Draft]:
         # "The conventions here:" introduces what follows: a list takes it as its
         # intro; anything else keeps it as a sentence of its own.
         pending_intro = said[-1] if said[-1].endswith(":") else ""
-    ends = [*starts[1:], len(drafts)][:len(starts)]
-    return [dataclasses.replace(draft, block=block)
-            for block, (start, end) in enumerate(zip(starts, ends, strict=True))
-            for draft in drafts[start:end]]
+    return _numbered(drafts, starts)
+
+
+def _numbered(drafts: list[_Draft], starts: list[int]) -> list[_Draft]:
+    """``drafts``, each given the number of the block it was made in (``starts``: the
+    index of each block's first draft, in order)."""
+    for block, (start, end) in enumerate(itertools.pairwise([*starts, len(drafts)])):
+        for draft in drafts[start:end]:
+            draft.block = block
+    return drafts
 
 
 def claims(text: str) -> list[Claim]:

@@ -13,9 +13,9 @@ message judged as a whole and each claim in it by the claim model
   points back in turn or shares a term with a sentence of the note; a
   lead-in between two kept sentences ("Fix:") does not part them, and is
   read with the sentence it introduces; nor do up to BRIDGED sentences under
-  the bar (BRIDGE_SHARE of it or more) before a kept sentence of the same
-  paragraph, of which only those that point back ("That is why ...") enter
-  the note;
+  the bar (BRIDGE_SHARE of it or more, none a question or a type's label)
+  before a kept sentence of the same paragraph, of which only those that
+  point back ("That is why ...") enter the note;
 - a list item takes its list's introduction ("The endpoint conventions:")
   when the introduction is not chatter;
 - its key names the subject (:func:`~memspool.distill.keys.subject_key`).
@@ -266,10 +266,11 @@ def _bridged(group: _Group, found: list[Claim], verdicts: list[Verdict], index: 
     paragraph = group.claims[-1].block
     for ahead in range(index, min(len(found), index + BRIDGED + 1)):
         claim, verdict = found[ahead], verdicts[ahead]
-        if claim.kind != "sentence" or claim.introduces or claim.block != paragraph:
-            return False
+        if claim.kind != "sentence" or claim.introduces or claim.block != paragraph \
+                or is_type_label(claim.text):
+            return False  # a label that names a type ("Gotcha:") opens a fact of its own
         if verdict.keep:
-            return ahead > index and _kept_beside(group, claim)
+            return _kept_beside(group, claim)
         if verdict.probability < floor or asks(claim):
             return False
     return False
@@ -280,6 +281,7 @@ def _under_the_bar(group: _Group, found: list[Claim], verdicts: list[Verdict], i
     """What the sentence at ``index``, under the keep bar and after the group's fact,
     does to it (``bars``: the continuation and bridge floors): ``True``, it joins the
     fact; ``False``, the fact goes on past it without it; ``None``, it ends the fact."""
+    # The claim as found: one read with a lead-in before it is always kept (_leads_on).
     claim, verdict = found[index], verdicts[index]
     if claim.introduces:
         return None
