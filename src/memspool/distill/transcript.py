@@ -260,9 +260,10 @@ def _bridged(group: _Group, found: list[Claim], verdicts: list[Verdict], index: 
              floor: float) -> bool:
     """The sentence at ``index``, under the keep bar, is one of at most BRIDGED between
     the group's fact and a kept sentence that goes on with it (:func:`_kept_beside`),
-    each of them a statement at ``floor`` or more, all in the paragraph the fact has
-    reached: the gap does not part the fact. A new paragraph after a sentence not kept
-    is a new fact ("In fly.toml I also set `kill_timeout = 30`. ...")."""
+    each of them a statement at ``floor`` or more (no question, no type's label), all
+    in the paragraph the fact has reached: the gap does not part the fact. A new
+    paragraph after a sentence not kept is a new fact ("In fly.toml I also set
+    `kill_timeout = 30`. ...")."""
     paragraph = group.claims[-1].block
     for ahead in range(index, min(len(found), index + BRIDGED + 1)):
         claim, verdict = found[ahead], verdicts[ahead]
