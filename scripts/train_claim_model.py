@@ -719,14 +719,12 @@ def report_by_author(examples: list[MessageExample], notes: list[MessageExample]
     scored, type_accuracy = cross_validate(examples, notes, by_author=True)
     print(f"folds by author, {rule}:")
     agent = _assistant(scored)
-    for source in sorted({s.example.source for s in agent}):
-        durable, ephemeral, nd, ne = rates([s for s in agent if s.example.source == source],
-                                           rule)
-        print(f"  {source:<16} durable kept {durable:6.1%} (of {nd}), ephemeral kept "
+    rows = [(source, [s for s in agent if s.example.source == source])
+            for source in sorted({s.example.source for s in agent})]
+    for name, chosen in [*rows, ("every author", scored)]:
+        durable, ephemeral, nd, ne = rates(chosen, rule)
+        print(f"  {name:<16} durable kept {durable:6.1%} (of {nd}), ephemeral kept "
               f"{ephemeral:5.1%} (of {ne})")
-    durable, ephemeral, nd, ne = rates(scored, rule)
-    print(f"  {'every author':<16} durable kept {durable:6.1%} (of {nd}), ephemeral kept "
-          f"{ephemeral:5.1%} (of {ne})")
     print(f"folds by author, user prompts, {user}: " + "rules kept {:.1%}, requests kept "
           "{:.1%}".format(*prompt_rates(scored, user)))
     print(f"folds by author, type accuracy on durable claims: {type_accuracy:.1%}")

@@ -355,33 +355,39 @@ def test_a_cause_and_its_fix_that_share_no_word_are_one_note(between: str) -> No
     assert "Found it" not in note.body and "tests pass" not in note.body
 
 
-def test_sentences_the_model_doubts_between_a_cause_and_its_fix_do_not_part_them() -> None:
+_IMPORT_CAUSE = ("The report job writes each row with its own `INSERT`, so a 40,000-row "
+                 "import makes 40,000 round trips to the database.")
+_IMPORT_WHY = "That is why it takes nine minutes on staging and times out in prod."
+_IMPORT_FIX = ("The fix is to collect the rows and send them with `executemany` in batches "
+               "of 1,000, which brings the import under 20 seconds.")
+_WORKER_CAUSE = ("The worker dies at startup because `celery` reads `CELERY_BROKER_URL` "
+                 "before `.env` is loaded.")
+_WORKER_FIX = ("The way out is to load the settings in `celery_app.py` with `load_dotenv()` "
+               "before the app is created.")
+_RATES_CAUSE = ("The nightly import dies because `fetch_rates()` opens a new HTTPS session "
+                "per currency, and after 200 of them the provider's gateway answers 429.")
+_RATES_GOTCHA = ("`responses` mocks in this repo never return 429 unless you pass "
+                 "`status=429` explicitly, so every retry test has to set it or it passes "
+                 "without exercising the backoff.")
+
+
+@pytest.mark.parametrize(("said", "bodies"), [
     # The middle sentence is under the keep bar (0.33 against 0.7): it no longer ends
     # the fact, and it points back ("That is why"), so it is part of it.
-    cause = ("The report job writes each row with its own `INSERT`, so a 40,000-row import "
-             "makes 40,000 round trips to the database.")
-    why = "That is why it takes nine minutes on staging and times out in prod."
-    fix = ("The fix is to collect the rows and send them with `executemany` in batches of "
-           "1,000, which brings the import under 20 seconds.")
-    (note,) = transcript_notes(f"[assistant] Found it. {cause} {why} {fix} Running the tests now.")
-    assert note.body == f"{cause}\n{why}\n{fix}"
+    (f"Found it. {_IMPORT_CAUSE} {_IMPORT_WHY} {_IMPORT_FIX} Running the tests now.",
+     [f"{_IMPORT_CAUSE}\n{_IMPORT_WHY}\n{_IMPORT_FIX}"]),
     # A sentence between them that does not point back may be chatter: the fact goes
     # on past it, without it.
-    cause = ("The worker dies at startup because `celery` reads `CELERY_BROKER_URL` before "
-             "`.env` is loaded.")
-    fix = ("The way out is to load the settings in `celery_app.py` with `load_dotenv()` "
-           "before the app is created.")
-    (note,) = transcript_notes(f"[assistant] {cause} Worse than before. {fix} All green.")
-    assert note.body == f"{cause}\n{fix}"
+    (f"{_WORKER_CAUSE} Worse than before. {_WORKER_FIX} All green.",
+     [f"{_WORKER_CAUSE}\n{_WORKER_FIX}"]),
     # A label that names a type on a line of its own ("Gotcha:", 0.29) opens a fact of
     # its own, as before.
-    cause = ("The nightly import dies because `fetch_rates()` opens a new HTTPS session per "
-             "currency, and after 200 of them the provider's gateway answers 429.")
-    gotcha = ("`responses` mocks in this repo never return 429 unless you pass `status=429` "
-              "explicitly, so every retry test has to set it or it passes without exercising "
-              "the backoff.")
-    notes = transcript_notes(f"[assistant] {cause}\nGotcha:\n{gotcha}")
-    assert [n.body for n in notes] == [cause, gotcha]
+    (f"{_RATES_CAUSE}\nGotcha:\n{_RATES_GOTCHA}", [_RATES_CAUSE, _RATES_GOTCHA]),
+], ids=["points-back", "chatter-between", "type-label"])
+def test_sentences_the_model_doubts_between_a_cause_and_its_fix_do_not_part_them(
+        said: str, bodies: list[str]) -> None:
+    notes = transcript_notes(f"[assistant] {said}")
+    assert [n.body for n in notes] == bodies
 
 
 @pytest.mark.parametrize(("cause", "lead_in", "fix"), [
