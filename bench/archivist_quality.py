@@ -7,7 +7,8 @@ message's prompt, then the message as an assistant record). The installed
 Stop hook fires after every turn and SessionEnd at the end, exactly as Claude
 Code runs them (``sh -c``, payload on stdin); the detached drainer slices
 the transcripts and digests the slices; whatever is still queued is digested
-afterwards. A message is *kept* when a memory's text comes from it.
+afterwards. A message is *kept* when a line of a memory's text comes from it
+(:func:`_probes`).
 
 Printed per split: durable messages kept and ephemeral messages kept, beside
 the naive baseline (every assistant text of 16 or more characters becomes a
@@ -42,6 +43,10 @@ MESSAGES = Path(__file__).resolve().parent.parent / "tests" / "data" / "archivis
 TURNS_PER_SESSION = 10
 #: The naive baseline's floor: shorter assistant texts are chatter for it too.
 NAIVE_MIN_CHARS = 16
+#: A memory's line is traced to a message by this many of its first characters,
+#: when it has at least PROBE_MIN_CHARS (:func:`_probes`).
+PROBE_CHARS = 60
+PROBE_MIN_CHARS = 20
 
 
 def _record(kind: str, text: str, parent: str | None) -> tuple[str, bytes]:
@@ -103,12 +108,27 @@ def play(rows: list[dict[str, Any]], home: Path) -> dict[str, list[str]]:
         service.digest()
         bodies = [row.memory.body for row in service.memories(limit=1_000_000)]
     found: dict[str, list[str]] = {row["id"]: [] for row in rows}
+    texts = {row["id"]: " ".join(row["text"].split()) for row in rows}
     for body in bodies:
-        probe = " ".join(body.split())[:60]
-        for row in rows:
-            if probe and probe in " ".join(row["text"].split()):
-                found[row["id"]].append(body)
+        probes = _probes(body)
+        for key, text in texts.items():
+            if any(probe in text for probe in probes):
+                found[key].append(body)
     return found
+
+
+def _probes(body: str) -> list[str]:
+    """What of a memory's text tells which message it came from: the first
+    PROBE_CHARS of each of its lines (a note's claims, or a merged note's). A
+    message's note merged into a memory of another message (the agent saying back
+    the rule its prompt gave: one memory, the prompt's words first) is kept too.
+    A line shorter than PROBE_MIN_CHARS ("pls:") names no message, unless it is the
+    whole text."""
+    lines = [" ".join(line.split())[:PROBE_CHARS] for line in body.splitlines()]
+    lines = [line for line in lines if line]
+    if len(lines) == 1:
+        return lines
+    return [line for line in lines if len(line) >= PROBE_MIN_CHARS]
 
 
 def main(argv: list[str] | None = None) -> int:
