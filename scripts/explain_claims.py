@@ -44,8 +44,9 @@ def explain(text: str, role: str) -> list[str]:
     weight = used.keep_weight[role]
     lines = [f"{role} message: holds a durable fact p={verdict.probability:.3f}; a claim is "
              f"kept at p >= {used.claim_keep[role]:.2f} when {weight:.2f} x the message's "
-             f"log-odds + {1 - weight:.2f} x its own >= {used.keep_bar[role]:.2f}; clear at "
-             f"clarity {used.clear_for(role):.2f}"]
+             f"log-odds + {1 - weight:.2f} x its own >= {used.keep_bar[role]:.2f}"
+             + (f", or at clarity >= {used.user_keep:.2f}" if role == "user" else "")
+             + f"; clear at clarity {used.clear_for(role):.2f}"]
     for claim in found:
         judged = judge(claim, role, verdict)
         intro = f"  (intro: {claim.intro[:40]!r})" if claim.intro else ""

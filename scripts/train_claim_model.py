@@ -248,10 +248,15 @@ def prompt_examples(split: str) -> list[MessageExample]:
     return found
 
 
-def prompt_rates(scored: list[Scored], rule: Rule) -> tuple[float, float]:
-    """(durable prompts kept, ephemeral prompts kept) among the labelled user prompts."""
+def prompt_rates(scored: list[Scored], rule: Rule,
+                 stated: dict[MessageExample, tuple[float, ...]] | None = None,
+                 bar: float = 1.0) -> tuple[float, float]:
+    """(durable prompts kept, ephemeral prompts kept) among the labelled user prompts;
+    with ``stated`` (each prompt's claims as a person's rule model reads them), also
+    those with a claim at ``bar`` or over (the person's keep bar)."""
     chosen = [s for s in scored if s.example.group.startswith("p:")]
-    kept = [rule.keeps(s) for s in chosen]
+    read = stated or {}
+    kept = [rule.keeps(s) or max(read.get(s.example, ()), default=0.0) >= bar for s in chosen]
     durable = [k for s, k in zip(chosen, kept, strict=True) if s.example.durable]
     ephemeral = [k for s, k in zip(chosen, kept, strict=True) if not s.example.durable]
     return sum(durable) / max(1, len(durable)), sum(ephemeral) / max(1, len(ephemeral))
@@ -644,6 +649,43 @@ def pick_user_floor(trained: Trained, rule: Rule, turns: dict[str, list[MessageE
     return floor
 
 
+def prompts_stated(prompts: list[MessageExample], turns: dict[str, list[MessageExample]],
+                   ) -> list[tuple[float, ...]]:
+    """Each claim of the labelled ``prompts``, as the person's rule model reads it when
+    trained on the sessions' prompts (``turns``) and the other FOLDS folds of them."""
+    fold_of = {name: index % FOLDS for index, name in enumerate(sorted({m.group for m in prompts}))}
+    sessions = [m for said in turns.values() for m in said]
+    found: dict[int, tuple[float, ...]] = {}
+    for k in range(FOLDS):
+        weights = train_user_rule([*(m for m in prompts if fold_of[m.group] != k), *sessions])
+        found.update({i: tuple(probability(list(c.features), weights) for c in m.claims)
+                      for i, m in enumerate(prompts) if fold_of[m.group] == k})
+    return [found[i] for i in range(len(prompts))]
+
+
+def pick_user_keep(trained: Trained, rule: Rule, read: list[tuple[list[MessageExample],
+                                                                   list[tuple[float, ...]]]],
+                   loss: float) -> float:
+    """The person's keep bar: the lowest rule-model probability (by hundredths, from a
+    half) at or over which a claim of theirs is kept whatever the message around it,
+    such that in each of ``read`` (prompts, and each claim as a rule model that never
+    saw it reads it) at most ``loss`` more of the prompts holding no fact leave a kept
+    claim than ``rule`` leaves alone. The message model reads a
+    prompt that asks for work as a request, and it is one; a rule said inside it ("a
+    request spec pls, not a controller spec, same as always") is still a rule."""
+    quiet = []
+    for said, stated in read:
+        rows = [(scores_of(m, trained), r) for m, r in zip(said, stated, strict=True)
+                if not m.durable]
+        quiet.append([(any(rule.takes(s.message, p) for p in s.claims), r) for s, r in rows])
+    for step in range(50, 100):
+        bar = step / 100
+        if all(sum(max(r, default=0.0) >= bar and not kept for kept, r in rows)
+               <= loss * len(rows) for rows in quiet):
+            return bar
+    return 1.0
+
+
 def cross_validate(examples: list[MessageExample], notes: list[MessageExample], *,
                    by_author: bool = False) -> tuple[list[Scored], float]:
     scored: list[Scored] = []
@@ -778,11 +820,6 @@ def main() -> int:
     if args.report:
         return 0
     trained = train(examples, notes)
-    for split in ("heldout", "heldout2", "heldout3"):
-        held_prompts = prompt_examples(split)
-        named = [scores_of(m, trained) for m in held_prompts]
-        print(f"user prompts, {split} (never trained on): " + "rules kept {:.1%}, requests "
-              "kept {:.1%}".format(*prompt_rates(named, user)))
     every = tuple(path.name for path in sorted(SESSIONS.glob("tune_*.jsonl"))
                   if path.name not in args.leave_out)
     unseen = tuple(name for name in every if name not in KEEP_SESSION_FILES)
@@ -793,6 +830,24 @@ def main() -> int:
     clear_user = pick_clear_user(trained, user, turns, stated, unseen,
                                  ceiling=CLEAR_EPHEMERAL, fallback=clear)
     user_floor = pick_user_floor(trained, user, turns, stated, RULE_LOSS)
+    unseen_read = prompts_stated(prompts, turns)
+    user_keep = pick_user_keep(trained, user, [
+        (prompts, unseen_read),
+        ([m for name in every for m in turns[name]], [r for name in every for r in stated[name]]),
+    ], RULE_LOSS)
+    print(f"a person's keep bar, on their labelled prompts and the prompts of {len(every)} "
+          f"session files that hold no fact, each claim read by a rule model that never saw "
+          f"it: clarity >= {user_keep:.2f}; labelled prompts, cross-validated, with it: "
+          "rules kept {:.1%}, requests kept {:.1%}".format(*prompt_rates(
+              scored, user, dict(zip(prompts, unseen_read, strict=True)), user_keep)))
+    for split in ("heldout", "heldout2", "heldout3"):
+        held_prompts = prompt_examples(split)
+        named = [scores_of(m, trained) for m in held_prompts]
+        read = {m: tuple(probability(list(c.features), user_rule) for c in m.claims)
+                for m in held_prompts}
+        print(f"user prompts, {split} (never trained on): " + "rules kept {:.1%}, requests "
+              "kept {:.1%}".format(*prompt_rates(named, user)) + "; with the keep bar: "
+              "{:.1%}, {:.1%}".format(*prompt_rates(named, user, read, user_keep)))
     print(f"a person's rule floor, on the kept facts of the prompts of {len(every)} session "
           f"files, each read by a rule model trained without it: {user_floor:.2f}")
     print(f"a person's clear bar, by their rule model, on the "
@@ -814,7 +869,7 @@ def main() -> int:
         "keep_weight": {"assistant": rule.weight, "user": user.weight},
         "claim_keep": {"assistant": rule.claim, "user": user.claim},
         "keep_bar": {"assistant": rule.bar, "user": user.bar}, "clear": clear,
-        "clear_user": clear_user, "user_floor": user_floor,
+        "clear_user": clear_user, "user_floor": user_floor, "user_keep": user_keep,
         "types": list(TYPES),
         "message": trained.message, "claim": trained.claim, "type_weights": trained.types,
         "user_rule": user_rule,

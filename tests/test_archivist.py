@@ -772,8 +772,8 @@ def test_a_rule_said_again_as_always_corroborates_it_and_nothing_else_is_saved(
     rule = _memory(conn, config, "Preference: specs for new endpoints are request specs only; "
                    "we are phasing out controller specs and want no new ones.",
                    session="a", at=t0)
-    said = ("[user] ok ship the export. tests: a request spec pls, not a controller spec, "
-            "same as always\n[user] the usual applies for the deploy window, thanks")
+    said = ("[user] ok ship the export. tests: request specs for the new endpoint, as always"
+            "\n[user] the usual applies for the deploy window, thanks")
     assert all(n.only_if is None for n in transcript_notes(said))  # the model keeps neither
     notes = [n for n in transcript_notes(said, conditional=True) if n.only_if == "restates"]
     assert len(notes) == 2
@@ -782,7 +782,7 @@ def test_a_rule_said_again_as_always_corroborates_it_and_nothing_else_is_saved(
     assert [(n.action, n.id) for n in report.notes] == [("merged", rule), ("skipped", None)]
     (memory,) = [m for m in rows.list_memories(conn, "api") if m.live]
     assert memory.sessions == 2 and memory.body.startswith("Preference: specs for new")
-    assert "same as always" not in memory.body  # an unsure claim adds no words
+    assert "as always" not in memory.body  # an unsure claim adds no words
 
 
 def test_a_setting_reported_as_changed_is_kept_though_its_old_value_never_was(
@@ -929,13 +929,13 @@ def test_a_persons_rule_said_again_in_a_later_session_is_one_memory_of_two_sessi
 
 def test_a_persons_rule_said_again_under_the_bar_corroborates_only_their_rule(
         config: Config, conn: Any) -> None:
-    again = ("[user] the export page times out for big teams, can you page the query in "
-             "`app/export/route.ts`? and no prisma mocks in the tests for any of this, i want "
-             "them against the test db")
+    request = ("[user] the export page times out for big teams, can you page the query in "
+               "`app/export/route.ts`? ")
+    again = f"{request}and don't mock prisma in the tests for this"
     aside = "[user] ugh the prisma mocks in the old branch broke again lol"
     # The premise: the model keeps neither outright. The rule, which their rule model
-    # reads as one, is offered as their rule said again; the aside, which shares its
-    # words, is not offered.
+    # reads as one (not clearly enough to keep it whatever the request around it), is
+    # offered as their rule said again; the aside, which shares its words, is not.
     assert transcript_notes(again) == transcript_notes(aside) == []
     assert [(n.only_if, n.restates) for n in transcript_notes(again, conditional=True)] \
         == [("restates", "person")]
@@ -958,6 +958,17 @@ def test_a_persons_rule_said_again_under_the_bar_corroborates_only_their_rule(
     digest(conn, config)
     assert rows.sessions_of(conn, rule.id) == {"monday", "thursday"}
     assert rows.get(conn, rule.id).body == body
+    assert rows.sessions_of(conn, pitfall.id) == {"monday"}
+    # Said again clearly, inside a request: kept outright (their rule model's keep
+    # bar), it is their rule said again, and the rule gains its words.
+    clearly = f"{request}and no prisma mocks in the tests for any of this, i want them against " \
+        "the test db"
+    assert [(n.only_if, n.restates) for n in transcript_notes(clearly)] == [(None, "person")]
+    _queue_slice(conn, config, clearly, session="friday")
+    digest(conn, config)
+    assert rows.sessions_of(conn, rule.id) == {"monday", "thursday", "friday"}
+    assert rows.get(conn, rule.id).body.startswith(body) and "test db" in rows.get(
+        conn, rule.id).body
     assert rows.sessions_of(conn, pitfall.id) == {"monday"}
     assert len([m for m in rows.list_memories(conn, "api") if m.live]) == 2
 

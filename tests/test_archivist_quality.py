@@ -36,8 +36,7 @@ PROMPTS = [json.loads(line) for line in
            (REPO / "tests" / "data" / "user_prompts.jsonl").read_text().splitlines()]
 #: Known misses of the shipped model, kept as tests of the goal (docs/benchmarks.md).
 KNOWN_MISS = pytest.mark.xfail(strict=True, reason=(
-    "the claim model misses short casual facts and a user's bare 'remember: X' "
-    "(heldout3 durable kept 85%, held-out user rules 68-82%)"))
+    "the claim model misses short casual facts (heldout3 durable kept 85%)"))
 
 
 def _kept(text: str) -> bool:
@@ -106,7 +105,9 @@ def test_casual_durable_facts_are_kept() -> None:
         assert _kept(text), text
 
 
-@KNOWN_MISS
+@pytest.mark.xfail(strict=True, reason=(
+    "the person's 'remember: X' is kept; the agent's 'Noted.' and 'Sure, on it.' are "
+    "offered as claims kept only if they say a memory again (RESTATED_FLOOR)"))
 def test_a_users_rule_is_memory_and_a_request_is_not() -> None:
     notes, _ = notes_of("[user] remember: the nightly export runs at 02:00 UTC from the "
                         "reporting replica\n\n[assistant] Noted.")

@@ -181,9 +181,6 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         mp.undo()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the claim model drops the user's 'for the record, I prefer ... never --no-verify' "
-    "(held-out user rules kept 68-82%, docs/benchmarks.md)"))
 def test_every_planted_fact_becomes_a_current_memory(played: dict[str, Any]) -> None:
     current = [m for m in played["memories"] if m["project"] == "flaskapi"
                and m["layer"] in ("buffer", "canonical")]

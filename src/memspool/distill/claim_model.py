@@ -38,7 +38,10 @@ lets at most 3% of the prompts of whole sessions that hold no rule of the
 person's leave a clearly stated claim. A claim it all but rules out (under
 ``user_floor``, set so that at most 1% of the person's kept rules fall under
 it) is not kept at all: "the coffee machine on our floor died again so im
-running on fumes". A note's clarity is given on the agent's scale
+running on fumes". One it reads at ``user_keep`` or more is kept whatever the
+message around it asks: a rule said inside a request ("a request spec pls, not
+a controller spec, same as always"), which the message model reads, rightly, as
+a request, and whose score it would sink. A note's clarity is given on the agent's scale
 (:meth:`Model.on_agents_scale`), so one bar reads every memory.
 A question ("the rows are still missing?") is never kept: it states nothing.
 A third model, a softmax over the note types, names the kind of fact.
@@ -87,6 +90,9 @@ class Model:
     #: A person's claim ``user_rule`` reads under this is not kept, whatever the claim
     #: model says: an aside or a report of the moment.
     user_floor: float
+    #: A person's claim ``user_rule`` reads at or over this is kept, whatever the
+    #: message model makes of the prompt around it.
+    user_keep: float
     types: tuple[NoteType, ...]
     type_weights: dict[str, tuple[float, ...]]
 
@@ -109,6 +115,7 @@ class Model:
                    clear=number("clear"), clear_user=number("clear_user"),
                    message=table("message"), claim=table("claim"),
                    user_rule=table("user_rule"), user_floor=number("user_floor"),
+                   user_keep=number("user_keep"),
                    types=cast(tuple[NoteType, ...], types),
                    type_weights={k: tuple(float(x) for x in v) for k, v in weights.items()})
 
@@ -250,7 +257,9 @@ def judge(claim: Claim, role: str, message: MessageVerdict, chosen: Model | None
     # adds its own features' (type_features' sum, in another order).
     start = message.type_scores or _message_type_scores(message.features, used)
     totals = _type_scores([*found, _marked(claim)], used.type_weights, start)
+    kept = keeps(used, role, message.probability, chance) and (
+        stated is None or stated >= used.user_floor)
     return Verdict(probability=chance, message=message.probability,
                    type=_highest(used.types, totals),
-                   keep=keeps(used, role, message.probability, chance)
-                   and (stated is None or stated >= used.user_floor), stated=stated)
+                   keep=kept or (stated is not None and stated >= used.user_keep),
+                   stated=stated)
