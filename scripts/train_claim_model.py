@@ -767,8 +767,19 @@ def report_by_author(examples: list[MessageExample], notes: list[MessageExample]
         durable, ephemeral, nd, ne = rates(chosen, rule)
         print(f"  {name:<16} durable kept {durable:6.1%} (of {nd}), ephemeral kept "
               f"{ephemeral:5.1%} (of {ne})")
+    # Each split of prompts (an author) read by a rule model trained without it.
+    sessions = [m for path in sorted(SESSIONS.glob("tune_*.jsonl"))
+                for m in session_examples("tune", (path.name,), role="user")]
+    read: dict[MessageExample, tuple[float, ...]] = {}
+    for split in PROMPT_SPLITS:
+        weights = train_user_rule([*(m for other in PROMPT_SPLITS if other != split
+                                     for m in prompt_examples(other)), *sessions])
+        read.update({m: tuple(probability(list(c.features), weights) for c in m.claims)
+                     for m in prompt_examples(split)})
     print(f"folds by author, user prompts, {user}: " + "rules kept {:.1%}, requests kept "
-          "{:.1%}".format(*prompt_rates(scored, user)))
+          "{:.1%}".format(*prompt_rates(scored, user)) + "; with the keep bar "
+          f"{shipped['user_keep']:.2f}: " + "{:.1%}, {:.1%}".format(
+              *prompt_rates(scored, user, read, shipped["user_keep"])))
     print(f"folds by author, type accuracy on durable claims: {type_accuracy:.1%}")
     return 0
 
