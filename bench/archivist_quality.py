@@ -110,25 +110,27 @@ def play(rows: list[dict[str, Any]], home: Path) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {row["id"]: [] for row in rows}
     texts = {row["id"]: " ".join(row["text"].split()) for row in rows}
     for body in bodies:
-        probes = _probes(body)
-        for key, text in texts.items():
-            if any(probe in text for probe in probes):
-                found[key].append(body)
+        lines, whole = _probes(body)
+        named = {key for key, text in texts.items() if whole and whole in text}
+        for probe in lines:
+            by_line = [key for key, text in texts.items() if probe in text]
+            named.update(by_line if len(by_line) == 1 else ())
+        for key in named:
+            found[key].append(body)
     return found
 
 
-def _probes(body: str) -> list[str]:
+def _probes(body: str) -> tuple[list[str], str]:
     """What of a memory's text tells which message it came from: the first
-    PROBE_CHARS of each of its lines (a note's claims, or a merged note's). A
-    message's note merged into a memory of another message (the agent saying back
-    the rule its prompt gave: one memory, the prompt's words first) is kept too.
-    A line shorter than PROBE_MIN_CHARS ("pls:") names no message, unless it is the
-    whole text."""
+    PROBE_CHARS of the whole text, and of each of its lines (a note's claims, or a
+    merged note's). The message's words merged into a memory that starts with other
+    words (the agent saying back the rule its prompt gave: one memory, the prompt's
+    words first) are kept too. A line shorter than PROBE_MIN_CHARS ("pls:") names no
+    message, and one found in two or more messages (a table's rule line) names none
+    of them (:func:`play`); the whole text names every message it is found in."""
     lines = [" ".join(line.split())[:PROBE_CHARS] for line in body.splitlines()]
-    lines = [line for line in lines if line]
-    if len(lines) == 1:
-        return lines
-    return [line for line in lines if len(line) >= PROBE_MIN_CHARS]
+    return ([line for line in lines if len(line) >= PROBE_MIN_CHARS],
+            " ".join(body.split())[:PROBE_CHARS])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -65,7 +65,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from memspool.distill.claim_features import features, message_features  # noqa: E402
+from memspool.distill.claim_features import asks, features, message_features  # noqa: E402
 from memspool.distill.claim_model import (  # noqa: E402
     MessageVerdict,
     best_type,
@@ -111,6 +111,9 @@ CLEAR_EPHEMERAL = 0.03
 #: A person's kept claim the rule model all but rules out is not kept: at most this
 #: share of their kept rules (each session file read without it) is lost that way.
 RULE_LOSS = 0.01
+#: A person's claim the rule model reads clearly enough is kept whatever the message:
+#: at most this share more of their prompts holding no fact leave a kept claim.
+USER_KEEP_GAIN = 0.01
 #: Messages written to mislead (``hard``) are counted at this share of each label,
 #: the floor tests/data/README.md sets for every split (the tuning splits hold more).
 HARD_SHARE = 0.3
@@ -151,6 +154,8 @@ class ClaimExample:
     type: str | None
     text: str
     intro: str = ""
+    #: Can be a note of its own: not a question (kept never) nor a list's introduction.
+    noted: bool = True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -207,7 +212,7 @@ def _message(group: str, source: str, role: str, text: str, fact_of: object, *,
         fact = fact_of(claim)  # type: ignore[operator]
         labelled.append(ClaimExample(tuple(features(claim, role)), fact is not None,
                                      None if fact is None else fact["type"], claim.text,
-                                     claim.intro))
+                                     claim.intro, not asks(claim) and not claim.introduces))
     holds = any(c.durable for c in labelled) if durable is None else durable
     return MessageExample(group, source, role, tuple(message_features(text, found, role)),
                           holds, tuple(labelled), hard)
@@ -248,6 +253,17 @@ def prompt_examples(split: str) -> list[MessageExample]:
     return found
 
 
+def read_by(example: MessageExample, weights: dict[str, float]) -> tuple[float, ...]:
+    """Each claim of ``example`` as the person's rule model of ``weights`` reads it."""
+    return tuple(probability(list(c.features), weights) for c in example.claims)
+
+
+def over_bar(example: MessageExample, read: tuple[float, ...], bar: float) -> bool:
+    """A claim of ``example`` that can be a note (:attr:`ClaimExample.noted`) is read
+    (``read``) at ``bar`` or over: the person's keep bar keeps it."""
+    return any(r >= bar for c, r in zip(example.claims, read, strict=True) if c.noted)
+
+
 def prompt_rates(scored: list[Scored], rule: Rule,
                  stated: dict[MessageExample, tuple[float, ...]] | None = None,
                  bar: float = 1.0) -> tuple[float, float]:
@@ -255,8 +271,8 @@ def prompt_rates(scored: list[Scored], rule: Rule,
     with ``stated`` (each prompt's claims as a person's rule model reads them), also
     those with a claim at ``bar`` or over (the person's keep bar)."""
     chosen = [s for s in scored if s.example.group.startswith("p:")]
-    read = stated or {}
-    kept = [rule.keeps(s) or max(read.get(s.example, ()), default=0.0) >= bar for s in chosen]
+    kept = [rule.keeps(s) or (stated is not None and over_bar(s.example, stated[s.example], bar))
+            for s in chosen]
     durable = [k for s, k in zip(chosen, kept, strict=True) if s.example.durable]
     ephemeral = [k for s, k in zip(chosen, kept, strict=True) if not s.example.durable]
     return sum(durable) / max(1, len(durable)), sum(ephemeral) / max(1, len(ephemeral))
@@ -608,8 +624,7 @@ def stated_without(prompts: list[MessageExample], turns: dict[str, list[MessageE
     for name, said in turns.items():
         weights = train_user_rule([*prompts, *(m for other, theirs in turns.items()
                                                if other != name for m in theirs)])
-        found[name] = [tuple(probability(list(c.features), weights) for c in m.claims)
-                       for m in said]
+        found[name] = [read_by(m, weights) for m in said]
     return found
 
 
@@ -650,38 +665,34 @@ def pick_user_floor(trained: Trained, rule: Rule, turns: dict[str, list[MessageE
 
 
 def prompts_stated(prompts: list[MessageExample], turns: dict[str, list[MessageExample]],
-                   ) -> list[tuple[float, ...]]:
+                   ) -> dict[MessageExample, tuple[float, ...]]:
     """Each claim of the labelled ``prompts``, as the person's rule model reads it when
-    trained on the sessions' prompts (``turns``) and the other FOLDS folds of them."""
-    fold_of = {name: index % FOLDS for index, name in enumerate(sorted({m.group for m in prompts}))}
+    trained on the sessions' prompts (``turns``) and the other folds of them
+    (:func:`folds`)."""
     sessions = [m for said in turns.values() for m in said]
-    found: dict[int, tuple[float, ...]] = {}
-    for k in range(FOLDS):
-        weights = train_user_rule([*(m for m in prompts if fold_of[m.group] != k), *sessions])
-        found.update({i: tuple(probability(list(c.features), weights) for c in m.claims)
-                      for i, m in enumerate(prompts) if fold_of[m.group] == k})
-    return [found[i] for i in range(len(prompts))]
+    found: dict[MessageExample, tuple[float, ...]] = {}
+    for train_set, test in folds(prompts):
+        weights = train_user_rule([*train_set, *sessions])
+        found.update({m: read_by(m, weights) for m in test})
+    return found
 
 
-def pick_user_keep(trained: Trained, rule: Rule, read: list[tuple[list[MessageExample],
-                                                                   list[tuple[float, ...]]]],
-                   loss: float) -> float:
+def pick_user_keep(trained: Trained, rule: Rule,
+                   reads: list[dict[MessageExample, tuple[float, ...]]], gain: float) -> float:
     """The person's keep bar: the lowest rule-model probability (by hundredths, from a
     half) at or over which a claim of theirs is kept whatever the message around it,
-    such that in each of ``read`` (prompts, and each claim as a rule model that never
-    saw it reads it) at most ``loss`` more of the prompts holding no fact leave a kept
-    claim than ``rule`` leaves alone. The message model reads a
-    prompt that asks for work as a request, and it is one; a rule said inside it ("a
-    request spec pls, not a controller spec, same as always") is still a rule."""
-    quiet = []
-    for said, stated in read:
-        rows = [(scores_of(m, trained), r) for m, r in zip(said, stated, strict=True)
-                if not m.durable]
-        quiet.append([(any(rule.takes(s.message, p) for p in s.claims), r) for s, r in rows])
+    such that in each of ``reads`` (prompts, each claim read by a rule model that never
+    saw it) at most ``gain`` more of the prompts holding no fact leave a kept claim
+    than ``rule`` leaves alone (read by ``trained``, which saw them). The
+    message model reads a prompt that asks for work as a request, and it is one; a
+    rule said inside it ("a request spec pls, not a controller spec, same as always")
+    is still a rule."""
+    quiet = [[(rule.keeps(scores_of(m, trained)), m, r) for m, r in read.items()
+              if not m.durable] for read in reads]
     for step in range(50, 100):
         bar = step / 100
-        if all(sum(max(r, default=0.0) >= bar and not kept for kept, r in rows)
-               <= loss * len(rows) for rows in quiet):
+        if all(sum(not kept and over_bar(m, r, bar) for kept, m, r in rows)
+               <= gain * len(rows) for rows in quiet):
             return bar
     return 1.0
 
@@ -774,8 +785,7 @@ def report_by_author(examples: list[MessageExample], notes: list[MessageExample]
     for split in PROMPT_SPLITS:
         weights = train_user_rule([*(m for other in PROMPT_SPLITS if other != split
                                      for m in prompt_examples(other)), *sessions])
-        read.update({m: tuple(probability(list(c.features), weights) for c in m.claims)
-                     for m in prompt_examples(split)})
+        read.update({m: read_by(m, weights) for m in prompt_examples(split)})
     print(f"folds by author, user prompts, {user}: " + "rules kept {:.1%}, requests kept "
           "{:.1%}".format(*prompt_rates(scored, user)) + "; with the keep bar "
           f"{shipped['user_keep']:.2f}: " + "{:.1%}, {:.1%}".format(
@@ -842,20 +852,18 @@ def main() -> int:
                                  ceiling=CLEAR_EPHEMERAL, fallback=clear)
     user_floor = pick_user_floor(trained, user, turns, stated, RULE_LOSS)
     unseen_read = prompts_stated(prompts, turns)
-    user_keep = pick_user_keep(trained, user, [
-        (prompts, unseen_read),
-        ([m for name in every for m in turns[name]], [r for name in every for r in stated[name]]),
-    ], RULE_LOSS)
+    user_keep = pick_user_keep(trained, user, [unseen_read, {
+        m: r for name in every for m, r in zip(turns[name], stated[name], strict=True)}],
+        USER_KEEP_GAIN)
     print(f"a person's keep bar, on their labelled prompts and the prompts of {len(every)} "
           f"session files that hold no fact, each claim read by a rule model that never saw "
           f"it: clarity >= {user_keep:.2f}; labelled prompts, cross-validated, with it: "
           "rules kept {:.1%}, requests kept {:.1%}".format(*prompt_rates(
-              scored, user, dict(zip(prompts, unseen_read, strict=True)), user_keep)))
+              scored, user, unseen_read, user_keep)))
     for split in ("heldout", "heldout2", "heldout3"):
         held_prompts = prompt_examples(split)
         named = [scores_of(m, trained) for m in held_prompts]
-        read = {m: tuple(probability(list(c.features), user_rule) for c in m.claims)
-                for m in held_prompts}
+        read = {m: read_by(m, user_rule) for m in held_prompts}
         print(f"user prompts, {split} (never trained on): " + "rules kept {:.1%}, requests "
               "kept {:.1%}".format(*prompt_rates(named, user)) + "; with the keep bar: "
               "{:.1%}, {:.1%}".format(*prompt_rates(named, user, read, user_keep)))

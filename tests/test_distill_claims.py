@@ -578,12 +578,12 @@ def test_a_persons_aside_the_rule_model_rules_out_is_not_kept() -> None:
 
 def test_a_persons_rule_inside_a_request_is_kept_on_their_rule_models_word() -> None:
     # The message model reads a prompt that asks for work as a request (it is one),
-    # and its score sinks the rule said inside it under the shared keep bar. The
+    # and its score sinks the rule said inside it far under the shared keep bar. The
     # person's rule model reads the rule as clearly theirs, at `user_keep` or over:
     # kept, and a note of its own; the request beside it is not.
     used = model()
-    request = "ok go ahead and deploy it to staging."
-    rule = "never run the seed script against prod, it truncates the users table"
+    request = "can you rerun the failing job?"
+    rule = "no ORM in the reporting code pls, raw SQL only"
     prompt = f"{request} {rule}"
     found = claims(prompt)
     said = judge_message(prompt, found, "user")
@@ -592,11 +592,6 @@ def test_a_persons_rule_inside_a_request_is_kept_on_their_rule_models_word() -> 
     assert verdicts[1].stated is not None and verdicts[1].stated >= used.user_keep
     assert [v.keep for v in verdicts] == [False, True]
     assert [n.body for n in transcript_notes(f"[user] {prompt}")] == [rule]
-    # The agent's claims are kept by the shared rule alone.
-    reply = "Deployed to staging."
-    found = claims(reply)
-    judged = judge(found[0], "assistant", judge_message(reply, found, "assistant"))
-    assert judged.stated is None and not judged.keep
 
 
 def test_a_fix_just_under_the_bar_joins_the_fact_whose_first_sentence_it_names() -> None:

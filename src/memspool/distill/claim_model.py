@@ -39,9 +39,9 @@ person's leave a clearly stated claim. A claim it all but rules out (under
 ``user_floor``, set so that at most 1% of the person's kept rules fall under
 it) is not kept at all: "the coffee machine on our floor died again so im
 running on fumes". One it reads at ``user_keep`` or more is kept whatever the
-message around it asks: a rule said inside a request ("a request spec pls, not
-a controller spec, same as always"), which the message model reads, rightly, as
-a request, and whose score it would sink. A note's clarity is given on the agent's scale
+shared models say: a rule said inside a request ("a request spec pls, not a
+controller spec, same as always"), which the message model reads, rightly, as a
+request, and whose score it would sink. A note's clarity is given on the agent's scale
 (:meth:`Model.on_agents_scale`), so one bar reads every memory.
 A question ("the rows are still missing?") is never kept: it states nothing.
 A third model, a softmax over the note types, names the kind of fact.
@@ -91,7 +91,7 @@ class Model:
     #: model says: an aside or a report of the moment.
     user_floor: float
     #: A person's claim ``user_rule`` reads at or over this is kept, whatever the
-    #: message model makes of the prompt around it.
+    #: shared models (the message's and the claim's) make of it.
     user_keep: float
     types: tuple[NoteType, ...]
     type_weights: dict[str, tuple[float, ...]]
