@@ -31,7 +31,7 @@ ROWS = [json.loads(line) for line in
 #: 90% and 3% on every held-out split; heldout3 (short messages) is short of it.
 FLOORS = {"heldout": (0.93, 0.03), "heldout2": (0.95, 0.07), "heldout3": (0.83, 0.03)}
 #: user_prompts.jsonl: split -> (least share of rules kept, most share of requests kept).
-PROMPT_FLOORS = {"heldout": (0.68, 0.08), "heldout2": (0.80, 0.10), "heldout3": (0.65, 0.05)}
+PROMPT_FLOORS = {"heldout": (0.81, 0.08), "heldout2": (0.80, 0.10), "heldout3": (0.77, 0.05)}
 PROMPTS = [json.loads(line) for line in
            (REPO / "tests" / "data" / "user_prompts.jsonl").read_text().splitlines()]
 #: Known misses of the shipped model, kept as tests of the goal (docs/benchmarks.md).
