@@ -105,10 +105,9 @@ def test_casual_durable_facts_are_kept() -> None:
         assert _kept(text), text
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the person's 'remember: X' is kept; the agent's 'Noted.' and 'Sure, on it.' are "
-    "offered as claims kept only if they say a memory again (RESTATED_FLOOR)"))
 def test_a_users_rule_is_memory_and_a_request_is_not() -> None:
+    # The agent's "Noted." and "Sure, on it." are not even offered as claims that may
+    # say a memory again: too few terms to restate anything (can_restate).
     notes, _ = notes_of("[user] remember: the nightly export runs at 02:00 UTC from the "
                         "reporting replica\n\n[assistant] Noted.")
     assert [n.summary for n in notes] == [

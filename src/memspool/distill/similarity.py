@@ -60,6 +60,7 @@ __all__ = [
     "Relation",
     "Verdict",
     "adds_detail",
+    "can_restate",
     "compare",
     "index_terms",
     "is_near_duplicate",
@@ -1310,6 +1311,15 @@ RestateBar = Literal["rule", "reminder", "overlap", "kept"]
 RESTATED_MIN_SHARED: Final[Mapping[RestateBar, int]] = {
     "rule": RULE_RESTATED_SHARED, "reminder": REMINDER_SHARED,
     "overlap": OVERLAP_RESTATED_SHARED, "kept": OVERLAP_RESTATED_SHARED}
+
+
+def can_restate(text: str, bar: RestateBar) -> bool:
+    """Whether ``text`` holds terms enough to say anything again at ``bar``: a
+    restatement shares RESTATED_MIN_SHARED[bar] terms with what it says again (a
+    compound read as one word counts once more), so a text with fewer ("Noted.",
+    "Sure, on it.") restates nothing, whatever it is compared with."""
+    profile = _build_profile(text)
+    return len(profile.terms) + len(profile.joined) >= RESTATED_MIN_SHARED[bar]
 
 
 def restates(verdict: Verdict, bar: RestateBar = "rule") -> Verdict | None:

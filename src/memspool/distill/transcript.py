@@ -56,7 +56,12 @@ from memspool.distill.classify import is_type_label
 from memspool.distill.keys import sentence_case, subject_key, whole_summary
 from memspool.distill.messages import messages
 from memspool.distill.note import Note, Restates
-from memspool.distill.similarity import index_terms, says_a_change, writes_a_setting
+from memspool.distill.similarity import (
+    can_restate,
+    index_terms,
+    says_a_change,
+    writes_a_setting,
+)
 from memspool.distill.split import learnings_items
 
 __all__ = ["CONTEXT_SHARE", "notes_of", "transcript_notes"]
@@ -510,7 +515,8 @@ def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Grou
         if changes or (role == "assistant" and writes_a_setting(claim.text)):
             note = _note(_Group(role, [claim], [verdict]), used)
             yield dataclasses.replace(note, only_if="replaces")
-            if changes and verdict.probability >= RESTATED_FLOOR:
+            if changes and verdict.probability >= RESTATED_FLOOR \
+                    and can_restate(claim.text, "overlap"):
                 # A change that replaces nothing may still say a rule again ("the
                 # prod apply goes through `apply.yml`"): offered as that, after it.
                 by_overlap.append(dataclasses.replace(note, only_if="restates"))
@@ -518,7 +524,8 @@ def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Grou
             yield dataclasses.replace(_note(_Group(role, [claim], [verdict]), used),
                                       only_if="restates", restates="rule")
         elif verdict.probability >= RESTATED_FLOOR and (
-                role == "assistant" or (verdict.stated or 0.0) >= used.clear_for("user")):
+                role == "assistant" or (verdict.stated or 0.0) >= used.clear_for("user")) \
+                and can_restate(claim.text, "overlap" if role == "assistant" else "reminder"):
             # A fact-like claim in the agent's report of work done ("I changed the
             # replica count in the chart instead of running `kubectl scale`, since
             # Argo ..."): a rule of an earlier session applied, when it says that
