@@ -664,17 +664,29 @@ def pick_user_floor(trained: Trained, rule: Rule, turns: dict[str, list[MessageE
     return floor
 
 
+def read_unseen(parts: list[tuple[list[MessageExample], list[MessageExample]]],
+                ) -> dict[MessageExample, tuple[float, ...]]:
+    """Each claim of each part's prompts (its second list), as a person's rule model
+    trained on the part's first list reads it."""
+    found: dict[MessageExample, tuple[float, ...]] = {}
+    for train_set, test in parts:
+        weights = train_user_rule(train_set)
+        found.update({m: read_by(m, weights) for m in test})
+    return found
+
+
 def prompts_stated(prompts: list[MessageExample], turns: dict[str, list[MessageExample]],
                    ) -> dict[MessageExample, tuple[float, ...]]:
     """Each claim of the labelled ``prompts``, as the person's rule model reads it when
     trained on the sessions' prompts (``turns``) and the other folds of them
     (:func:`folds`)."""
     sessions = [m for said in turns.values() for m in said]
-    found: dict[MessageExample, tuple[float, ...]] = {}
-    for train_set, test in folds(prompts):
-        weights = train_user_rule([*train_set, *sessions])
-        found.update({m: read_by(m, weights) for m in test})
-    return found
+    return read_unseen([([*train_set, *sessions], test) for train_set, test in folds(prompts)])
+
+
+def session_prompts(files: tuple[str, ...]) -> dict[str, list[MessageExample]]:
+    """The person's prompts of each tuning session file of ``files``, file by file."""
+    return {name: session_examples("tune", (name,), role="user") for name in files}
 
 
 def pick_user_keep(trained: Trained, rule: Rule,
@@ -779,13 +791,11 @@ def report_by_author(examples: list[MessageExample], notes: list[MessageExample]
         print(f"  {name:<16} durable kept {durable:6.1%} (of {nd}), ephemeral kept "
               f"{ephemeral:5.1%} (of {ne})")
     # Each split of prompts (an author) read by a rule model trained without it.
-    sessions = [m for path in sorted(SESSIONS.glob("tune_*.jsonl"))
-                for m in session_examples("tune", (path.name,), role="user")]
-    read: dict[MessageExample, tuple[float, ...]] = {}
-    for split in PROMPT_SPLITS:
-        weights = train_user_rule([*(m for other in PROMPT_SPLITS if other != split
-                                     for m in prompt_examples(other)), *sessions])
-        read.update({m: read_by(m, weights) for m in prompt_examples(split)})
+    sessions = [m for said in session_prompts(tuple(
+        path.name for path in sorted(SESSIONS.glob("tune_*.jsonl")))).values() for m in said]
+    read = read_unseen([([*(m for other in PROMPT_SPLITS if other != split
+                            for m in prompt_examples(other)), *sessions], prompt_examples(split))
+                        for split in PROMPT_SPLITS])
     print(f"folds by author, user prompts, {user}: " + "rules kept {:.1%}, requests kept "
           "{:.1%}".format(*prompt_rates(scored, user)) + "; with the keep bar "
           f"{shipped['user_keep']:.2f}: " + "{:.1%}, {:.1%}".format(
@@ -844,7 +854,7 @@ def main() -> int:
     every = tuple(path.name for path in sorted(SESSIONS.glob("tune_*.jsonl"))
                   if path.name not in args.leave_out)
     unseen = tuple(name for name in every if name not in KEEP_SESSION_FILES)
-    turns = {name: session_examples("tune", (name,), role="user") for name in every}
+    turns = session_prompts(every)
     prompts = [ex for split in PROMPT_SPLITS for ex in prompt_examples(split)]
     user_rule = train_user_rule([*prompts, *(m for said in turns.values() for m in said)])
     stated = stated_without(prompts, turns)
