@@ -684,6 +684,11 @@ def prompts_stated(prompts: list[MessageExample], turns: dict[str, list[MessageE
     return read_unseen([([*train_set, *sessions], test) for train_set, test in folds(prompts)])
 
 
+def session_files() -> tuple[str, ...]:
+    """Every tuning session file, by name."""
+    return tuple(path.name for path in sorted(SESSIONS.glob("tune_*.jsonl")))
+
+
 def session_prompts(files: tuple[str, ...]) -> dict[str, list[MessageExample]]:
     """The person's prompts of each tuning session file of ``files``, file by file."""
     return {name: session_examples("tune", (name,), role="user") for name in files}
@@ -791,8 +796,7 @@ def report_by_author(examples: list[MessageExample], notes: list[MessageExample]
         print(f"  {name:<16} durable kept {durable:6.1%} (of {nd}), ephemeral kept "
               f"{ephemeral:5.1%} (of {ne})")
     # Each split of prompts (an author) read by a rule model trained without it.
-    sessions = [m for said in session_prompts(tuple(
-        path.name for path in sorted(SESSIONS.glob("tune_*.jsonl")))).values() for m in said]
+    sessions = [m for said in session_prompts(session_files()).values() for m in said]
     read = read_unseen([([*(m for other in PROMPT_SPLITS if other != split
                             for m in prompt_examples(other)), *sessions], prompt_examples(split))
                         for split in PROMPT_SPLITS])
@@ -851,8 +855,7 @@ def main() -> int:
     if args.report:
         return 0
     trained = train(examples, notes)
-    every = tuple(path.name for path in sorted(SESSIONS.glob("tune_*.jsonl"))
-                  if path.name not in args.leave_out)
+    every = tuple(name for name in session_files() if name not in args.leave_out)
     unseen = tuple(name for name in every if name not in KEEP_SESSION_FILES)
     turns = session_prompts(every)
     prompts = [ex for split in PROMPT_SPLITS for ex in prompt_examples(split)]
