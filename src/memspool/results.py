@@ -226,20 +226,22 @@ class MemoryRow:
 @dataclasses.dataclass(frozen=True)
 class MemoryView:
     """One memory with its project's readable name, who shared it (``origin``, for a
-    memory a teammate stated first), its earlier texts and its provenance."""
+    memory a teammate stated first), its earlier texts, its provenance and whether a
+    person pinned it (decay never archives it)."""
 
     memory: Memory
     project_name: str
     origin: dict[str, str] | None
     history: list[HistoryEntry]
     provenance: list[Provenance]
+    pinned: bool = False
 
     def as_dict(self, *, history: bool = True) -> dict[str, Any]:
         """The memory's fields with the rest beside them; without ``history`` when
         the caller did not ask for the earlier texts."""
         found: dict[str, Any] = {
             **dataclasses.asdict(self.memory), "project_name": self.project_name,
-            "origin": self.origin,
+            "origin": self.origin, "pinned": self.pinned,
             "history": [dataclasses.asdict(entry) for entry in self.history],
             "provenance": [dataclasses.asdict(entry) for entry in self.provenance]}
         if not history:

@@ -431,7 +431,8 @@ class Service:
                 project_name=project_rows.names(conn, {found.project})[found.project],
                 origin=origins(conn, [found.id]).get(found.id),
                 history=memory_rows.history(conn, memory_id),
-                provenance=memory_rows.provenance(conn, memory_id))
+                provenance=memory_rows.provenance(conn, memory_id),
+                pinned=browse.pinned(conn, memory_id))
 
     def memories(self, *, project: str | None = None, type: str | None = None,
                  layer: str | None = None, limit: int = 100,

@@ -1,4 +1,5 @@
-"""``memspool memories list|show|forget|export|import`` and ``memspool maintain``."""
+"""``memspool memories list|show|edit|pin|unpin|forget|export|import`` and ``memspool
+maintain``."""
 
 from __future__ import annotations
 
@@ -25,12 +26,36 @@ from memspool.cli._common import (
 from memspool.distill import LlmOptions
 from memspool.distill.keys import whole_summary
 
-MEMORIES_DOC = """List, show, forget, export and import memories.
+MEMORIES_DOC = """List, show, correct, pin, forget, export and import memories.
 
 Example:
     memspool memories list --project api --layer canonical
     memspool memories show 12
+    memspool memories edit 12 --type decision
     memspool memories export > memories.jsonl
+"""
+
+EDIT_DOC = """Correct a memory: its summary, its text or its type.
+
+What it held goes to its history first (reason `edited`); the new text is
+redacted like any save, and the context block is rendered again at once. An
+option left out keeps what the memory holds, so `--type` alone changes only
+the heading it is shown under. The summary is the line the context block
+shows: at most 300 characters, refused (never cut) past that.
+
+Example:
+    memspool memories edit 12 --type decision
+    memspool memories edit 12 --summary "Deploys go through make deploy, never kubectl."
+    memspool memories edit 12 --text-file fix.md
+"""
+
+PIN_DOC = """Pin a memory: decay never archives it.
+
+A pinned memory that was archived comes back into recall, canonical: you
+vouched for it. `memspool memories unpin` lets it decay again.
+
+Example:
+    memspool memories pin 12
 """
 
 MAINTAIN_DOC = """Digest queued slices into memory, then keep memory true (merge, supersede, decay).
@@ -85,6 +110,7 @@ def _show(args: argparse.Namespace) -> int:
           f"{for_terminal(memory['project_name'], one_line=True)} "
           f"[{for_terminal(memory['project'], one_line=True)}] ({memory['layer']}"
           + (f", superseded by #{memory['superseded_by']}" if memory["superseded_by"] else "")
+          + (", pinned" if memory["pinned"] else "")
           + f"); key {for_terminal(memory['key'], one_line=True)}")
     print(f"confidence {memory['confidence']:.2f}, importance {memory['importance']:.2f}, "
           f"clarity {memory['clarity']:.2f}, "
@@ -126,6 +152,65 @@ def _forget(args: argparse.Namespace) -> int:
         print("warning: another process was reading the store, so its write-ahead log "
               "(memspool.db-wal) may still hold the text until that process closes it or "
               "the next forget", file=sys.stderr)
+    return 0
+
+
+def _given_text(args: argparse.Namespace) -> str | None:
+    """The new text of ``--text``, or of the file (or stdin) ``--text-file`` names."""
+    if args.text_file is None:
+        return args.text  # type: ignore[no-any-return]
+    try:
+        raw = (sys.stdin.buffer.read() if args.text_file == "-"
+               else Path(args.text_file).read_bytes())
+    except OSError as exc:
+        raise PayloadError(f"Cannot read {args.text_file}: {exc.strerror or exc}. "
+                           f"Nothing was changed.") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        source = "stdin" if args.text_file == "-" else args.text_file
+        raise PayloadError(f"{source} is not UTF-8 text (byte {exc.start}). "
+                           f"Nothing was changed.") from None
+
+
+def _edit(args: argparse.Namespace) -> int:
+    text = _given_text(args)
+    if args.summary is None and text is None and args.type is None:
+        raise PayloadError("Nothing to change: give --summary, --text (or --text-file) "
+                           "or --type.")
+    with open_service(args.home, existing=True) as service:
+        # Read as the web page reads it: looking at a memory to correct it is no recall.
+        stored = service.memory_page(args.id).memory
+        result = service.edit(args.id,
+                              summary=stored.summary if args.summary is None else args.summary,
+                              body=stored.body if text is None else text,
+                              type=stored.type if args.type is None else args.type)
+        now = service.memory_page(args.id).memory
+    if args.json:
+        print_json(result.as_dict())
+        return 0
+    if not result.changed:
+        print(f"#{now.id} unchanged: it already says that")
+        return 0
+    print(f"edited #{now.id} ({now.type}): {for_terminal(now.summary, one_line=True)}")
+    return 0
+
+
+def _pin(args: argparse.Namespace, on: bool) -> int:
+    with open_service(args.home, existing=True) as service:
+        was = service.memory_page(args.id)
+        result = service.pin(args.id, on)
+    if args.json:
+        print_json(result.as_dict())
+        return 0
+    if not on:
+        print(f"unpinned #{result.id}: it decays like any memory again"
+              if was.pinned else f"#{result.id} was not pinned")
+        return 0
+    back = (" It was archived and is back in recall, canonical."
+            if was.memory.layer == "archived" else "")
+    print(f"pinned #{result.id}: decay never archives it." + back
+          if not was.pinned else f"#{result.id} was pinned already")
     return 0
 
 
@@ -199,6 +284,29 @@ def _maintain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _register_corrections(inner: Subparsers) -> None:
+    """``memories edit``, ``pin`` and ``unpin``: a person's corrections."""
+    edit = command(inner, "edit", EDIT_DOC, _edit)
+    add_home(edit)
+    edit.add_argument("id", type=record_id, help="memory id")
+    edit.add_argument("--summary", metavar="TEXT", help="the new summary (one line)")
+    text = edit.add_mutually_exclusive_group()
+    text.add_argument("--text", metavar="TEXT", help="the new text of the memory")
+    text.add_argument("--text-file", metavar="FILE",
+                      help="the new text from a UTF-8 file ('-' for stdin)")
+    edit.add_argument("--type", choices=NOTE_TYPES, help="the new type")
+    add_json(edit)
+    pin = command(inner, "pin", PIN_DOC, lambda args: _pin(args, True))
+    add_home(pin)
+    pin.add_argument("id", type=record_id, help="memory id")
+    add_json(pin)
+    unpin = command(inner, "unpin", "Unpin a memory: it decays like any other again.\n\n"
+                    "Example:\n    memspool memories unpin 12", lambda args: _pin(args, False))
+    add_home(unpin)
+    unpin.add_argument("id", type=record_id, help="memory id")
+    add_json(unpin)
+
+
 def register(sub: Subparsers) -> None:
     group = command(sub, "memories", MEMORIES_DOC, None)
 
@@ -227,6 +335,7 @@ def register(sub: Subparsers) -> None:
     add_home(show)
     show.add_argument("id", type=record_id, help="memory id (see `memspool memories list`)")
     add_json(show, "the memory")
+    _register_corrections(inner)
     forget = command(inner, "forget", "Forget a memory: gone from the store and from recall; "
                      "digesting transcripts again does not bring it back.\n\n"
                      "Its text leaves every table, index and the database file (the WAL is\n"

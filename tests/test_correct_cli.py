@@ -1,0 +1,131 @@
+"""Correcting memory from a terminal: ``memspool memories edit``, ``pin`` and ``unpin``.
+
+The same corrections as the web page's (docs/web.md, "Correcting memory"), for a
+person who never opens it: a wrong type moves a memory under the right heading of
+the context block, a refused edit changes nothing, a pin keeps a memory from decay.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from memspool.archivist import maintain
+from memspool.service import Service
+
+FACT = "Deploys go through `make deploy`; never `kubectl apply` by hand in prod."
+
+
+def _saved(text: str = FACT, project: str = "shop") -> int:
+    report = json.loads(run_cli("capture", "--project", project, input=text.encode()).stdout)
+    (note,) = report["notes"]
+    return int(note["id"])
+
+
+def _shown(memory: int) -> dict[str, object]:
+    return json.loads(run_cli("memories", "show", str(memory), "--json").stdout)  # type: ignore[no-any-return]
+
+
+def _block(home: Path, project: str = "shop") -> str:
+    with Service(home) as service:
+        return service.injected_context(project)
+
+
+def test_a_type_corrected_moves_the_memory_under_its_heading_and_keeps_the_text(
+        home: Path) -> None:
+    memory = _saved()
+    before = _shown(memory)
+    assert before["type"] != "decision"
+    assert "### Decisions" not in _block(home)
+    done = run_cli("memories", "edit", str(memory), "--type", "decision")
+    assert done.stdout.decode().startswith(f"edited #{memory} (decision): Deploys go through")
+    after = _shown(memory)
+    assert after["type"] == "decision"
+    assert (after["summary"], after["body"]) == (before["summary"], before["body"])
+    assert [entry["reason"] for entry in after["history"]] == ["edited"]  # type: ignore[index]
+    # The block a new session gets is written again at once, under the new heading.
+    block = _block(home)
+    assert "### Decisions" in block and f"#{memory} " in block.split("### Decisions")[1]
+    again = run_cli("memories", "edit", str(memory), "--type", "decision", "--json")
+    assert json.loads(again.stdout) == {"ok": True, "id": memory, "changed": False}
+    assert len(_shown(memory)["history"]) == 1  # type: ignore[arg-type]
+
+
+def test_new_text_from_a_file_or_stdin_is_cleaned_and_redacted_like_any_save(
+        home: Path, tmp_path: Path) -> None:
+    memory = _saved()
+    fix = tmp_path / "fix.md"
+    fix.write_text("Deploys go through `make deploy` (it tags the image first).\n"
+                   "The deploy token ghp_abcdefghijklmnopqrstuvwxyz0123456789 is in 1Password.\n",
+                   encoding="utf-8")
+    run_cli("memories", "edit", str(memory), "--text-file", str(fix))
+    shown = _shown(memory)
+    assert "tags the image first" in str(shown["body"]) and "ghp_" not in str(shown["body"])
+    assert "[REDACTED" in str(shown["body"]) and shown["summary"] == FACT
+    run_cli("memories", "edit", str(memory), "--text-file", "-",
+            "--summary", "Deploys: `make deploy` \x1b]0;owned\x07only.",
+            input=b"Use `make deploy`, which tags the image.\x1b[2J")
+    shown = _shown(memory)
+    assert shown["summary"] == "Deploys: `make deploy` only."
+    assert "\x1b" not in str(shown["body"]) and "which tags the image" in str(shown["body"])
+    assert [entry["reason"] for entry in shown["history"]] == ["edited", "edited"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(("args", "stdin", "said"), [
+    ((), None, "Nothing to change"),
+    (("--summary", "x" * 301), None, "at most 300"),
+    (("--summary", " "), None, "was empty"),
+    (("--text-file", "-"), b"\xff\xfe not text", "stdin is not UTF-8"),
+    (("--text-file", "/nonexistent/fix.md"), None, "Cannot read /nonexistent/fix.md"),
+    (("--type", "guess"), None, "invalid choice"),
+])
+def test_a_refused_edit_says_why_and_changes_nothing(
+        home: Path, args: tuple[str, ...], stdin: bytes | None, said: str) -> None:
+    memory = _saved()
+    before = _shown(memory)
+    refused = run_cli("memories", "edit", str(memory), *args, input=stdin, check=False)
+    assert refused.returncode != 0 and said in refused.stderr.decode()
+    assert _shown(memory) == before
+
+
+def test_an_edit_or_pin_of_no_memory_is_not_found_and_makes_no_home(
+        memspool_env: Path) -> None:
+    for command in (("edit", "7", "--type", "pitfall"), ("pin", "7"), ("unpin", "7")):
+        answer = run_cli("memories", *command, check=False)
+        assert answer.returncode != 0 and "no memspool home" in answer.stderr.decode()
+        assert not memspool_env.exists()
+    _saved()
+    for command in (("edit", "7", "--type", "pitfall"), ("pin", "7"), ("unpin", "7")):
+        answer = run_cli("memories", *command, "--json", check=False)
+        assert answer.returncode != 0
+        assert json.loads(answer.stdout)["error"].startswith("No memory with id 7")
+
+
+@pytest.mark.slow  # several CLI processes and two maintenance passes
+def test_a_pin_from_the_terminal_keeps_a_memory_from_decay(home: Path) -> None:
+    kept = _saved()
+    other = _saved("Pitfall: the payments sandbox resets every Sunday at midnight.")
+    assert run_cli("memories", "pin", str(kept)).stdout.decode() == (
+        f"pinned #{kept}: decay never archives it.\n")
+    assert run_cli("memories", "pin", str(kept)).stdout.decode() == (
+        f"#{kept} was pinned already\n")
+    shown = run_cli("memories", "show", str(kept)).stdout.decode().splitlines()[0]
+    assert ", pinned)" in shown and _shown(kept)["pinned"] is True
+    far = time.time() + 10 * 365 * 86400
+    with Service(home) as service:
+        maintain(service.conn, service.config)  # schedules decay
+        assert maintain(service.conn, service.config, now=far).archived == 1
+    assert _shown(kept)["layer"] != "archived" and _shown(other)["layer"] == "archived"
+    # Pinned when archived, a memory is back in recall: a person vouched for it.
+    back = run_cli("memories", "pin", str(other)).stdout.decode()
+    assert "back in recall, canonical" in back and _shown(other)["layer"] == "canonical"
+    unpinned = run_cli("memories", "unpin", str(kept), "--json").stdout
+    assert json.loads(unpinned) == {"ok": True, "id": kept, "pinned": False}
+    assert run_cli("memories", "unpin", str(kept)).stdout.decode() == f"#{kept} was not pinned\n"
+    with Service(home) as service:
+        assert maintain(service.conn, service.config, now=far * 2).archived == 1
+    assert _shown(kept)["layer"] == "archived" and _shown(kept)["pinned"] is False
