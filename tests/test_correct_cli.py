@@ -42,7 +42,8 @@ def test_a_type_corrected_moves_the_memory_under_its_heading_and_keeps_the_text(
     assert before["type"] != "decision"
     assert "### Decisions" not in _block(home)
     done = run_cli("memories", "edit", str(memory), "--type", "decision")
-    assert done.stdout.decode().startswith(f"edited #{memory} (decision): Deploys go through")
+    assert done.stdout.decode() == (f"edited #{memory} (decision): the type (was "
+                                    f"{before['type']})\n  summary: {FACT}\n")
     after = _shown(memory)
     assert after["type"] == "decision"
     assert (after["summary"], after["body"]) == (before["summary"], before["body"])
@@ -53,6 +54,18 @@ def test_a_type_corrected_moves_the_memory_under_its_heading_and_keeps_the_text(
     again = run_cli("memories", "edit", str(memory), "--type", "decision", "--json")
     assert json.loads(again.stdout) == {"ok": True, "id": memory, "changed": False}
     assert len(_shown(memory)["history"]) == 1  # type: ignore[arg-type]
+    shown = run_cli("memories", "show", str(memory)).stdout.decode()
+    assert f"(edited, type {before['type']}):\n{FACT}" in shown
+
+
+def test_show_prints_a_summary_its_text_does_not_start_with(home: Path) -> None:
+    memory = _saved()
+    assert "summary:" not in run_cli("memories", "show", str(memory)).stdout.decode()
+    done = run_cli("memories", "edit", str(memory), "--text",
+                   "Use `make deploy`: it runs the migrations first.").stdout.decode()
+    assert "the text" in done and "the summary is as it was" in done
+    shown = run_cli("memories", "show", str(memory)).stdout.decode()
+    assert f"summary: {FACT}\nUse `make deploy`: it runs the migrations first." in shown
 
 
 def test_new_text_from_a_file_or_stdin_is_cleaned_and_redacted_like_any_save(
@@ -123,8 +136,13 @@ def test_a_pin_from_the_terminal_keeps_a_memory_from_decay(home: Path) -> None:
     # Pinned when archived, a memory is back in recall: a person vouched for it.
     back = run_cli("memories", "pin", str(other)).stdout.decode()
     assert "back in recall, canonical" in back and _shown(other)["layer"] == "canonical"
+    listed = run_cli("memories", "list").stdout.decode().splitlines()
+    assert [f"#{line.split()[0]}" for line in listed if "  pinned  " in line] == (
+        [f"#{other}", f"#{kept}"] if other > kept else [f"#{kept}", f"#{other}"])
+    assert {row["id"]: row["pinned"] for row in json.loads(
+        run_cli("memories", "list", "--json").stdout)} == {kept: True, other: True}
     unpinned = run_cli("memories", "unpin", str(kept), "--json").stdout
-    assert json.loads(unpinned) == {"ok": True, "id": kept, "pinned": False}
+    assert json.loads(unpinned) == {"ok": True, "id": kept, "pinned": False, "changed": True}
     assert run_cli("memories", "unpin", str(kept)).stdout.decode() == f"#{kept} was not pinned\n"
     with Service(home) as service:
         assert maintain(service.conn, service.config, now=far * 2).archived == 1

@@ -270,6 +270,39 @@ def test_save_upserts_by_key_then_get_and_forget(server: Server) -> None:
     assert server.request("DELETE", f"/memories/{created['id']}")[0] == 404
 
 
+def test_a_patch_corrects_only_the_fields_it_names(server: Server) -> None:
+    _, saved = server.request("POST", "/memories", {
+        "title": "Envs are managed with pip", "content": "We manage envs with pip-tools.",
+        "project": "api", "type": "takeaway"})
+    path = f"/memories/{saved['id']}"
+    status, done = server.request("PATCH", path, {"type": "decision"})
+    assert (status, done) == (200, {"ok": True, "id": saved["id"], "changed": True,
+                                    "pinned": False})
+    _, memory = server.request("GET", path)
+    assert (memory["type"], memory["summary"], memory["body"]) == (
+        "decision", "Envs are managed with pip", "We manage envs with pip-tools.")
+    status, done = server.request("PATCH", path, {
+        "summary": "Envs are managed with uv", "body": "We manage envs with uv, not pip.",
+        "pinned": True})
+    assert (status, done["changed"], done["pinned"]) == (200, True, True)
+    _, memory = server.request("GET", path)
+    assert memory["summary"] == "Envs are managed with uv" and memory["pinned"] is True
+    assert [entry["reason"] for entry in memory["history"]] == ["edited", "edited"]
+    assert "uv, not pip" in server.request("GET", "/context?project=api")[1]["text"]
+    # The same again changes nothing; a pin alone leaves the text as it is.
+    assert server.request("PATCH", path, {"type": "decision", "pinned": True})[1] == {
+        "ok": True, "id": saved["id"], "changed": False, "pinned": True}
+    assert server.request("PATCH", path, {"pinned": False})[1]["pinned"] is False
+    # A refusal changes nothing, the pin it also asked for included.
+    before = server.request("GET", path)[1]
+    for refused in ({}, {"summary": "x" * 301, "pinned": True}, {"type": "guess"},
+                    {"pinned": "yes"}, {"body": " ", "pinned": True}, {"colour": "red"}):
+        status, answer = server.request("PATCH", path, refused)
+        assert status == 400 and answer["error"].endswith("."), (refused, answer)
+    assert server.request("GET", path)[1] == before
+    assert server.request("PATCH", "/memories/999999", {"pinned": True})[0] == 404
+
+
 def test_context_and_status(server: Server) -> None:
     server.request("POST", "/capture", {"text": "Pitfall: the cache never expires keys.",
                                         "project": "shop"})

@@ -34,6 +34,7 @@ __all__ = [
     "Bound",
     "BrowsePage",
     "ContextBlock",
+    "Corrected",
     "Edited",
     "Forgotten",
     "Maintained",
@@ -211,16 +212,17 @@ class PassiveCounts:
 
 @dataclasses.dataclass(frozen=True)
 class MemoryRow:
-    """One memory in a listing, with its project's readable name and who shared it
-    (``origin``, for a memory a teammate stated first)."""
+    """One memory in a listing, with its project's readable name, who shared it
+    (``origin``, for a memory a teammate stated first) and whether it is pinned."""
 
     memory: Memory
     project_name: str
     origin: dict[str, str] | None
+    pinned: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {**dataclasses.asdict(self.memory), "project_name": self.project_name,
-                "origin": self.origin}
+                "origin": self.origin, "pinned": self.pinned}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -378,11 +380,26 @@ class Edited:
 
 
 @dataclasses.dataclass(frozen=True)
+class Corrected:
+    """A person's correction of memory ``id``: ``changed`` whether its text or type
+    changed, ``pinned`` whether it is pinned now."""
+
+    id: int
+    changed: bool
+    pinned: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return ok_fields(self)
+
+
+@dataclasses.dataclass(frozen=True)
 class Pinned:
-    """Memory ``id`` pinned (kept from decay) or, with ``pinned`` false, unpinned."""
+    """Memory ``id`` pinned (kept from decay) or, with ``pinned`` false, unpinned;
+    ``changed`` is false when it already was."""
 
     id: int
     pinned: bool
+    changed: bool = True
 
     def as_dict(self) -> dict[str, Any]:
         return ok_fields(self)

@@ -54,6 +54,7 @@ from memspool.results import (
     SEARCH_OFFSET,
     BrowsePage,
     ContextBlock,
+    Corrected,
     Edited,
     Forgotten,
     Maintained,
@@ -452,8 +453,9 @@ class Service:
                                   layer=layer, limit=limit)
             named = project_rows.names(conn, {m.project for m in found})
             shared = origins(conn, [m.id for m in found])
-        return [MemoryRow(memory=m, project_name=named[m.project], origin=shared.get(m.id))
-                for m in found]
+            pins = browse.pinned_ids(conn)
+        return [MemoryRow(memory=m, project_name=named[m.project], origin=shared.get(m.id),
+                          pinned=m.id in pins) for m in found]
 
     def forget(self, memory_id: int, *, purge_source: bool = False) -> Forgotten:
         """Delete a memory for good; digesting a transcript again, or importing an
@@ -778,31 +780,52 @@ class Service:
         A summary or text given exactly as the memory holds it is kept exactly so (a
         form sends back every field, and a change of the type alone must not rewrite
         the text). A new summary over SUMMARY_CHARS is refused, never cut."""
-        if type not in NOTE_TYPES:
-            raise PayloadError(f"type must be one of {', '.join(NOTE_TYPES)}, got {type!r}.")
-        kind = next(t for t in NOTE_TYPES if t == type)
-        conn = self.conn
-        with transaction(conn):
-            found = _existing(conn, memory_id)
-            summary, body = _edited_text(found, summary, body)
-            changed = (kind, summary, body) != (found.type, found.summary, found.body)
-            if changed:
-                memory_rows.replace_text(conn, found, type=kind, summary=summary, body=body,
-                                         terms=index_terms(body, profiles=self.profiles),
-                                         at=time.time(), reason="edited")
-        if changed:
-            self._render()
-        return Edited(id=memory_id, changed=changed)
+        done = self.correct(memory_id, summary=summary, body=body, type=type)
+        return Edited(id=done.id, changed=done.changed)
 
     def pin(self, memory_id: int, on: bool = True) -> Pinned:
         """Pin a memory so decay never archives it (an archived one returns to recall,
         canonical), or unpin it."""
+        done, was = self._correct(memory_id, pinned=on)
+        return Pinned(id=done.id, pinned=done.pinned, changed=was != on)
+
+    def correct(self, memory_id: int, *, summary: str | None = None, body: str | None = None,
+                type: str | None = None, pinned: bool | None = None) -> Corrected:
+        """A person's correction of the fields given, in one transaction: a field left
+        out (``None``) keeps what the memory holds. The text and type as :meth:`edit`
+        saves them, the pin as :meth:`pin` sets it; a refusal changes nothing."""
+        return self._correct(memory_id, summary=summary, body=body, type=type,
+                             pinned=pinned)[0]
+
+    def _correct(self, memory_id: int, *, summary: str | None = None, body: str | None = None,
+                 type: str | None = None, pinned: bool | None = None,
+                 ) -> tuple[Corrected, bool]:
+        """:meth:`correct`, and whether the memory was pinned before."""
+        if summary is None and body is None and type is None and pinned is None:
+            raise PayloadError("Nothing to change: give a summary, a body, a type or "
+                               "pinned.")
+        if type is not None and type not in NOTE_TYPES:
+            raise PayloadError(f"type must be one of {', '.join(NOTE_TYPES)}, got {type!r}.")
         conn = self.conn
         with transaction(conn):
             found = _existing(conn, memory_id)
-            browse.set_pinned(conn, found, on)
-        self._render()
-        return Pinned(id=memory_id, pinned=on)
+            kind = next(t for t in NOTE_TYPES if t == (type or found.type))
+            new_summary, new_body = _edited_text(
+                found, found.summary if summary is None else summary,
+                found.body if body is None else body)
+            changed = (kind, new_summary, new_body) != (found.type, found.summary, found.body)
+            if changed:
+                memory_rows.replace_text(conn, found, type=kind, summary=new_summary,
+                                         body=new_body,
+                                         terms=index_terms(new_body, profiles=self.profiles),
+                                         at=time.time(), reason="edited")
+            was_pinned = browse.pinned(conn, memory_id)
+            if pinned is not None:
+                browse.set_pinned(conn, found, pinned)
+        if changed or pinned is not None:
+            self._render()
+        return Corrected(id=memory_id, changed=changed,
+                         pinned=was_pinned if pinned is None else pinned), was_pinned
 
     def injected_context(self, project: str) -> str:
         """The context block stored for ``project``: exactly what the SessionStart

@@ -41,7 +41,9 @@ What it held goes to its history first (reason `edited`); the new text is
 redacted like any save, and the context block is rendered again at once. An
 option left out keeps what the memory holds, so `--type` alone changes only
 the heading it is shown under. The summary is the line the context block
-shows: at most 300 characters, refused (never cut) past that.
+shows: at most 300 characters, refused (never cut) past that. A summary of
+eight words or fewer that ends no sentence reads as a title, and the block
+shows it leading the text ("Deploys: use make deploy ...").
 
 Example:
     memspool memories edit 12 --type decision
@@ -95,9 +97,18 @@ def _list(args: argparse.Namespace) -> int:
         m = row.memory
         who = f" (from {row.origin['user']})" if row.origin else ""
         print(f"{m.id:>6}  {m.layer:<10} {m.type:<10} {m.sessions:>2} session(s)  "
-              f"conf {m.confidence:.2f}  {for_terminal(row.project_name, one_line=True)}: "
+              f"conf {m.confidence:.2f}  {'pinned  ' if row.pinned else ''}"
+              f"{for_terminal(row.project_name, one_line=True)}: "
               f"{for_terminal(m.summary, one_line=True)}{who}")
     return 0
+
+
+def _print_text(summary: str, body: str) -> None:
+    """A memory's text, under its summary when the text does not start with it (a
+    summary a person edited, a title)."""
+    if not " ".join(body.split()).lower().startswith(" ".join(summary.split()).lower()):
+        print(f"summary: {for_terminal(summary, one_line=True)}")
+    print(for_terminal(body))
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -117,10 +128,13 @@ def _show(args: argparse.Namespace) -> int:
           f"{memory['sessions']} session(s); created {_when(memory['created_at'])}, "
           f"changed {_when(memory['updated_at'])}")
     print()
-    print(for_terminal(memory["body"]))
-    for entry in memory["history"]:
-        print(f"\n-- before {_when(entry['at'])} ({entry['reason']}):\n"
-              f"{for_terminal(entry['body'])}")
+    _print_text(memory["summary"], memory["body"])
+    # Each earlier text, with the type it had when that differs from the one after it.
+    history = memory["history"]
+    for entry, later in zip(history, [*history[1:], memory], strict=False):
+        was = f", type {entry['type']}" if entry["type"] != later["type"] else ""
+        print(f"\n-- before {_when(entry['at'])} ({entry['reason']}{was}):")
+        _print_text(entry["summary"], entry["body"])
     print("\nprovenance:")
     for p in memory["provenance"]:
         where = f" slice {p['slice_id']}" if p["slice_id"] else ""
@@ -180,37 +194,40 @@ def _edit(args: argparse.Namespace) -> int:
                            "or --type.")
     with open_service(args.home, existing=True) as service:
         # Read as the web page reads it: looking at a memory to correct it is no recall.
-        stored = service.memory_page(args.id).memory
-        result = service.edit(args.id,
-                              summary=stored.summary if args.summary is None else args.summary,
-                              body=stored.body if text is None else text,
-                              type=stored.type if args.type is None else args.type)
+        was = service.memory_page(args.id).memory
+        result = service.correct(args.id, summary=args.summary, body=text, type=args.type)
         now = service.memory_page(args.id).memory
     if args.json:
-        print_json(result.as_dict())
+        print_json({"ok": True, "id": result.id, "changed": result.changed})
         return 0
     if not result.changed:
         print(f"#{now.id} unchanged: it already says that")
         return 0
-    print(f"edited #{now.id} ({now.type}): {for_terminal(now.summary, one_line=True)}")
+    changed = ([f"the type (was {was.type})"] if now.type != was.type else []) + [
+        name for name, old, new in (("the summary", was.summary, now.summary),
+                                    ("the text", was.body, now.body)) if old != new]
+    print(f"edited #{now.id} ({now.type}): {', '.join(changed)}")
+    print(f"  summary: {for_terminal(now.summary, one_line=True)}")
+    if now.body != was.body and now.summary == was.summary:
+        print("  (the summary is as it was: --summary changes it)")
     return 0
 
 
 def _pin(args: argparse.Namespace, on: bool) -> int:
     with open_service(args.home, existing=True) as service:
-        was = service.memory_page(args.id)
+        was = service.memory_page(args.id)  # no recall, as the web page reads it
         result = service.pin(args.id, on)
     if args.json:
         print_json(result.as_dict())
         return 0
     if not on:
         print(f"unpinned #{result.id}: it decays like any memory again"
-              if was.pinned else f"#{result.id} was not pinned")
+              if result.changed else f"#{result.id} was not pinned")
         return 0
     back = (" It was archived and is back in recall, canonical."
             if was.memory.layer == "archived" else "")
     print(f"pinned #{result.id}: decay never archives it." + back
-          if not was.pinned else f"#{result.id} was pinned already")
+          if result.changed else f"#{result.id} was pinned already")
     return 0
 
 

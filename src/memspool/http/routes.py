@@ -63,6 +63,19 @@ SAVE: Final = Spec(
 GET_MEMORY: Final = Spec(
     "get", "/memories/{memory_id}", "One memory with its history and provenance.",
     "The memory.", path_parameters=(_MEMORY_ID,), errors=("400", "404"))
+CORRECT: Final = Spec(
+    "patch", "/memories/{memory_id}",
+    "Correct a memory: its summary, body or type, or its pin. A field left out keeps "
+    "what the memory holds; the old text goes to its history (reason edited).",
+    "{ok, id, changed, pinned}: changed, whether its text or type changed; pinned, "
+    "whether it is pinned now.",
+    body=(Field("summary", about="The line the context block shows (at most 300 "
+                "characters, refused past that, never cut)."),
+          Field("body", about="The memory's whole text."),
+          Field("type", "choice", choices=NOTE_TYPES),
+          Field("pinned", "switch", about="true: decay never archives it (an archived "
+                "memory returns, canonical); false: it decays again.")),
+    path_parameters=(_MEMORY_ID,), errors=("400", "404"))
 FORGET: Final = Spec(
     "delete", "/memories/{memory_id}",
     "Forget a memory for good: its text leaves the store and its files. Ids are never "
@@ -161,9 +174,15 @@ async def context(request: Request) -> JSON:
 
 
 async def memory(request: Request) -> JSON:
-    """GET: one memory with its history and provenance; DELETE: forget it."""
+    """GET: one memory with its history and provenance; PATCH: correct it; DELETE:
+    forget it."""
     _no_query(request)
     memory_id = _memory_id(request)
+    if request.method == "PATCH":
+        given = CORRECT.read_body(await request.body())
+        return JSON(await _workers(request).run(lambda service: service.correct(
+            memory_id, summary=given["summary"], body=given["body"], type=given["type"],
+            pinned=given["pinned"]).as_dict()))
     if request.method == "DELETE":
         return JSON(await _workers(request).run(
             lambda service: service.forget(memory_id).as_dict()))
@@ -193,14 +212,14 @@ async def openapi(request: Request) -> JSON:
 
 
 #: Every route's spec, in the OpenAPI document's order.
-SPECS: Final = (CAPTURE, CAPTURE_PASSIVE, SAVE, GET_MEMORY, FORGET, SEARCH, CONTEXT, LOGIN_CODE,
-                STATUS, HEALTH, OPENAPI)
+SPECS: Final = (CAPTURE, CAPTURE_PASSIVE, SAVE, GET_MEMORY, CORRECT, FORGET, SEARCH, CONTEXT,
+                LOGIN_CODE, STATUS, HEALTH, OPENAPI)
 
 ROUTES: Final = [
     Route("/capture", capture, methods=["POST"]),
     Route("/observations/passive", capture_passive, methods=["POST"]),
     Route("/memories", save, methods=["POST"]),
-    Route("/memories/{memory_id}", memory, methods=["GET", "DELETE"]),
+    Route("/memories/{memory_id}", memory, methods=["GET", "PATCH", "DELETE"]),
     Route("/search", search, methods=["GET"]),
     Route("/context", context, methods=["GET"]),
     Route("/status", status, methods=["GET"]),

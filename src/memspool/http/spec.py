@@ -16,7 +16,7 @@ from memspool.results import Bound
 
 __all__ = ["Field", "Spec"]
 
-Kind = Literal["text", "flag", "count", "whole", "choice"]
+Kind = Literal["text", "flag", "switch", "count", "whole", "choice"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,7 +27,8 @@ class Field:
     ``choices`` (choices): the values taken; ``default``: what an absent
     field means, as the document states it. A ``whole`` is a whole number of at
     least 1 passed on as sent, for the operation to check: the operation's own
-    check says what it takes, in the words every front end gives.
+    check says what it takes, in the words every front end gives. A ``switch`` is
+    a flag whose absence means "leave it as it is" (``None``), not false.
     """
 
     name: str
@@ -42,6 +43,8 @@ class Field:
         """This field's value from ``fields``, checked (a clear PayloadError if not)."""
         if self.kind == "flag":
             return fields.flag(self.name)
+        if self.kind == "switch":
+            return None if fields.data.get(self.name) is None else fields.flag(self.name)
         if self.kind == "count":
             bound = self.bound or Bound(1, 2**31 - 1, 1)
             return fields.count(self.name, least=bound.least, most=bound.most)
@@ -56,6 +59,8 @@ class Field:
         """The field's JSON schema in the OpenAPI document."""
         if self.kind == "flag":
             return {"type": "boolean", "default": False}
+        if self.kind == "switch":
+            return {"type": "boolean"}
         if self.kind in ("count", "whole"):
             bound = self.bound
             found: dict[str, Any] = {"type": "integer", "minimum": bound.least if bound else 1}
@@ -76,7 +81,7 @@ class Field:
 class Spec:
     """A route's method and path, what it does, what it takes and what it answers."""
 
-    method: Literal["get", "post", "delete"]
+    method: Literal["get", "post", "patch", "delete"]
     path: str
     summary: str
     answer: str

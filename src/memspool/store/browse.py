@@ -24,6 +24,7 @@ __all__ = [
     "ProjectCounts",
     "memory_page",
     "pinned",
+    "pinned_ids",
     "project_counts",
     "project_names",
     "recent_sessions",
@@ -152,6 +153,11 @@ def _with_pin(row: sqlite3.Row) -> dict[str, Any]:
 def pinned(conn: sqlite3.Connection, memory_id: int) -> bool:
     row = conn.execute("SELECT pinned FROM memories WHERE id = ?", (memory_id,)).fetchone()
     return bool(row and row[0])
+
+
+def pinned_ids(conn: sqlite3.Connection) -> set[int]:
+    """The ids of every pinned memory (a person pins a few; a listing marks them)."""
+    return {int(row[0]) for row in conn.execute("SELECT id FROM memories WHERE pinned = 1")}
 
 
 def set_pinned(conn: sqlite3.Connection, memory: Memory, on: bool) -> None:
