@@ -1023,6 +1023,16 @@ def test_a_fact_said_again_with_its_cause_keeps_the_cause(config: Config, conn: 
     assert "first thing" in memory.body  # the memory's own words stay
 
 
+def _said(conn: Any, memory_id: int, *, type: Any, summary: str, body: str) -> None:
+    """Give a memory another text as a session's word would: not a person's correction
+    (which the archivist leaves as it is; see test_a_persons_correction_stands_*)."""
+    memory = rows.get(conn, memory_id)
+    assert memory is not None
+    with transaction(conn):
+        rows.replace_text(conn, memory, type=type, summary=summary, body=body,
+                          terms=index_terms(body), at=time.time(), reason="a session's word")
+
+
 def test_folding_two_memories_of_one_fact_keeps_what_each_says(
         config: Config, conn: Any) -> None:
     # The major pass folds a memory into an older one of the same fact: the older keeps
@@ -1033,14 +1043,13 @@ def test_folding_two_memories_of_one_fact_keeps_what_each_says(
                     "whatever zone the host is in.", session="a", at=t0)
     newer = _memory(conn, config, "Deploy the export with `make ship` from `ops/`.",
                     session="b", at=t0 + 1)
-    # A person's edit makes the newer memory the same fact told with its cause: the
+    # A later word makes the newer memory the same fact told with its cause: the
     # next pass finds the two alike.
-    with Service() as service:
-        service.edit(newer, type="root-cause", summary="Why the export was an hour off",
-                     body="The nightly export came out an hour off because cron starts it "
-                     "with an empty environment and Go took its zone from `/etc/localtime` "
-                     "on batch02 (Europe/Berlin); `time.Local = time.UTC` in "
-                     "`cmd/export/main.go` keeps it in UTC.")
+    _said(conn, newer, type="root-cause", summary="Why the export was an hour off",
+          body="The nightly export came out an hour off because cron starts it "
+          "with an empty environment and Go took its zone from `/etc/localtime` "
+          "on batch02 (Europe/Berlin); `time.Local = time.UTC` in "
+          "`cmd/export/main.go` keeps it in UTC.")
     report = maintain(conn, config, now=time.time() + 1)
     assert report.merged == 1
     (memory,) = [m for m in rows.list_memories(conn, "api") if m.live]
@@ -1063,10 +1072,9 @@ def test_the_value_said_last_wins_though_its_memory_was_made_first(
                       "`-Ddatomic.objectCacheMax=512m`.", session="b", at=t0 + DAY)
     wednesday = _memory(conn, config, "The nightly backup runs from `ops/backup.sh` on the "
                         "bastion host.", session="c", at=t0 + 2 * DAY)
-    with Service() as service:  # what Wednesday's report said, as the pass reads it
-        service.edit(wednesday, type="decision", summary="The object cache cap is 768m",
-                     body="`-Ddatomic.objectCacheMax=768m`, still with "
-                     "`-XX:MaxRAMPercentage=75`")
+    # What Wednesday's report said, as the pass reads it.
+    _said(conn, wednesday, type="decision", summary="The object cache cap is 768m",
+          body="`-Ddatomic.objectCacheMax=768m`, still with `-XX:MaxRAMPercentage=75`")
     report = maintain(conn, config, now=time.time())
     assert report.merged == 1 and report.superseded == 1
     live = [m for m in rows.list_memories(conn, "api") if m.live]
@@ -1089,13 +1097,11 @@ def test_a_memory_maintain_replaces_leaves_its_other_facts_with_the_new_value(
                       session="b", at=t0 + DAY)
     rule = ("Jobs that write to the ledger go through the `ledger` queue only, never "
             "the default one, so a retry can't post twice.")
-    with Service() as service:  # what the two sessions said, as the pass reads them
-        service.edit(monday, type="decision", summary="The worker pool runs 8 processes",
-                     body="The worker pool runs 8 processes per node, set in "
-                     f"`deploy/pool.toml`.\n{rule}")
-        service.edit(tuesday, type="decision", summary="The worker pool runs 12 processes",
-                     body="The worker pool runs 12 processes per node now, set in "
-                     "`deploy/pool.toml`.")
+    # What the two sessions said, as the pass reads them.
+    _said(conn, monday, type="decision", summary="The worker pool runs 8 processes",
+          body=f"The worker pool runs 8 processes per node, set in `deploy/pool.toml`.\n{rule}")
+    _said(conn, tuesday, type="decision", summary="The worker pool runs 12 processes",
+          body="The worker pool runs 12 processes per node now, set in `deploy/pool.toml`.")
     report = maintain(conn, config, now=time.time())
     assert report.superseded == 1
     old = rows.get(conn, monday)
@@ -1373,3 +1379,50 @@ def test_the_words_that_frame_a_persons_rule_are_no_part_of_it(
         "I'd rather you never mock prisma in vitest, prisma mocks test nothing."]
     assert not [m for m in rows.list_memories(conn, "api")
                 if "remember" in m.body or m.key.startswith(("and-", "also-"))]
+
+
+GUNICORN = "Production runs gunicorn with 4 workers, set in `gunicorn.conf.py`."
+GUNICORN_MORE = ("Production runs gunicorn with 4 workers, set in `gunicorn.conf.py`; more "
+                 "workers than that exhaust the 40 PgBouncer connections.")
+CORRECTED = "Gunicorn in prod: 4 workers (`gunicorn.conf.py`), capped by PgBouncer's 40."
+
+
+def test_a_persons_correction_stands_when_a_later_session_says_more(
+        config: Config, conn: Any) -> None:
+    memory = _memory(conn, config, GUNICORN, session="monday", at=time.time() - DAY)
+    with Service() as service:
+        service.edit(memory, summary=CORRECTED, body=GUNICORN, type="decision")
+    _queue_slice(conn, config, f"[user] how many workers does prod run?\n\n"
+                 f"[assistant] {GUNICORN_MORE}", session="tuesday")
+    report = digest(conn, config)
+    kept = rows.get(conn, memory)
+    assert kept is not None and report.merged == 1 and report.created == 0
+    # The session's word corroborates the person's text; it does not replace it.
+    assert (kept.summary, kept.body, kept.type) == (CORRECTED, GUNICORN, "decision")
+    assert rows.sessions_of(conn, memory) == {"monday", "tuesday"}
+    assert [h.reason for h in rows.history(conn, memory)] == ["edited"]
+    # A person capturing again is a person's word: it still updates the memory.
+    capture_with(GUNICORN_MORE, config=config, conn=conn, project="api", session="wednesday")
+    assert (again := rows.get(conn, memory)) is not None and again.body == GUNICORN_MORE
+
+
+def test_a_persons_correction_stands_when_the_pass_folds_its_memory(
+        config: Config, conn: Any) -> None:
+    t0 = time.time()
+    older = _memory(conn, config, "`main` in `cmd/export/main.go` now sets `time.Local = "
+                    "time.UTC` first thing, so the nightly export writes UTC timestamps "
+                    "whatever zone the host is in.", session="a", at=t0)
+    newer = _memory(conn, config, "Deploy the export with `make ship` from `ops/`.",
+                    session="b", at=t0 + 1)
+    said = ("The nightly export came out an hour off because cron starts it with an empty "
+            "environment and Go took its zone from `/etc/localtime` on batch02; `time.Local "
+            "= time.UTC` in `cmd/export/main.go` keeps it in UTC.")
+    with Service() as service:  # a person's correction makes it the same fact
+        service.edit(newer, type="root-cause", summary="Why the export was an hour off",
+                     body=said)
+    assert maintain(conn, config, now=time.time() + 1).merged == 1
+    (memory,) = [m for m in rows.list_memories(conn, "api") if m.live]
+    # One memory remains (the older row, whose id others cite), with the person's text.
+    assert memory.id == older
+    assert (memory.summary, memory.body) == ("Why the export was an hour off", said)
+    assert rows.edited(conn, older)

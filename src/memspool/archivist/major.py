@@ -135,8 +135,10 @@ def _consolidate(conn: sqlite3.Connection, config: Config, memory_id: int,  # no
     report.examined += 1
     for sibling in memory_rows.same_summary(conn, memory):
         # The same headline captured twice with other text: one memory remains,
-        # with the newer text; the older text is kept in its history.
-        older, newer = sorted((memory, sibling), key=lambda m: (m.updated_at, m.id))
+        # with the newer text (a person's correction over any session's); the older
+        # text is kept in its history.
+        older, newer = sorted((memory, sibling), key=lambda m: (
+            memory_rows.edited(conn, m.id), m.updated_at, m.id))
         keep = min(memory.id, sibling.id)
         survivor = memory_rows.get(conn, keep)
         other = memory_rows.get(conn, sibling.id if keep == memory.id else memory.id)
@@ -146,7 +148,8 @@ def _consolidate(conn: sqlite3.Connection, config: Config, memory_id: int,  # no
             memory_rows.replace_text(conn, survivor, type=newer.type, summary=newer.summary,
                                      body=newer.body,
                                      terms=index_terms(newer.body, profiles=profiles),
-                                     at=now, reason="sibling")
+                                     at=now, reason="sibling",
+                                     person=memory_rows.edited(conn, newer.id))
             survivor = memory_rows.get(conn, keep) or survivor
         memory_rows.absorb(conn, survivor, other, at=now, reason="sibling")
         report.siblings += 1
@@ -207,8 +210,8 @@ def _carry_the_rest(conn: sqlite3.Connection, stale: Memory, current: Memory, no
     rule): a memory that grew by merges holds other facts beside its value, and they
     stay in recall when the value is replaced."""
     lines = memory_lines(stale)
-    if len(lines) < 2:  # one line is the value itself
-        return
+    if len(lines) < 2 or memory_rows.edited(conn, current.id):
+        return  # one line is the value itself; a person's correction keeps its text
     body = with_the_rest(lines, current.body, lambda old, new: relate(old, new, profiles))
     if body is not None:
         memory_rows.replace_text(conn, current, type=current.type, summary=current.summary,
@@ -239,13 +242,20 @@ def _fold(conn: sqlite3.Connection, older: Memory, newer: Memory, now: float,  #
           profiles: Profiles, *, reason: str, take_newer: bool) -> None:
     """One memory remains: the older row (its id is what others cite), with the newer
     text when it says all the older says and more, or with the newer text after its
-    own when that says the same fact with more besides (:func:`joined`)."""
-    body = newer.body if take_newer else joined(older.body, newer.body, profiles)
+    own when that says the same fact with more besides (:func:`joined`). A text a
+    person corrected is the one that remains, whichever row it is in."""
+    person = memory_rows.edited(conn, newer.id)
+    if memory_rows.edited(conn, older.id):
+        body = None
+    elif person:
+        body, take_newer = newer.body, True
+    else:
+        body = newer.body if take_newer else joined(older.body, newer.body, profiles)
     if body is not None:
         summary, kind = (newer.summary, newer.type) if take_newer else (older.summary, older.type)
         memory_rows.replace_text(conn, older, type=kind, summary=summary, body=body,
                                  terms=index_terms(body, profiles=profiles), at=now,
-                                 reason=reason)
+                                 reason=reason, person=person)
         older = memory_rows.get(conn, older.id) or older
     memory_rows.absorb(conn, older, newer, at=now, reason=reason)
 

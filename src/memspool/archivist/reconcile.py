@@ -261,6 +261,14 @@ def _of_another_session(ctx: _Context, memory: memory_rows.Memory) -> bool:
     return ctx.origin.session not in memory_rows.sessions_of(ctx.conn, memory.id)
 
 
+def _stands(ctx: _Context, memory: memory_rows.Memory) -> bool:
+    """Does ``memory`` keep its text whatever this call's notes say? When a person
+    corrected it (:func:`~memspool.store.memories.edited`) and the notes come from a
+    digested slice: a session's word does not overwrite a person's, while a person
+    capturing again (no slice) still does."""
+    return ctx.origin.slice_id is not None and memory_rows.edited(ctx.conn, memory.id)
+
+
 def _provenance(ctx: _Context, memory_id: int, action: Action, note: Note) -> None:
     memory_rows.add_provenance(ctx.conn, memory_rows.Provenance(
         memory_id=memory_id, action=action, session=ctx.origin.session,
@@ -308,6 +316,12 @@ def _merge(ctx: _Context, found: memory_rows.Memory, note: Note, verdict: Verdic
     note that says the same fact with more besides adds its text to the memory's
     (:func:`joined`); a note under the keep bar adds none (what made the model
     unsure of it may be chatter)."""
+    if _stands(ctx, found):
+        # A person's correction stands: the note corroborates it, its text stays.
+        memory_rows.corroborate(ctx.conn, found, at=ctx.now, clarity=note.clarity)
+        _provenance(ctx, found.id, MERGED, note)
+        ctx.seen_keys.setdefault(found.key, (found.id, note.body))
+        return _landed(ctx, found, MERGED)
     richer = verdict.relation == "more" and body is None
     if body is None and not richer and note.only_if is None:
         body = joined(found.body, note.body, ctx.profiles)
@@ -322,6 +336,12 @@ def _merge(ctx: _Context, found: memory_rows.Memory, note: Note, verdict: Verdic
 
 
 def _update(ctx: _Context, holder: memory_rows.Memory, key: str, note: Note) -> NoteOutcome:
+    if _stands(ctx, holder):
+        # The same key again, on a memory a person corrected: their text stands.
+        memory_rows.corroborate(ctx.conn, holder, at=ctx.now, clarity=note.clarity)
+        _provenance(ctx, holder.id, MERGED, note)
+        ctx.seen_keys[key] = (holder.id, note.body)
+        return _landed(ctx, holder, MERGED)
     memory_rows.update_in_place(ctx.conn, holder, type=note.type, summary=note.summary,
                                 body=note.body, terms=ctx.terms(note.body), at=ctx.now)
     _provenance(ctx, holder.id, UPDATED, note)
@@ -411,7 +431,10 @@ def _merged_lines_moved(ctx: _Context, memory: memory_rows.Memory, note: Note) -
 
 
 def _take_out(ctx: _Context, memory: memory_rows.Memory, moved: list[str]) -> None:
-    """``memory``'s text without the ``moved`` lines (the old text goes to its history)."""
+    """``memory``'s text without the ``moved`` lines (the old text goes to its history);
+    a memory a person corrected keeps its text."""
+    if _stands(ctx, memory):
+        return
     lines = memory_lines(memory)
     rest = "\n".join(_introduced(lines, [line for line in lines if line not in moved]))
     memory_rows.replace_text(ctx.conn, memory, type=memory.type, summary=memory.summary,

@@ -24,7 +24,12 @@ from memspool.base.terms import identifiers
 from memspool.config import FILE_MODE, Config, tighten_home
 from memspool.store.projects import migrate_to_identities
 from memspool.store.team_schema import TEAM_LEFT, TEAM_TABLES
-from memspool.store.upgrades import ids_never_reused, slices_note_column, tombstones_keyed
+from memspool.store.upgrades import (
+    edited_column,
+    ids_never_reused,
+    slices_note_column,
+    tombstones_keyed,
+)
 
 __all__ = [
     "MIGRATIONS", "add_functions", "connect", "connect_readonly", "damaged", "diagnose",
@@ -401,6 +406,11 @@ MIGRATIONS: Final[list[Migration]] = [
         UPDATE memory_stems SET stems = memspool_stems(new.summary, new.body) WHERE id = new.id;
     END;
     """,
+    # 21: a person's correction stands. edited_at is when a person last gave the
+    # memory its text or type (memspool memories edit, the web page, PATCH
+    # /memories/ID); the archivist corroborates such a memory without rewriting it
+    # (memspool.archivist.reconcile, memspool.archivist.major). Safe to run again.
+    edited_column,
 ]
 
 

@@ -30,6 +30,7 @@ from memspool.untrusted import printable
 __all__ = [
     "BUFFER_LAYER",
     "CONFIDENCE_NEW",
+    "EDITED",
     "IMPORTANCE_NEW",
     "LIVE_LAYERS",
     "HistoryEntry",
@@ -43,6 +44,7 @@ __all__ = [
     "count_by_layer",
     "count_sessions",
     "due",
+    "edited",
     "forget",
     "forgotten",
     "get",
@@ -546,14 +548,29 @@ def absorb(conn: sqlite3.Connection, survivor: Memory, other: Memory, *, at: flo
     count_sessions(conn, survivor.id)
 
 
+#: The history reason of a person's correction (:func:`replace_text`).
+EDITED: Final = "edited"
+
+
 def replace_text(conn: sqlite3.Connection, memory: Memory, *, type: NoteType, summary: str,  # noqa: PLR0913 - a memory row's columns, keyword-only
-                 body: str, terms: Sequence[str], at: float, reason: str) -> None:
-    """Give ``memory`` another text, keeping the current one in its history."""
+                 body: str, terms: Sequence[str], at: float, reason: str,
+                 person: bool = False) -> None:
+    """Give ``memory`` another text, keeping the current one in its history. A
+    person's correction (``reason`` EDITED), or a text a person wrote that a fold
+    carries over (``person``), marks the memory as a person's (:func:`edited`)."""
     summary, body = printable(summary, one_line=True), printable(body)
     keep_history(conn, memory, at=at, reason=reason)
-    conn.execute("UPDATE memories SET type = ?, summary = ?, body = ?, updated_at = ?"
-                 " WHERE id = ?", (type, summary, body, at, memory.id))
+    conn.execute("UPDATE memories SET type = ?, summary = ?, body = ?, updated_at = ?,"
+                 " edited_at = CASE WHEN ? THEN ? ELSE edited_at END WHERE id = ?",
+                 (type, summary, body, at, person or reason == EDITED, at, memory.id))
     _set_terms(conn, memory.project, memory.id, terms)
+
+
+def edited(conn: sqlite3.Connection, memory_id: int) -> bool:
+    """Is the memory's text a person's correction? The archivist then corroborates
+    it without rewriting its text or type: a person's word stands over a session's."""
+    row = conn.execute("SELECT edited_at FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return row is not None and row[0] is not None
 
 
 def forget(conn: sqlite3.Connection, memory: Memory, *, at: float) -> list[int]:

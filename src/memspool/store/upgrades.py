@@ -17,6 +17,10 @@ are keyed by memory id, so they stay in step without being touched.
 gained ``slices.digest_note`` and the ``memories_summary`` index (a build of
 2026-12-01 between the two): without the column no slice is ever digested.
 
+``edited_column`` adds ``memories.edited_at`` (when a person last corrected the
+memory's text) where the store lacks it: safe to run again on a store whose
+version was set back.
+
 ``tombstones_keyed`` replaces what a forget tombstone kept in clear (the
 memory's key, which may be a slug of a secret, and an unkeyed hash of its
 text) with keyed hashes (see :mod:`memspool.store.tombstones`).
@@ -30,7 +34,7 @@ from typing import Final
 
 from memspool.store import tombstones
 
-__all__ = ["ids_never_reused", "slices_note_column", "tombstones_keyed"]
+__all__ = ["edited_column", "ids_never_reused", "slices_note_column", "tombstones_keyed"]
 
 _TABLE: Final = "memories"
 _REBUILT: Final = "memories_rebuilt"
@@ -85,3 +89,10 @@ def slices_note_column(conn: sqlite3.Connection, config: object = None) -> None:
     if "digest_note" not in columns:
         conn.execute("ALTER TABLE slices ADD COLUMN digest_note TEXT")
     conn.execute("CREATE INDEX IF NOT EXISTS memories_summary ON memories (project, summary)")
+
+
+def edited_column(conn: sqlite3.Connection, config: object = None) -> None:
+    """Add ``memories.edited_at`` where the store lacks it."""
+    columns = {str(row[1]) for row in conn.execute(f"PRAGMA table_info({_TABLE})")}
+    if "edited_at" not in columns:
+        conn.execute(f"ALTER TABLE {_TABLE} ADD COLUMN edited_at REAL")
