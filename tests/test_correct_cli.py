@@ -147,3 +147,34 @@ def test_a_pin_from_the_terminal_keeps_a_memory_from_decay(home: Path) -> None:
     with Service(home) as service:
         assert maintain(service.conn, service.config, now=far * 2).archived == 1
     assert _shown(kept)["layer"] == "archived" and _shown(kept)["pinned"] is False
+
+
+def test_a_trusted_import_keeps_pins_and_corrections_an_untrusted_one_cannot_claim_them(
+        home: Path, tmp_path: Path) -> None:
+    memory = _saved()
+    other = _saved("Pitfall: the payments sandbox resets every Sunday at midnight.")
+    run_cli("memories", "edit", str(memory), "--summary", "Deploys: `make deploy` only.")
+    run_cli("memories", "pin", str(memory))
+    exported = run_cli("memories", "export").stdout
+    lines = {row["id"]: row for row in map(json.loads, exported.splitlines())}
+    assert (lines[memory]["pinned"], lines[other]["pinned"]) == (True, False)
+    assert isinstance(lines[memory]["edited_at"], float) and lines[other]["edited_at"] is None
+    for trust in (True, False):
+        moved = tmp_path / f"moved-{trust}"
+        run_cli("--home", str(moved), "memories", "import", "-",
+                *(["--trust"] if trust else []), input=exported)
+        shown = {row["summary"]: row for row in (
+            json.loads(run_cli("--home", str(moved), "memories", "show", str(row["id"]),
+                               "--json").stdout)
+            for row in json.loads(run_cli("--home", str(moved), "memories", "list",
+                                          "--json").stdout))}
+        moved_memory = shown["Deploys: `make deploy` only."]
+        # Moving a store keeps what a person did there; a file from elsewhere is a
+        # claim, and cannot say a person vouched for a memory.
+        assert moved_memory["pinned"] is trust
+        assert (moved_memory["edited_at"] == lines[memory]["edited_at"]) is trust
+        assert all(row["pinned"] is False and row["edited_at"] is None
+                   for summary, row in shown.items() if summary.startswith("Pitfall"))
+    refused = run_cli("--home", str(tmp_path / "bad"), "memories", "import", "-", "--trust",
+                      input=exported.replace(b'"pinned":true', b'"pinned":"yes"'), check=False)
+    assert refused.returncode != 0 and "'pinned' must be true or false" in refused.stderr.decode()

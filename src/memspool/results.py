@@ -228,8 +228,8 @@ class MemoryRow:
 @dataclasses.dataclass(frozen=True)
 class MemoryView:
     """One memory with its project's readable name, who shared it (``origin``, for a
-    memory a teammate stated first), its earlier texts, its provenance and whether a
-    person pinned it (decay never archives it)."""
+    memory a teammate stated first), its earlier texts, its provenance, whether a
+    person pinned it (decay never archives it) and when one last corrected it."""
 
     memory: Memory
     project_name: str
@@ -237,13 +237,16 @@ class MemoryView:
     history: list[HistoryEntry]
     provenance: list[Provenance]
     pinned: bool = False
+    #: When a person last corrected its text (``None``: never); the archivist then
+    #: corroborates it without rewriting it.
+    edited_at: float | None = None
 
     def as_dict(self, *, history: bool = True) -> dict[str, Any]:
         """The memory's fields with the rest beside them; without ``history`` when
         the caller did not ask for the earlier texts."""
         found: dict[str, Any] = {
             **dataclasses.asdict(self.memory), "project_name": self.project_name,
-            "origin": self.origin, "pinned": self.pinned,
+            "origin": self.origin, "pinned": self.pinned, "edited_at": self.edited_at,
             "history": [dataclasses.asdict(entry) for entry in self.history],
             "provenance": [dataclasses.asdict(entry) for entry in self.provenance]}
         if not history:

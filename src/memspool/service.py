@@ -427,13 +427,14 @@ class Service:
         with self._reading() as conn:
             found = _existing(conn, memory_id)
             note_recalled(self.config.home, [memory_id])
+            pinned, edited_at = memory_rows.marks(conn, memory_id)
             return MemoryView(
                 memory=found,
                 project_name=project_rows.names(conn, {found.project})[found.project],
                 origin=origins(conn, [found.id]).get(found.id),
                 history=memory_rows.history(conn, memory_id),
                 provenance=memory_rows.provenance(conn, memory_id),
-                pinned=browse.pinned(conn, memory_id))
+                pinned=pinned, edited_at=edited_at)
 
     def memories(self, *, project: str | None = None, type: str | None = None,
                  layer: str | None = None, limit: int = 100,

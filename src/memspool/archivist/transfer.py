@@ -15,7 +15,9 @@ claims: an imported memory lands as
 provisional memory (``buffer``, confidence and importance no higher than a
 new memory's, one ``import`` session, changed now), which the archivist
 still has to corroborate, unless the caller trusts the file (``trust``,
-``memspool memories import --trust``): then they are kept as written.
+``memspool memories import --trust``): then they are kept as written, and
+so are what a person did to the memory there: its pin and when they last
+corrected its text (``pinned``, ``edited_at``).
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ __all__ = ["EXPORT_FIELDS", "ImportReport", "export_lines", "import_lines", "rea
 #: The fields of one exported memory, in order.
 EXPORT_FIELDS: Final = (
     "id", "project", "type", "key", "summary", "body", "layer", "confidence", "importance",
-    "sessions", "created_at", "updated_at", "superseded_by", "provenance",
+    "sessions", "created_at", "updated_at", "superseded_by", "pinned", "edited_at",
+    "provenance",
 )
 #: Lines per import transaction.
 IMPORT_BATCH: Final = 2000
@@ -71,7 +74,8 @@ def export_lines(conn: sqlite3.Connection, project: str | None = None) -> Iterat
         memory = memory_rows.get(conn, memory_id)
         if memory is None:
             continue
-        record: dict[str, Any] = {name: getattr(memory, name) for name in EXPORT_FIELDS[:-1]}
+        record: dict[str, Any] = {name: getattr(memory, name) for name in EXPORT_FIELDS[:-3]}
+        record["pinned"], record["edited_at"] = memory_rows.marks(conn, memory_id)
         record["provenance"] = [
             {"session": p.session, "source": p.source, "slice": p.slice_id,
              "action": p.action, "at": p.at}
@@ -239,6 +243,17 @@ class _Claims:
                 min(confidence, memory_rows.CONFIDENCE_NEW),
                 min(importance, memory_rows.IMPORTANCE_NEW))
 
+    def marks(self, record: dict[str, Any], line: int) -> tuple[bool, float | None]:
+        """A trusted line's pin and the time a person last corrected its text: what a
+        person did in the store it came from (an untrusted line cannot claim them)."""
+        pinned = record.get("pinned")
+        if pinned is not None and not isinstance(pinned, bool):
+            raise PayloadError(f"Line {line}: 'pinned' must be true or false, got "
+                               f"{shown(pinned)}; {_UNSAID}. Fix the line and import again.")
+        edited_at = (None if record.get("edited_at") is None
+                     else _time(record, "edited_at", line, self.now))
+        return bool(pinned), edited_at
+
     def times(self, record: dict[str, Any], line: int) -> tuple[float, float]:
         """When it was created and last changed: untrusted, it changed now (so its
         promotion is scheduled from today, as a new memory's is). A line that does
@@ -296,6 +311,9 @@ def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *
         report.updated += 1
         _provenance(conn, memory_id, record, body, claims=claims, action="updated",
                     line=number)
+    if claims.trust:
+        pinned, edited_at = claims.marks(record, number)
+        memory_rows.set_marks(conn, memory_id, pinned=pinned, edited_at=edited_at)
     old_id = record.get("id")
     if isinstance(old_id, int):
         ids[old_id] = memory_id

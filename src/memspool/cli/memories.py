@@ -122,6 +122,7 @@ def _show(args: argparse.Namespace) -> int:
           f"[{for_terminal(memory['project'], one_line=True)}] ({memory['layer']}"
           + (f", superseded by #{memory['superseded_by']}" if memory["superseded_by"] else "")
           + (", pinned" if memory["pinned"] else "")
+          + (f", edited {_when(memory['edited_at'])}" if memory["edited_at"] else "")
           + f"); key {for_terminal(memory['key'], one_line=True)}")
     print(f"confidence {memory['confidence']:.2f}, importance {memory['importance']:.2f}, "
           f"clarity {memory['clarity']:.2f}, "

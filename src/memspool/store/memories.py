@@ -55,6 +55,7 @@ __all__ = [
     "keep_history",
     "list_filtered",
     "list_memories",
+    "marks",
     "memory_ids",
     "provenance",
     "recent_save",
@@ -62,6 +63,7 @@ __all__ = [
     "replace_text",
     "same_summary",
     "sessions_of",
+    "set_marks",
     "set_standing",
     "supersede",
     "unit_of_work",
@@ -564,6 +566,21 @@ def replace_text(conn: sqlite3.Connection, memory: Memory, *, type: NoteType, su
                  " edited_at = CASE WHEN ? THEN ? ELSE edited_at END WHERE id = ?",
                  (type, summary, body, at, person or reason == EDITED, at, memory.id))
     _set_terms(conn, memory.project, memory.id, terms)
+
+
+def marks(conn: sqlite3.Connection, memory_id: int) -> tuple[bool, float | None]:
+    """What a person set on the memory: whether it is pinned, and when they last
+    corrected its text (``None``: never)."""
+    row = conn.execute("SELECT pinned, edited_at FROM memories WHERE id = ?",
+                       (memory_id,)).fetchone()
+    return (False, None) if row is None else (bool(row[0]), row[1])
+
+
+def set_marks(conn: sqlite3.Connection, memory_id: int, *, pinned: bool,
+              edited_at: float | None) -> None:
+    """Set :func:`marks` as a trusted import carries them from another store."""
+    conn.execute("UPDATE memories SET pinned = ?, edited_at = ? WHERE id = ?",
+                 (int(pinned), edited_at, memory_id))
 
 
 def edited(conn: sqlite3.Connection, memory_id: int) -> bool:
