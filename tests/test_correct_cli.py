@@ -178,3 +178,24 @@ def test_a_trusted_import_keeps_pins_and_corrections_an_untrusted_one_cannot_cla
     refused = run_cli("--home", str(tmp_path / "bad"), "memories", "import", "-", "--trust",
                       input=exported.replace(b'"pinned":true', b'"pinned":"yes"'), check=False)
     assert refused.returncode != 0 and "'pinned' must be true or false" in refused.stderr.decode()
+
+
+def test_a_memory_a_person_vouches_for_joins_the_context_block(home: Path) -> None:
+    """The block is the strict tier: an unsure claim of a session stays searchable
+    only, until a person pins or corrects it; a pinned memory is listed first."""
+    clear = _saved("Pitfall: the payments sandbox resets every Sunday at midnight.")
+    unsure, other = _saved(), _saved("The export job writes to `s3://exports/daily/`.")
+    with Service(home) as service:  # as a session's claim under the clear bar is kept
+        service.conn.execute("UPDATE memories SET clarity = 0.1 WHERE id IN (?, ?)",
+                             (unsure, other))
+        service.conn.commit()
+        service.maintain()
+    block = _block(home)
+    assert f"#{clear} " in block and f"#{unsure} " not in block and f"#{other} " not in block
+    run_cli("memories", "pin", str(unsure))
+    run_cli("memories", "edit", str(other), "--summary", "Exports land in `s3://exports/daily/`.")
+    lines = [line for line in _block(home).splitlines() if line.startswith("- #")]
+    assert lines[0].startswith(f"- #{unsure} ") and lines[0].endswith("(pinned, 1 session)")
+    assert any(line.startswith(f"- #{other} Exports land in") for line in lines)
+    run_cli("memories", "unpin", str(unsure))
+    assert f"#{unsure} " not in _block(home)

@@ -7,8 +7,9 @@ so its cost does not grow with the store.
 
 The block is the strict tier of memory (docs/recall.md, "Two tiers"): it
 lists only current memories (never superseded or archived ones) that are
-established (canonical), corroborated by two or more sessions, or clearly
-stated (their clarity reaches the claim model's ``clear`` bar). Every
+established (canonical), corroborated by two or more sessions, clearly
+stated (their clarity reaches the claim model's ``clear`` bar), or vouched
+for by a person (pinned, or corrected: ``edited_at``), pinned ones first. Every
 memory is shown whole (its summary, a complete sentence or one cut at a
 sentence end with "..."), most established and most useful first, grouped
 under the headings of their types. It states facts, never instructions, and
@@ -48,7 +49,8 @@ _TRAILER_CHARS: Final = 120
 def _line(row: sqlite3.Row) -> str:
     # Shown to an agent: quoted data, never markup that could close the block's frame.
     summary = inert(stated(str(row["summary"]), str(row["body"]), SUMMARY_CHARS))
-    standing = "established" if row["layer"] == "canonical" else "provisional"
+    standing = ("pinned" if row["pinned"] else
+                "established" if row["layer"] == "canonical" else "provisional")
     sessions = int(row["sessions"])
     said = f"{sessions} sessions" if sessions > 1 else "1 session"
     return f"- #{row['id']} {summary} ({standing}, {said})\n"
@@ -57,10 +59,11 @@ def _line(row: sqlite3.Row) -> str:
 def render(conn: sqlite3.Connection, project: str, max_chars: int) -> tuple[str, int]:
     """The block for ``project`` and how many memories it lists ("" and 0 for none)."""
     rows = conn.execute(
-        "SELECT id, type, layer, summary, body, sessions FROM memories"
+        "SELECT id, type, layer, summary, body, sessions, pinned FROM memories"
         " WHERE project = ? AND layer IN ('buffer', 'canonical')"
-        " AND (layer = 'canonical' OR sessions >= 2 OR clarity >= ?)"
-        " ORDER BY layer = 'canonical' DESC, sessions DESC, confidence DESC,"
+        " AND (layer = 'canonical' OR sessions >= 2 OR clarity >= ? OR pinned = 1"
+        " OR edited_at IS NOT NULL)"
+        " ORDER BY pinned DESC, layer = 'canonical' DESC, sessions DESC, confidence DESC,"
         " importance DESC, clarity DESC, updated_at DESC, id DESC LIMIT ?",
         (project, model().clear, READ_LIMIT),
     ).fetchall()
