@@ -1401,9 +1401,57 @@ def test_a_persons_correction_stands_when_a_later_session_says_more(
     assert (kept.summary, kept.body, kept.type) == (CORRECTED, GUNICORN, "decision")
     assert rows.sessions_of(conn, memory) == {"monday", "tuesday"}
     assert [h.reason for h in rows.history(conn, memory)] == ["edited"]
-    # A person capturing again is a person's word: it still updates the memory.
-    capture_with(GUNICORN_MORE, config=config, conn=conn, project="api", session="wednesday")
-    assert (again := rows.get(conn, memory)) is not None and again.body == GUNICORN_MORE
+    # An agent's capture over MCP, a capture by hand and a save under its key say it
+    # again too: only another correction rewrites it.
+    for source in ("mcp", "manual"):
+        capture_with(GUNICORN_MORE, config=config, conn=conn, project="api",
+                     session=f"wednesday-{source}", source=source)
+    with Service() as service:
+        saved = service.save("Gunicorn workers", GUNICORN_MORE, key=kept.key, project="api")
+    assert (saved.id, saved.action) == (memory, "merged")
+    again = rows.get(conn, memory)
+    assert again is not None and (again.summary, again.body) == (CORRECTED, GUNICORN)
+    assert len(rows.sessions_of(conn, memory)) == 4 and rows.edited(conn, memory)
+
+
+def test_a_persons_correction_is_said_when_it_was_made(config: Config, conn: Any) -> None:
+    # Monday's memory; Tuesday's says the pool runs 8 processes; today a person corrects
+    # Monday's to 12. The correction is the latest word: Tuesday's value is the stale one.
+    t0 = time.time() - 3 * DAY
+    monday = _memory(conn, config, "The nightly backup runs from `ops/backup.sh`.",
+                     session="a", at=t0)
+    tuesday = _memory(conn, config, "Grafana dashboards live in `ops/grafana/`.",
+                      session="b", at=t0 + DAY)
+    _said(conn, tuesday, type="decision", summary="The worker pool runs 8 processes",
+          body="The worker pool runs 8 processes per node, set in `deploy/pool.toml`.")
+    with Service() as service:
+        service.edit(monday, type="decision", summary="The worker pool runs 12 processes",
+                     body="The worker pool runs 12 processes per node now, set in "
+                     "`deploy/pool.toml`.")
+    assert maintain(conn, config, now=time.time()).superseded == 1
+    stale, kept = rows.get(conn, tuesday), rows.get(conn, monday)
+    assert stale is not None and stale.layer == "superseded" and stale.superseded_by == monday
+    assert kept is not None and kept.live and "12 processes" in kept.body
+
+
+def test_a_new_value_moves_out_of_a_persons_correction(config: Config, conn: Any) -> None:
+    # A person's text holds a rule and, on a line of its own, the pool's size. A later
+    # session's new size takes that line out (it would stay current beside its new
+    # value); the rule stays theirs, and so does the memory.
+    rule = "Jobs that write to the ledger go through the `ledger` queue only."
+    memory = _memory(conn, config, GUNICORN, session="monday", at=time.time() - DAY)
+    with Service() as service:
+        service.edit(memory, summary="Ledger jobs go through the ledger queue", type="pattern",
+                     body=f"{rule}\nThe worker pool runs 8 processes per node, set in "
+                     "`deploy/pool.toml`.")
+    _queue_slice(conn, config, "[user] is the pool bigger now?\n\n[assistant] The worker pool "
+                 "runs 12 processes per node now, set in `deploy/pool.toml`.", session="tuesday")
+    digest(conn, config)
+    live = [m for m in rows.list_memories(conn, "api") if m.live]
+    assert not [m for m in live if "8 processes" in m.body]
+    assert [m for m in live if "12 processes" in m.body]
+    kept = rows.get(conn, memory)
+    assert kept is not None and kept.live and kept.body == rule and rows.edited(conn, memory)
 
 
 def test_a_persons_correction_stands_when_the_pass_folds_its_memory(

@@ -175,6 +175,14 @@ def test_a_trusted_import_keeps_pins_and_corrections_an_untrusted_one_cannot_cla
         assert (moved_memory["edited_at"] == lines[memory]["edited_at"]) is trust
         assert all(row["pinned"] is False and row["edited_at"] is None
                    for summary, row in shown.items() if summary.startswith("Pitfall"))
+    # A file exported before these fields existed says nothing of them: the store's
+    # own pin and correction stay.
+    older = b"".join(json.dumps({k: v for k, v in row.items()
+                                 if k not in ("pinned", "edited_at")}).encode() + b"\n"
+                     for row in lines.values())
+    run_cli("memories", "import", "-", "--trust", input=older)
+    assert _shown(memory)["pinned"] is True
+    assert _shown(memory)["edited_at"] == lines[memory]["edited_at"]
     refused = run_cli("--home", str(tmp_path / "bad"), "memories", "import", "-", "--trust",
                       input=exported.replace(b'"pinned":true', b'"pinned":"yes"'), check=False)
     assert refused.returncode != 0 and "'pinned' must be true or false" in refused.stderr.decode()

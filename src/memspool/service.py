@@ -318,8 +318,9 @@ class Service:
         key: str | None = None, project: str | None = None,
         session: str | None = None, source: str | None = None) -> Saved:
         """One explicit memory. With a topic ``key`` it upserts: the memory under that key
-        takes this text (the old text kept in history); without one the capture verb's
-        reconciliation applies (update, merge or new)."""
+        takes this text (the old text kept in history), unless a person corrected it,
+        when it is corroborated; without one the capture verb's reconciliation applies
+        (update, merge or new)."""
         summary, body = _memory_text(title, content, ("title", "content"))
         summary = whole_summary(summary, SUMMARY_CHARS)
         if type not in NOTE_TYPES:
@@ -334,13 +335,18 @@ class Service:
             slug = note_key(key)
             with transaction(conn):
                 found = memory_rows.get_by_key(conn, project, slug)
-                if found is not None:
+                stands = found is not None and memory_rows.edited(conn, found.id)
+                if found is not None and stands:
+                    # A person corrected it: saved again, it is corroborated, not
+                    # rewritten (docs/archivist.md, "A person's correction stands").
+                    memory_rows.corroborate(conn, found, at=time.time())
+                elif found is not None:
                     memory_rows.replace_text(conn, found, type=kind, summary=summary, body=body,
                                              terms=index_terms(body, profiles=self.profiles),
                                              at=time.time(), reason="saved")
             if found is not None:
                 self._render()
-                return Saved(id=found.id, key=slug, action="updated")
+                return Saved(id=found.id, key=slug, action="merged" if stands else "updated")
         note = Note(type=kind, summary=summary, body=body, key_text=key or "")
         report = archivist.CaptureReport(dry_run=False)
         origin = archivist.manual_origin(project, _named(session), _named(source) or "save")
@@ -811,7 +817,8 @@ class Service:
         with transaction(conn):
             found = _existing(conn, memory_id)
             kind = next(t for t in NOTE_TYPES if t == (type or found.type))
-            new_summary, new_body = _edited_text(
+            new_summary, new_body = (found.summary, found.body) if (
+                summary is None and body is None) else _edited_text(
                 found, found.summary if summary is None else summary,
                 found.body if body is None else body)
             changed = (kind, new_summary, new_body) != (found.type, found.summary, found.body)

@@ -149,7 +149,7 @@ def _consolidate(conn: sqlite3.Connection, config: Config, memory_id: int,  # no
                                      body=newer.body,
                                      terms=index_terms(newer.body, profiles=profiles),
                                      at=now, reason="sibling",
-                                     person=memory_rows.edited(conn, newer.id))
+                                     person=memory_rows.marks(conn, newer.id)[1])
             survivor = memory_rows.get(conn, keep) or survivor
         memory_rows.absorb(conn, survivor, other, at=now, reason="sibling")
         report.siblings += 1
@@ -244,10 +244,10 @@ def _fold(conn: sqlite3.Connection, older: Memory, newer: Memory, now: float,  #
     text when it says all the older says and more, or with the newer text after its
     own when that says the same fact with more besides (:func:`joined`). A text a
     person corrected is the one that remains, whichever row it is in."""
-    person = memory_rows.edited(conn, newer.id)
+    person = memory_rows.marks(conn, newer.id)[1]
     if memory_rows.edited(conn, older.id):
         body = None
-    elif person:
+    elif person is not None:
         body, take_newer = newer.body, True
     else:
         body = newer.body if take_newer else joined(older.body, newer.body, profiles)

@@ -263,10 +263,11 @@ def _of_another_session(ctx: _Context, memory: memory_rows.Memory) -> bool:
 
 def _stands(ctx: _Context, memory: memory_rows.Memory) -> bool:
     """Does ``memory`` keep its text whatever this call's notes say? When a person
-    corrected it (:func:`~memspool.store.memories.edited`) and the notes come from a
-    digested slice: a session's word does not overwrite a person's, while a person
-    capturing again (no slice) still does."""
-    return ctx.origin.slice_id is not None and memory_rows.edited(ctx.conn, memory.id)
+    corrected it (:func:`~memspool.store.memories.edited`): a digested session, an
+    agent's capture or save over MCP or HTTP, and a capture by hand say it again and
+    corroborate it; only another correction rewrites it (a new value still
+    supersedes it)."""
+    return memory_rows.edited(ctx.conn, memory.id)
 
 
 def _provenance(ctx: _Context, memory_id: int, action: Action, note: Note) -> None:
@@ -396,8 +397,8 @@ def memory_lines(memory: memory_rows.Memory) -> list[str]:
 def _grown_lines(ctx: _Context, memory: memory_rows.Memory) -> list[str]:
     """The lines of ``memory``'s text, when a transcript's note reads them one by one:
     none for a capture or save (the person's words replace a memory whole), for a
-    memory of one line, or for one already replaced (its lines went with what
-    replaced it)."""
+    memory of one line, or for one already replaced (its lines went with what replaced
+    it)."""
     if ctx.origin.slice_id is None or memory.layer == "superseded":
         return []
     lines = memory_lines(memory)
@@ -431,15 +432,15 @@ def _merged_lines_moved(ctx: _Context, memory: memory_rows.Memory, note: Note) -
 
 
 def _take_out(ctx: _Context, memory: memory_rows.Memory, moved: list[str]) -> None:
-    """``memory``'s text without the ``moved`` lines (the old text goes to its history);
-    a memory a person corrected keeps its text."""
-    if _stands(ctx, memory):
-        return
+    """``memory``'s text without the ``moved`` lines (the old text goes to its history).
+    A text a person corrected stays theirs: only the line whose value moved leaves it,
+    as it would leave any memory, rather than stay current beside its new value."""
     lines = memory_lines(memory)
     rest = "\n".join(_introduced(lines, [line for line in lines if line not in moved]))
     memory_rows.replace_text(ctx.conn, memory, type=memory.type, summary=memory.summary,
                              body=rest, terms=ctx.terms(rest), at=ctx.now,
-                             reason="a value merged into it moved")
+                             reason="a value merged into it moved",
+                             person=memory_rows.marks(ctx.conn, memory.id)[1])
 
 
 def _with_the_rest(ctx: _Context, note: Note, replaced: memory_rows.Memory) -> str:

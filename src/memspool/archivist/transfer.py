@@ -39,9 +39,9 @@ from memspool.config import Config
 from memspool.distill.keys import note_key, text_hash
 from memspool.distill.similarity import Profiles, index_terms
 from memspool.redact import kept
+from memspool.store import browse, transaction
 from memspool.store import memories as memory_rows
 from memspool.store import projects as project_rows
-from memspool.store import transaction
 from memspool.untrusted import parse_json, shown
 
 __all__ = ["EXPORT_FIELDS", "ImportReport", "export_lines", "import_lines", "read_lines"]
@@ -243,16 +243,17 @@ class _Claims:
                 min(confidence, memory_rows.CONFIDENCE_NEW),
                 min(importance, memory_rows.IMPORTANCE_NEW))
 
-    def marks(self, record: dict[str, Any], line: int) -> tuple[bool, float | None]:
-        """A trusted line's pin and the time a person last corrected its text: what a
-        person did in the store it came from (an untrusted line cannot claim them)."""
+    def marks(self, record: dict[str, Any], line: int) -> tuple[bool | None, float | None]:
+        """A trusted line's pin (``None`` when it does not say) and the time a person
+        last corrected its text: what a person did in the store it came from (an
+        untrusted line cannot claim them)."""
         pinned = record.get("pinned")
         if pinned is not None and not isinstance(pinned, bool):
             raise PayloadError(f"Line {line}: 'pinned' must be true or false, got "
                                f"{shown(pinned)}; {_UNSAID}. Fix the line and import again.")
         edited_at = (None if record.get("edited_at") is None
                      else _time(record, "edited_at", line, self.now))
-        return bool(pinned), edited_at
+        return pinned, edited_at
 
     def times(self, record: dict[str, Any], line: int) -> tuple[float, float]:
         """When it was created and last changed: untrusted, it changed now (so its
@@ -313,7 +314,12 @@ def _import_one(conn: sqlite3.Connection, record: dict[str, Any], number: int, *
                     line=number)
     if claims.trust:
         pinned, edited_at = claims.marks(record, number)
-        memory_rows.set_marks(conn, memory_id, pinned=pinned, edited_at=edited_at)
+        # Only what the line says: a file exported before these fields keeps the store's.
+        held = memory_rows.get(conn, memory_id)
+        if pinned is not None and held is not None:
+            browse.set_pinned(conn, held, pinned)
+        if "edited_at" in record:
+            memory_rows.set_edited(conn, memory_id, edited_at)
     old_id = record.get("id")
     if isinstance(old_id, int):
         ids[old_id] = memory_id

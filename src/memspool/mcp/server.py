@@ -159,7 +159,8 @@ def build_server(home: Path | None = None) -> MCPServer:
     @server.tool(description=(
         "Save one explicit memory: a title (one line), its content, and a type ("
         f"{', '.join(NOTE_TYPES)}). With a topic key, saving again under the same "
-        "key replaces the text (the old text is kept in history). Returns {id, key, action}."))
+        "key replaces the text (the old text is kept in history), unless a person corrected "
+        "that memory: then it is corroborated. Returns {id, key, action}."))
     async def save(title: str, content: str, type: NoteType = "takeaway",
                    key: str | None = None, project: str | None = None) -> dict[str, Any]:
         return call(service.save, title, content, type=type, key=key, project=project,

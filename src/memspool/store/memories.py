@@ -63,7 +63,7 @@ __all__ = [
     "replace_text",
     "same_summary",
     "sessions_of",
-    "set_marks",
+    "set_edited",
     "set_standing",
     "supersede",
     "unit_of_work",
@@ -354,7 +354,7 @@ def update_in_place(  # noqa: PLR0913 - a memory row's columns, keyword-only
     conn.execute(
         "UPDATE memories SET type = ?, summary = ?, body = ?, updated_at = ?,"
         " layer = CASE WHEN layer IN ('buffer', 'canonical') THEN layer ELSE 'buffer' END,"
-        " superseded_by = NULL WHERE id = ?",
+        " superseded_by = NULL, edited_at = NULL WHERE id = ?",
         (type, summary, body, at, memory.id),
     )
     _set_terms(conn, memory.project, memory.id, terms)
@@ -386,7 +386,7 @@ def corroborate(  # noqa: PLR0913 - a memory row's columns, keyword-only
         keep_history(conn, memory, at=at, reason="merged")
     conn.execute(
         "UPDATE memories SET corroborations = corroborations + 1, body = ?, summary = ?,"
-        " updated_at = ?, clarity = max(clarity, ?) WHERE id = ?",
+        " updated_at = ?, clarity = max(clarity, ?), edited_at = NULL WHERE id = ?",
         (body, summary, at, clarity, memory.id),
     )
     _set_terms(conn, memory.project, memory.id, terms)
@@ -427,12 +427,14 @@ def sessions_of(conn: sqlite3.Connection, memory_id: int) -> set[str]:
 
 def said_at(conn: sqlite3.Connection, memory: Memory, *, unsaid: str) -> float:
     """When the latest words of ``memory`` were said: the last save that touched it (a
-    memory folded into it brings its saves along), else its creation. Saves of the
+    memory folded into it brings its saves along) or a person's correction of it,
+    else its creation. Saves of the
     session ``unsaid`` (an import's own, made when the file was read) say nothing of
     when: the memory's creation stands for them."""
     (latest,) = conn.execute("SELECT max(at) FROM provenance WHERE memory_id = ?"
                              " AND session != ?", (memory.id, unsaid)).fetchone()
-    return memory.created_at if latest is None else max(memory.created_at, float(latest))
+    edited_at = marks(conn, memory.id)[1]  # a person's correction is a saying too
+    return max(memory.created_at, float(latest or 0.0), float(edited_at or 0.0))
 
 
 def count_sessions(conn: sqlite3.Connection, memory_id: int) -> int:
@@ -543,6 +545,9 @@ def absorb(conn: sqlite3.Connection, survivor: Memory, other: Memory, *, at: flo
     # shares it as a merge, not as a forget (memspool.store.team_schema).
     conn.execute("INSERT OR REPLACE INTO memory_merges (memory_id, survivor) VALUES (?, ?)",
                  (other.id, survivor.id))
+    # A pin is a person's: the memory that remains keeps it.
+    conn.execute("UPDATE memories SET pinned = max(pinned, (SELECT pinned FROM memories"
+                 " WHERE id = ?)) WHERE id = ?", (other.id, survivor.id))
     conn.execute("DELETE FROM memories WHERE id = ?", (other.id,))
     conn.execute(
         "UPDATE memories SET corroborations = corroborations + ? + 1, updated_at = ?"
@@ -556,15 +561,16 @@ EDITED: Final = "edited"
 
 def replace_text(conn: sqlite3.Connection, memory: Memory, *, type: NoteType, summary: str,  # noqa: PLR0913 - a memory row's columns, keyword-only
                  body: str, terms: Sequence[str], at: float, reason: str,
-                 person: bool = False) -> None:
+                 person: float | None = None) -> None:
     """Give ``memory`` another text, keeping the current one in its history. A
-    person's correction (``reason`` EDITED), or a text a person wrote that a fold
-    carries over (``person``), marks the memory as a person's (:func:`edited`)."""
+    person's correction (``reason`` EDITED) marks the memory as a person's
+    (:func:`edited`), and so does a fold that carries over a text a person corrected
+    at ``person``; any other text clears the mark (it is no longer theirs)."""
     summary, body = printable(summary, one_line=True), printable(body)
     keep_history(conn, memory, at=at, reason=reason)
     conn.execute("UPDATE memories SET type = ?, summary = ?, body = ?, updated_at = ?,"
-                 " edited_at = CASE WHEN ? THEN ? ELSE edited_at END WHERE id = ?",
-                 (type, summary, body, at, person or reason == EDITED, at, memory.id))
+                 " edited_at = ? WHERE id = ?",
+                 (type, summary, body, at, at if reason == EDITED else person, memory.id))
     _set_terms(conn, memory.project, memory.id, terms)
 
 
@@ -576,11 +582,9 @@ def marks(conn: sqlite3.Connection, memory_id: int) -> tuple[bool, float | None]
     return (False, None) if row is None else (bool(row[0]), row[1])
 
 
-def set_marks(conn: sqlite3.Connection, memory_id: int, *, pinned: bool,
-              edited_at: float | None) -> None:
-    """Set :func:`marks` as a trusted import carries them from another store."""
-    conn.execute("UPDATE memories SET pinned = ?, edited_at = ? WHERE id = ?",
-                 (int(pinned), edited_at, memory_id))
+def set_edited(conn: sqlite3.Connection, memory_id: int, edited_at: float | None) -> None:
+    """Set when a person last corrected the memory, as a trusted import carries it."""
+    conn.execute("UPDATE memories SET edited_at = ? WHERE id = ?", (edited_at, memory_id))
 
 
 def edited(conn: sqlite3.Connection, memory_id: int) -> bool:
