@@ -8,6 +8,8 @@ the context block, a refused edit changes nothing, a pin keeps a memory from dec
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 import time
 from pathlib import Path
 
@@ -207,3 +209,72 @@ def test_a_memory_a_person_vouches_for_joins_the_context_block(home: Path) -> No
     assert any(line.startswith(f"- #{other} Exports land in") for line in lines)
     run_cli("memories", "unpin", str(unsure))
     assert f"#{unsure} " not in _block(home)
+
+
+def _editor(tmp_path: Path, body: str) -> dict[str, str]:
+    """An EDITOR that runs ``body`` (Python, with ``path`` the draft's Path and ``draft``
+    its text) on the file it is given; drafts go to a TMPDIR of the test's own."""
+    script = tmp_path / "editor.py"
+    script.write_text("import pathlib, subprocess, sys\npath = pathlib.Path(sys.argv[1])\n"
+                      f"draft = path.read_text()\n{body}\n", encoding="utf-8")
+    drafts = tmp_path / "drafts"
+    drafts.mkdir(exist_ok=True)
+    return {"EDITOR": f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}",
+            "VISUAL": "", "TMPDIR": str(drafts)}
+
+
+def test_edit_with_no_option_opens_the_memory_in_the_editor(home: Path, tmp_path: Path) -> None:
+    memory = _saved()
+    env = _editor(tmp_path, "assert draft.splitlines()[5:7] == ['type: pitfall', "
+                  f"{FACT!r}], draft\n"
+                  "path.write_text(draft.replace('type: pitfall', 'type: decision')"
+                  ".replace('by hand in prod.', 'by hand in prod; it runs migrations first.'))")
+    done = run_cli("memories", "edit", str(memory), env=env).stdout.decode()
+    assert done.startswith(f"edited #{memory} (decision): the type (was pitfall), the summary")
+    shown = _shown(memory)
+    assert shown["type"] == "decision" and str(shown["body"]).endswith("migrations first.")
+    assert shown["edited_at"] is not None
+    assert not list((tmp_path / "drafts").iterdir())  # the draft is gone once saved
+    # Left empty, the draft cancels; left as it was, nothing changes.
+    assert run_cli("memories", "edit", str(memory), env=_editor(
+        tmp_path, "path.write_text('')")).stdout.decode() == (
+        f"#{memory} unchanged: the draft was left empty\n")
+    assert run_cli("memories", "edit", str(memory), "--json", env=_editor(
+        tmp_path, "pass")).stdout.decode().replace(" ", "").replace("\n", "") == (
+        f'{{"ok":true,"id":{memory},"changed":false}}')
+    assert _shown(memory) == shown
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    ("path.write_text('Deploys: make deploy only.\\n\\nUse make deploy.')",
+     "first line must be the type"),
+    ("path.write_text('type: decision\\n' + 'x' * 301 + '\\n\\nUse make deploy.')",
+     "at most 300"),
+    ("subprocess.run([sys.executable, '-m', 'memspool', 'memories', 'edit', '1', '--type',"
+     " 'pattern'], check=True)\npath.write_text(draft.replace('in prod.', 'in production.'))",
+     "changed while it was in the editor"),
+])
+def test_a_draft_refused_is_kept_and_the_memory_unchanged(
+        home: Path, tmp_path: Path, body: str, said: str) -> None:
+    memory = _saved()
+    assert memory == 1
+    env = _editor(tmp_path, body)
+    refused = run_cli("memories", "edit", str(memory), env=env, check=False)
+    error = refused.stderr.decode()
+    assert refused.returncode != 0 and said in error and "The draft is kept in" in error
+    (kept,) = (tmp_path / "drafts").iterdir()
+    assert str(kept) in error and kept.stat().st_mode & 0o777 == 0o600
+    assert "Use make deploy." in kept.read_text() or "in production." in kept.read_text()
+    assert _shown(memory)["summary"] == FACT
+
+
+def test_without_an_editor_edit_says_how_to_give_one(home: Path) -> None:
+    memory = _saved()
+    for env in ({"EDITOR": "", "VISUAL": ""}, {"EDITOR": "false", "VISUAL": ""},
+                {"EDITOR": "", "VISUAL": "/nonexistent/editor --wait"}):
+        refused = run_cli("memories", "edit", str(memory), env=env, check=False)
+        assert refused.returncode != 0, env
+        assert ("set EDITOR" in refused.stderr.decode()
+                or "Nothing was changed" in refused.stderr.decode()
+                or "nothing was changed" in refused.stderr.decode()), refused.stderr
+    assert _shown(memory)["edited_at"] is None

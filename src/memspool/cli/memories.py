@@ -4,9 +4,11 @@ maintain``."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memspool.base.errors import NotFound, PayloadError
 from memspool.base.kinds import LAYERS, NOTE_TYPES
@@ -26,6 +28,10 @@ from memspool.cli._common import (
 from memspool.distill import LlmOptions
 from memspool.distill.keys import whole_summary
 
+if TYPE_CHECKING:
+    from memspool.results import Corrected
+    from memspool.store.memories import Memory
+
 MEMORIES_DOC = """List, show, correct, pin, forget, export and import memories.
 
 Example:
@@ -37,7 +43,9 @@ Example:
 
 EDIT_DOC = """Correct a memory: its summary, its text or its type.
 
-What it held goes to its history first (reason `edited`); the new text is
+With no option, the memory opens in your editor (VISUAL, else EDITOR): its
+type, its summary and its text; save and quit to correct it, empty the file
+to cancel. What it held goes to its history first (reason `edited`); the new text is
 redacted like any save, and the context block is rendered again at once. An
 option left out keeps what the memory holds, so `--type` alone changes only
 the heading it is shown under. The summary is the line the context block
@@ -46,6 +54,7 @@ eight words or fewer that ends no sentence reads as a title, and the block
 shows it leading the text ("Deploys: use make deploy ...").
 
 Example:
+    memspool memories edit 12
     memspool memories edit 12 --type decision
     memspool memories edit 12 --summary "Deploys go through make deploy, never kubectl."
     memspool memories edit 12 --text-file fix.md
@@ -191,13 +200,46 @@ def _given_text(args: argparse.Namespace) -> str | None:
 def _edit(args: argparse.Namespace) -> int:
     text = _given_text(args)
     if args.summary is None and text is None and args.type is None:
-        raise PayloadError("Nothing to change: give --summary, --text (or --text-file) "
-                           "or --type.")
+        return _edit_in_editor(args)
     with open_service(args.home, existing=True) as service:
         # Read as the web page reads it: looking at a memory to correct it is no recall.
         was = service.memory_page(args.id).memory
         result = service.correct(args.id, summary=args.summary, body=text, type=args.type)
         now = service.memory_page(args.id).memory
+    return _edited(args, was, result, now)
+
+
+def _edit_in_editor(args: argparse.Namespace) -> int:
+    """``edit ID`` with no option: the memory in the person's editor (cli/editor.py)."""
+    from memspool.cli.editor import discard, write_and_edit
+
+    with open_service(args.home, existing=True) as service:
+        was = service.memory_page(args.id).memory
+    fields, draft = write_and_edit(was, os.environ)  # the store is not held meanwhile
+    if fields is None:
+        discard(draft)
+        if args.json:
+            print_json({"ok": True, "id": was.id, "changed": False})
+        else:
+            print(f"#{was.id} unchanged: the draft was left empty")
+        return 0
+    kind, summary, body = fields
+    try:
+        with open_service(args.home, existing=True) as service:
+            held = service.memory_page(args.id).memory
+            if (held.type, held.summary, held.body) != (was.type, was.summary, was.body):
+                raise PayloadError(f"Memory #{was.id} changed while it was in the editor, "
+                                   f"so nothing was saved over it.")
+            result = service.correct(args.id, summary=summary, body=body, type=kind)
+            now = service.memory_page(args.id).memory
+    except PayloadError as exc:
+        raise PayloadError(f"{exc} The draft is kept in {draft}.") from None
+    discard(draft)
+    return _edited(args, was, result, now)
+
+
+def _edited(args: argparse.Namespace, was: Memory, result: Corrected, now: Memory) -> int:
+    """Say what an edit changed."""
     if args.json:
         print_json({"ok": True, "id": result.id, "changed": result.changed})
         return 0
