@@ -1033,16 +1033,22 @@ def _said(conn: Any, memory_id: int, *, type: Any, summary: str, body: str) -> N
                           terms=index_terms(body), at=time.time(), reason="a session's word")
 
 
-def test_folding_two_memories_of_one_fact_keeps_what_each_says(
-        config: Config, conn: Any) -> None:
-    # The major pass folds a memory into an older one of the same fact: the older keeps
-    # its summary, and its text gains what only the newer says.
+def _export_memories(conn: Any, config: Config) -> tuple[int, int]:
+    """Two memories of two sessions: the export's fix, and an unrelated deploy step."""
     t0 = time.time()
     older = _memory(conn, config, "`main` in `cmd/export/main.go` now sets `time.Local = "
                     "time.UTC` first thing, so the nightly export writes UTC timestamps "
                     "whatever zone the host is in.", session="a", at=t0)
     newer = _memory(conn, config, "Deploy the export with `make ship` from `ops/`.",
                     session="b", at=t0 + 1)
+    return older, newer
+
+
+def test_folding_two_memories_of_one_fact_keeps_what_each_says(
+        config: Config, conn: Any) -> None:
+    # The major pass folds a memory into an older one of the same fact: the older keeps
+    # its summary, and its text gains what only the newer says.
+    older, newer = _export_memories(conn, config)
     # A later word makes the newer memory the same fact told with its cause: the
     # next pass finds the two alike.
     _said(conn, newer, type="root-cause", summary="Why the export was an hour off",
@@ -1456,12 +1462,7 @@ def test_a_new_value_moves_out_of_a_persons_correction(config: Config, conn: Any
 
 def test_a_persons_correction_stands_when_the_pass_folds_its_memory(
         config: Config, conn: Any) -> None:
-    t0 = time.time()
-    older = _memory(conn, config, "`main` in `cmd/export/main.go` now sets `time.Local = "
-                    "time.UTC` first thing, so the nightly export writes UTC timestamps "
-                    "whatever zone the host is in.", session="a", at=t0)
-    newer = _memory(conn, config, "Deploy the export with `make ship` from `ops/`.",
-                    session="b", at=t0 + 1)
+    older, newer = _export_memories(conn, config)
     said = ("The nightly export came out an hour off because cron starts it with an empty "
             "environment and Go took its zone from `/etc/localtime` on batch02; `time.Local "
             "= time.UTC` in `cmd/export/main.go` keeps it in UTC.")
