@@ -278,3 +278,14 @@ def test_without_an_editor_edit_says_how_to_give_one(home: Path) -> None:
                 or "Nothing was changed" in refused.stderr.decode()
                 or "nothing was changed" in refused.stderr.decode()), refused.stderr
     assert _shown(memory)["edited_at"] is None
+
+
+def test_a_draft_saved_as_it_was_changes_nothing_whatever_its_spaces(
+        home: Path, tmp_path: Path) -> None:
+    memory = _saved()
+    # A text whose lines end in spaces (a markdown line break) comes back as it went.
+    run_cli("memories", "edit", str(memory), "--text", "Use `make deploy`:  \nit tags first.")
+    before = _shown(memory)
+    done = run_cli("memories", "edit", str(memory), "--json", env=_editor(
+        tmp_path, "path.write_text(draft.replace('\\n', '\\r\\n') + '\\n\\n')"))
+    assert json.loads(done.stdout)["changed"] is False and _shown(memory) == before

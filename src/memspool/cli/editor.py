@@ -49,7 +49,8 @@ def draft(memory: Memory) -> str:
 def parse(text: str) -> Fields | None:
     """The draft's type, summary and text; ``None`` for a file left empty (cancel). A
     :class:`PayloadError` says what is missing."""
-    lines = [line.rstrip() for line in text.splitlines() if not line.startswith(MARK)]
+    # Lines as written: a text's own spaces (a markdown line break) are the person's.
+    lines = [line for line in text.splitlines() if not line.startswith(MARK)]
     while lines and not lines[0].strip():
         lines.pop(0)
     if not lines:
