@@ -283,6 +283,8 @@ def test_an_edit_keeps_what_the_form_showed_as_a_stand_in(signed_in: WebServer,
     with Service(home) as service:
         page = service.memory_page(memory)
     assert (page.memory.summary, page.memory.body, page.history) == (summary, body, [])
+    shown = signed_in.request("GET", f"/ui/memories/{memory}", cookie=True).text
+    assert "<dt>Corrected</dt><dd>no</dd>" in shown
 
     answer = signed_in.post_form(path, {**form, "type": "pitfall"}, cookie=True)
     assert answer.headers["location"].endswith("note=edited")
@@ -290,6 +292,9 @@ def test_an_edit_keeps_what_the_form_showed_as_a_stand_in(signed_in: WebServer,
         page = service.memory_page(memory)
     assert (page.memory.type, page.memory.summary, page.memory.body) == ("pitfall", summary, body)
     assert [entry.reason for entry in page.history] == ["edited"]
+    assert page.edited_at is not None
+    shown = signed_in.request("GET", f"/ui/memories/{memory}", cookie=True).text
+    assert "later sessions corroborate this text, never rewrite it" in shown
 
     # One word changed in the middle: every mark outside the change is kept.
     form = _edit_form(signed_in, memory)

@@ -410,9 +410,9 @@ class Pinned:
 
 @dataclasses.dataclass(frozen=True)
 class MemoryPage:
-    """A memory as its web page shows it: pinned or not, when it was last recalled,
-    its earlier texts, its provenance, the memory that superseded it and those it
-    superseded."""
+    """A memory as its web page shows it: pinned or not, when a person last corrected
+    it, when it was last recalled, its earlier texts, its provenance, the memory that
+    superseded it and those it superseded."""
 
     memory: Memory
     pinned: bool
@@ -421,11 +421,14 @@ class MemoryPage:
     provenance: list[Provenance]
     superseded_by_memory: Memory | None
     supersedes: list[Memory]
+    #: When a person last corrected it (``None``: never).
+    edited_at: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The memory's fields with the rest beside them (the page template's names)."""
         return {
             **dataclasses.asdict(self.memory), "pinned": self.pinned,
+            "edited_at": self.edited_at,
             "last_recalled": self.last_recalled,
             "history": [dataclasses.asdict(entry) for entry in self.history],
             "provenance": [dataclasses.asdict(entry) for entry in self.provenance],

@@ -772,8 +772,9 @@ class Service:
             successor = (memory_rows.get(conn, found.superseded_by)
                          if found.superseded_by is not None else None)
             noted = recalled(self.config.home).get(memory_id)
+            pinned, edited_at = memory_rows.marks(conn, memory_id)
             return MemoryPage(
-                memory=found, pinned=browse.pinned(conn, memory_id),
+                memory=found, pinned=pinned, edited_at=edited_at,
                 last_recalled=max(filter(None, (found.recalled_at, noted)), default=None),
                 history=memory_rows.history(conn, memory_id),
                 provenance=memory_rows.provenance(conn, memory_id),
