@@ -83,7 +83,9 @@ PROMPTS_DATA = DATA / "user_prompts.jsonl"
 #: measure it: tests/test_distill_classify.py).
 NOTE_SPLITS = ("tune",)
 SESSIONS = DATA / "sessions"
-#: The whole sessions the type model learns from: every tuning file.
+#: The whole sessions the type model learns from: the first six tuning files. Trained on
+#: every tuning file it typed fewer held-out facts right (docs/benchmarks.md, "The type
+#: model trained on all twelve tuning files"); session_files() lists them all.
 SESSION_FILES = ("tune_a.jsonl", "tune_b.jsonl", "tune_c.jsonl", "tune_d.jsonl", "tune_e.jsonl",
                  "tune_f.jsonl")
 #: The sessions the keep models (message and claim) learn from. Trained on every

@@ -828,7 +828,7 @@ class Service:
                                          body=new_body,
                                          terms=index_terms(new_body, profiles=self.profiles),
                                          at=time.time(), reason="edited")
-            was_pinned = browse.pinned(conn, memory_id)
+            was_pinned = memory_rows.marks(conn, memory_id)[0]
             if pinned is not None:
                 browse.set_pinned(conn, found, pinned)
         if changed or pinned is not None:

@@ -319,14 +319,12 @@ def _merge(ctx: _Context, found: memory_rows.Memory, note: Note, verdict: Verdic
     unsure of it may be chatter)."""
     if _stands(ctx, found):
         # A person's correction stands: the note corroborates it, its text stays.
-        memory_rows.corroborate(ctx.conn, found, at=ctx.now, clarity=note.clarity)
-        _provenance(ctx, found.id, MERGED, note)
-        ctx.seen_keys.setdefault(found.key, (found.id, note.body))
-        return _landed(ctx, found, MERGED)
-    richer = verdict.relation == "more" and body is None
-    if body is None and not richer and note.only_if is None:
-        body = joined(found.body, note.body, ctx.profiles)
-    body = note.body if richer else body
+        richer, body = False, None
+    else:
+        richer = verdict.relation == "more" and body is None
+        if body is None and not richer and note.only_if is None:
+            body = joined(found.body, note.body, ctx.profiles)
+        body = note.body if richer else body
     memory_rows.corroborate(ctx.conn, found, at=ctx.now, body=body,
                             summary=note.summary if richer else None,
                             terms=ctx.terms(body) if body is not None else (),

@@ -23,7 +23,6 @@ from memspool.store.slices import LIST_COLUMNS, SliceRow
 __all__ = [
     "ProjectCounts",
     "memory_page",
-    "pinned",
     "pinned_ids",
     "project_counts",
     "project_names",
@@ -148,11 +147,6 @@ def _with_pin(row: sqlite3.Row) -> dict[str, Any]:
     fields = dict(row)
     fields["pinned"] = bool(fields["pinned"])
     return fields
-
-
-def pinned(conn: sqlite3.Connection, memory_id: int) -> bool:
-    row = conn.execute("SELECT pinned FROM memories WHERE id = ?", (memory_id,)).fetchone()
-    return bool(row and row[0])
 
 
 def pinned_ids(conn: sqlite3.Connection) -> set[int]:

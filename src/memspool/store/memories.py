@@ -590,8 +590,7 @@ def set_edited(conn: sqlite3.Connection, memory_id: int, edited_at: float | None
 def edited(conn: sqlite3.Connection, memory_id: int) -> bool:
     """Is the memory's text a person's correction? The archivist then corroborates
     it without rewriting its text or type: a person's word stands over a session's."""
-    row = conn.execute("SELECT edited_at FROM memories WHERE id = ?", (memory_id,)).fetchone()
-    return row is not None and row[0] is not None
+    return marks(conn, memory_id)[1] is not None
 
 
 def forget(conn: sqlite3.Connection, memory: Memory, *, at: float) -> list[int]:
