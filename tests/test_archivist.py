@@ -1407,7 +1407,7 @@ def test_a_persons_correction_stands_when_a_later_session_says_more(
     assert (kept.summary, kept.body, kept.type) == (CORRECTED, GUNICORN, "decision")
     assert rows.sessions_of(conn, memory) == {"monday", "tuesday"}
     assert [h.reason for h in rows.history(conn, memory)] == ["edited"]
-    # An agent's capture over MCP, a capture by hand and a save under its key say it
+    # Text an agent captures over MCP, `memspool capture` and a save under its key say it
     # again too: only another correction rewrites it.
     for source in ("mcp", "manual"):
         capture_with(GUNICORN_MORE, config=config, conn=conn, project="api",

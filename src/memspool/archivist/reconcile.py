@@ -263,9 +263,9 @@ def _of_another_session(ctx: _Context, memory: memory_rows.Memory) -> bool:
 
 def _stands(ctx: _Context, memory: memory_rows.Memory) -> bool:
     """Does ``memory`` keep its text whatever this call's notes say? When a person
-    corrected it (:func:`~memspool.store.memories.edited`): a digested session, an
-    agent's capture or save over MCP or HTTP, and a capture by hand say it again and
-    corroborate it; only another correction rewrites it (a new value still
+    corrected it (:func:`~memspool.store.memories.edited`): a digested session, text
+    an agent captures or saves over MCP or HTTP, and ``memspool capture`` say it
+    again and corroborate it; only another correction rewrites it (a new value still
     supersedes it)."""
     return memory_rows.edited(ctx.conn, memory.id)
 
