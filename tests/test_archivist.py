@@ -21,6 +21,7 @@ from memspool.config import Config
 from memspool.distill.blobs import BLOB_CHARS
 from memspool.distill.claim_model import model
 from memspool.distill.keys import distinct_key
+from memspool.distill.note import Note
 from memspool.distill.similarity import index_terms
 from memspool.distill.transcript import notes_of, transcript_notes
 from memspool.recall.context import render
@@ -1164,6 +1165,46 @@ def test_a_value_given_after_a_person_said_it_moves_is_the_new_value(
     (old,) = [m for m in every if "ttl_seconds: 600" in m.body]
     (new,) = [m for m in every if m.live and "300" in m.body]
     assert old.layer == "superseded" and old.superseded_by == new.id
+
+
+def test_a_new_value_is_the_same_kind_of_fact_as_the_value_it_replaces(
+        config: Config, conn: Any) -> None:
+    # Monday's decision sets a value; Tuesday's report moves it. The model reads the
+    # report by its words (a takeaway), but the new value is the decision's.
+    decided = ("[assistant] Decision: the API runs with `WORKERS = 4` per pod in "
+               "`deploy/values.yaml`, since each worker holds a 200 MB model and pods get "
+               "1 GiB.")
+    moved = "[assistant] Bumped `WORKERS` in `deploy/values.yaml` from 4 to 3."
+    assert transcript_notes(moved, conditional=True)[0].type != "decision"
+    _queue_slice(conn, config, decided, session="monday")
+    _queue_slice(conn, config, moved, session="tuesday")
+    digest(conn, config)
+    every = rows.list_memories(conn, "api")
+    (old,) = [m for m in every if "WORKERS = 4" in m.body]
+    (new,) = [m for m in every if m.live]
+    assert old.type == "decision" and old.superseded_by == new.id
+    assert new.type == "decision"
+    # A value inside a wider fact (a pitfall) is no value of that kind: its new value
+    # keeps the type the note has.
+    pitfall = ("The importer stalls when `BATCH_ROWS = 5000` in `importer/settings.py`: "
+               "a batch that size holds the row lock past the 30 s lock timeout.")
+    report = CaptureReport(dry_run=False)
+    save_notes([Note(type="pitfall", summary=pitfall, body=pitfall)], config=config,
+               conn=conn, origin=manual_origin("api", "monday", "save"), report=report)
+    lowered = "[assistant] Lowered `BATCH_ROWS` in `importer/settings.py` from 5000 to 2000."
+    (note,) = transcript_notes(lowered, conditional=True)[:1]
+    _queue_slice(conn, config, lowered, session="tuesday")
+    digest(conn, config)
+    (batch,) = [m for m in rows.list_memories(conn, "api") if m.live and "BATCH_ROWS" in m.body]
+    assert "2000" in batch.body and batch.type == note.type != "pitfall"
+    # What a person or an agent saves keeps the type it was saved with.
+    saved = "The API runs with `WORKERS = 2` per pod in `deploy/values.yaml`."
+    report = CaptureReport(dry_run=False)
+    save_notes([Note(type="pattern", summary=saved, body=saved)], config=config, conn=conn,
+               origin=manual_origin("api", "wednesday", "save"), report=report)
+    assert report.notes[0].supersedes == new.id
+    newest = rows.get(conn, report.notes[0].id or 0)
+    assert newest is not None and newest.type == "pattern"
 
 
 def test_a_second_value_of_the_session_neither_fails_nor_leaves_two_current(

@@ -23,7 +23,8 @@ order, up to the cap:
      by its key, always; found by its terms, only from another session: in
      one session, texts alike but for a number are siblings, "pool 1" and
      "pool 2"); every other memory of another session that states the old
-     value is superseded by it too. A merge never keeps an older value: a
+     value is superseded by it too; a session's new value of a decision or a
+     takeaway is of that type. A merge never keeps an older value: a
      text whose values differ is never merged. A memory that grew by merges
      (one merged note's words a line) gives its new value the lines it does
      not move, so its other facts stay in recall; a new value of a line
@@ -124,6 +125,8 @@ RESTATED_BODY_CHARS: Final = 1_500
 #: the memory's own fact (:func:`_its_own`).
 _OPENING_CHARS: Final = 40
 DEFAULT_SOURCE: Final = "manual"
+#: The types of a value said as it stands: set on purpose, or learnt to hold.
+_VALUE_KINDS: Final = frozenset({"decision", "takeaway"})
 RULE_BASED: Final = "rule_based"
 LLM: Final = "llm"
 
@@ -368,7 +371,8 @@ def _create(ctx: _Context, key: str, note: Note, supersedes: memory_rows.Memory 
     # A new value takes the old one's place, in the context block too: it is as
     # clear a statement of the subject as the one it replaces.
     clarity = note.clarity if supersedes is None else max(note.clarity, supersedes.clarity)
-    memory_id = memory_rows.insert(ctx.conn, project=ctx.project, key=key, type=note.type,
+    kind = _kind_of_new_value(ctx, note, supersedes)
+    memory_id = memory_rows.insert(ctx.conn, project=ctx.project, key=key, type=kind,
                                    summary=note.summary, body=body,
                                    terms=ctx.terms(body), at=ctx.now, clarity=clarity)
     ctx.created_ids.add(memory_id)
@@ -381,9 +385,22 @@ def _create(ctx: _Context, key: str, note: Note, supersedes: memory_rows.Memory 
     elif trimmed is not None:
         _supersede_the_rest(ctx, note, memory_id, trimmed)
     ctx.seen_keys[key] = (memory_id, note.body)
-    return NoteOutcome(id=ctx.shown_id(memory_id), key=key, type=note.type,
+    return NoteOutcome(id=ctx.shown_id(memory_id), key=key, type=kind,
                        summary=note.summary, action=CREATED,
                        supersedes=None if supersedes is None else supersedes.id)
+
+
+def _kind_of_new_value(ctx: _Context, note: Note, replaced: memory_rows.Memory | None,
+                       ) -> NoteType:
+    """The type of the memory ``note`` creates: a session's new value of a memory typed
+    as a value stands (_VALUE_KINDS) is the same kind of fact as the value it replaces
+    (a pool size chosen again is still a decision, though the report that moved it reads
+    like a lesson). A memory of another type held its value inside a wider fact (the root
+    cause that named a limit): the note keeps its own type. What a person or an agent
+    saves keeps the type it was saved with."""
+    if replaced is None or ctx.origin.slice_id is None or replaced.type not in _VALUE_KINDS:
+        return note.type
+    return replaced.type
 
 
 def memory_lines(memory: memory_rows.Memory) -> list[str]:
