@@ -10,7 +10,7 @@ every assistant turn and SessionEnd at the end of a session, as Claude Code
 runs them; the last session of each project is captured by ``memspool
 backfill`` instead (written with no hook). Then ``memspool maintain`` runs.
 
-Scored per split (``tune`` and ``heldout`` side by side):
+Scored per split (``tune`` and the held-out ``heldout`` and ``heldout2`` side by side):
 
 - facts kept: planted facts (as of the last session: a changed value
   counts as its new value) held by a current memory of their project, all
@@ -315,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Scores] = {}
     for split in splits:
         chosen = [r for r in rows if r["split"] == split]
-        if args.keep and split != "heldout":
+        if args.keep and not split.startswith("heldout"):
             home = args.keep / split / "home"
             play(chosen, home)
             results[split] = score(chosen, home)
@@ -343,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<28}" + "".join(f"{show(results[s]):>16}" for s in splits))
     if args.show:
         for split in splits:
-            if split == "heldout":
+            if split.startswith("heldout"):
                 continue  # held out: figures only, never a case to tune on
             for miss in results[split].misses:
                 print(f"  {split}: {miss}")
