@@ -1184,6 +1184,15 @@ def test_a_new_value_is_the_same_kind_of_fact_as_the_value_it_replaces(
     (new,) = [m for m in every if m.live]
     assert old.type == "decision" and old.superseded_by == new.id
     assert new.type == "decision"
+    # A person's rule that sets the value again is a rule of theirs, whatever it
+    # replaces (a reminder of it then finds it: reminders corroborate rules).
+    _queue_slice(conn, config, "[user] from now on always run `WORKERS = 2` in "
+                 "`deploy/values.yaml`, i prefer fewer workers", session="wednesday")
+    digest(conn, config)
+    (rule,) = [m for m in rows.list_memories(conn, "api") if m.live]
+    replaced = rows.get(conn, new.id)
+    assert replaced is not None and replaced.superseded_by == rule.id
+    assert rule.type == "preference"
     # A value inside a wider fact (a pitfall) is no value of that kind: its new value
     # keeps the type the note has.
     pitfall = ("The importer stalls when `BATCH_ROWS = 5000` in `importer/settings.py`: "
@@ -1198,11 +1207,11 @@ def test_a_new_value_is_the_same_kind_of_fact_as_the_value_it_replaces(
     (batch,) = [m for m in rows.list_memories(conn, "api") if m.live and "BATCH_ROWS" in m.body]
     assert "2000" in batch.body and batch.type == note.type != "pitfall"
     # What a person or an agent saves keeps the type it was saved with.
-    saved = "The API runs with `WORKERS = 2` per pod in `deploy/values.yaml`."
+    saved = "The importer runs with `BATCH_ROWS = 1000` in `importer/settings.py` now."
     report = CaptureReport(dry_run=False)
     save_notes([Note(type="pattern", summary=saved, body=saved)], config=config, conn=conn,
-               origin=manual_origin("api", "wednesday", "save"), report=report)
-    assert report.notes[0].supersedes == new.id
+               origin=manual_origin("api", "thursday", "save"), report=report)
+    assert report.notes[0].supersedes == batch.id
     newest = rows.get(conn, report.notes[0].id or 0)
     assert newest is not None and newest.type == "pattern"
 

@@ -24,7 +24,7 @@ order, up to the cap:
      one session, texts alike but for a number are siblings, "pool 1" and
      "pool 2"); every other memory of another session that states the old
      value is superseded by it too; a session's new value of a decision or a
-     takeaway is of that type. A merge never keeps an older value: a
+     takeaway is of that type, unless it is a person's rule. A merge never keeps an older value: a
      text whose values differ is never merged. A memory that grew by merges
      (one merged note's words a line) gives its new value the lines it does
      not move, so its other facts stay in recall; a new value of a line
@@ -392,13 +392,15 @@ def _create(ctx: _Context, key: str, note: Note, supersedes: memory_rows.Memory 
 
 def _kind_of_new_value(ctx: _Context, note: Note, replaced: memory_rows.Memory | None,
                        ) -> NoteType:
-    """The type of the memory ``note`` creates: a session's new value of a memory typed
-    as a value stands (_VALUE_KINDS) is the same kind of fact as the value it replaces
-    (a pool size chosen again is still a decision, though the report that moved it reads
-    like a lesson). A memory of another type held its value inside a wider fact (the root
-    cause that named a limit): the note keeps its own type. What a person or an agent
-    saves keeps the type it was saved with."""
-    if replaced is None or ctx.origin.slice_id is None or replaced.type not in _VALUE_KINDS:
+    """The type of the memory ``note`` creates: a session's new value (or contradiction)
+    of a memory typed as a value stands (_VALUE_KINDS) is the same kind of fact as the
+    value it replaces (a pool size chosen again is still a decision, though the report
+    that moved it reads like a lesson). The note keeps its own type when the replaced
+    memory is of another type (its value sat inside a wider fact: the root cause that
+    named a limit), when it is a person's rule (``preference``: a reminder of a rule finds
+    only rules), and when a person or an agent captures or saves it."""
+    if replaced is None or ctx.origin.slice_id is None or note.type == "preference" \
+            or replaced.type not in _VALUE_KINDS:
         return note.type
     return replaced.type
 
