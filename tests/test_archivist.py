@@ -928,6 +928,45 @@ def test_a_persons_rule_said_again_in_a_later_session_is_one_memory_of_two_sessi
     assert rows.sessions_of(conn, seed.id) == {"thursday"}
 
 
+def test_a_persons_clear_rule_said_again_in_their_own_words_is_one_memory(
+        config: Config, conn: Any) -> None:
+    _queue_slice(conn, config, (
+        "[user] pls dont go adding alamofire or anything like that, i'd prefer we stay on "
+        "plain URLSession, no networking pods or packages"), session="monday")
+    _queue_slice(conn, config, (
+        "[user] bug from the warehouse: POST /api/orders -> 201 with the new id, then GET "
+        "/api/orders/<id> -> 404. and it STAYS 404 until we redeploy, then the order shows "
+        "up. from the api logs:\n```\n2024-03-18T09:12:44.201Z INFO  http - POST /api/orders "
+        "201 38ms\n2024-03-18T09:12:44.957Z INFO  http - GET /api/orders/17592186048811 404 "
+        "3ms\n```"), session="monday")
+    digest(conn, config)
+    found = [m for m in rows.list_memories(conn, "api") if m.live]
+    (rule,) = [m for m in found if "Alamofire" in m.body or "alamofire" in m.body]
+    (report,) = [m for m in found if "/api/orders" in m.body]
+    # The premise: the rule is one of theirs, stated clearly; their bug report is read
+    # as theirs too, but as no rule.
+    assert rule.type == report.type == "preference"
+    assert rule.clarity >= model().clear > report.clarity
+    # A later session: they say the rule again in words of their own, beside a request,
+    # and give a new rule in their report's words.
+    _queue_slice(conn, config, (
+        "[user] the upload screen needs a progress bar. still plain URLSession pls, no "
+        "third-party upload libs."), session="thursday")
+    _queue_slice(conn, config, (
+        "[user] from now on every POST /api/orders handler must read its own write back "
+        "before returning 201, i never want that 404 again"), session="thursday")
+    digest(conn, config)
+    live = [m for m in rows.list_memories(conn, "api") if m.live]
+    # Their rule said again is their rule: one memory of two sessions.
+    assert rows.sessions_of(conn, rule.id) == {"monday", "thursday"}
+    assert [m.id for m in live if "URLSession" in m.body] == [rule.id]
+    # Their new rule is news, not their report said again: only a clear rule of theirs
+    # is said again in words this loose.
+    assert rows.sessions_of(conn, report.id) == {"monday"}
+    (new,) = [m for m in live if "read its own write back" in m.body]
+    assert new.id != report.id and rows.sessions_of(conn, new.id) == {"thursday"}
+
+
 def test_a_persons_rule_said_again_under_the_bar_corroborates_only_their_rule(
         config: Config, conn: Any) -> None:
     request = ("[user] the export page times out for big teams, can you page the query in "

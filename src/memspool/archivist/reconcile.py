@@ -72,6 +72,7 @@ from typing import Final
 from memspool.base.errors import StoreError
 from memspool.base.kinds import Action, NoteType
 from memspool.config import Config
+from memspool.distill.claim_model import model
 from memspool.distill.keys import distinct_key, text_hash
 from memspool.distill.note import Note
 from memspool.distill.similarity import (
@@ -780,14 +781,17 @@ def _bar(ctx: _Context, note: Note, candidate: memory_rows.Memory) -> RestateBar
     A note that says it points back, at its own bar; the agent's claim under the
     keep bar that says nothing of the kind, at the overlap bar (a person's, as their
     kept rule below: only into a rule of theirs of an earlier session). A kept note
-    that does not point back is news until it says otherwise (a loose overlap folded a new rule
-    into the memory of another subject that named the same file, and the rule left
-    recall with that memory's old value): a person's rule said again in a later
-    session, at the reminder bar and only into a person's rule (a ``preference``);
-    any other kept note only into a memory of an earlier session whose words it
-    mostly says again (the kept bar: a rule applied in a report of the work, "the
-    same `packer@pve!build` token as every build"). In one session, two facts alike
-    are two facts."""
+    that does not point back is news until it says otherwise (a loose overlap folded
+    a new rule into the memory of another subject that named the same file, and the
+    rule left recall with that memory's old value): a person's rule said again in a
+    later session, only into a person's rule (a ``preference``), at the rule bar into
+    one they stated clearly (its clarity reaches the context block's clear bar: a
+    person says their rule again in words of their own, "still plain URLSession pls,
+    no third-party upload libs"), else at the reminder bar (a report of theirs is
+    typed theirs too, and a new rule in its words is news); any other kept note only
+    into a memory of an earlier session whose words it mostly says again (the kept
+    bar: a rule applied in a report of the work, "the same `packer@pve!build` token as
+    every build"). In one session, two facts alike are two facts."""
     if note.only_if is not None and note.restates is None:
         if says_a_change(note.body) and candidate.type != "preference":
             # A report of a change that moved no value may say a person's rule again
@@ -799,7 +803,7 @@ def _bar(ctx: _Context, note: Note, candidate: memory_rows.Memory) -> RestateBar
         return note.restates
     if note.restates == "person" and candidate.type == "preference" \
             and _of_another_session(ctx, candidate):
-        return "reminder"
+        return "rule" if candidate.clarity >= model().clear else "reminder"
     if note.restates is None and note.type == "preference":
         # The agent saying a person's rule back ("Understood, plain `URLSession` it
         # is, no Alamofire"): the rule itself, in this session or a later one.
@@ -815,8 +819,9 @@ def _restated(ctx: _Context, note: Note,
     (:func:`~memspool.distill.similarity.restates`): a note that says it points back
     ("per your rule, ...", a person's "remember ...") at its own bar; a claim under
     the keep bar that says no such thing at the overlap bar (:func:`_restating` has
-    judged only memories of other sessions); a person's rule at the reminder bar,
-    only into a rule of theirs of an earlier session; another kept note at the kept
+    judged only memories of other sessions); a person's rule only into a rule of
+    theirs of an earlier session, at the rule bar when they stated it clearly, else at
+    the reminder bar; another kept note at the kept
     bar, only into a memory of an earlier session (:func:`_bar`). The memory keeps
     its words and gains the restatement's, up to RESTATED_BODY_CHARS (a claim under
     the keep bar adds none). A note of several claims of which one says the memory
@@ -832,6 +837,11 @@ def _restated(ctx: _Context, note: Note,
         verdict, line = restates(related, bar), None
         if verdict is None:
             verdict, line = _restated_in_a_line(ctx, candidate, note, related, bar)
+        elif note.restates == "person":
+            # The rule bar, loose enough for a person's rule in words of their own,
+            # lets a prompt of news and the rule said again pass whole: the sentence
+            # that says it is the restatement, and the news is news.
+            line = _said_again_beside_news(ctx, candidate, note, verdict)
         if verdict is None:
             continue
         # A memory the whole note restates comes before one a claim of it does.
