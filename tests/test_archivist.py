@@ -967,6 +967,24 @@ def test_a_persons_clear_rule_said_again_in_their_own_words_is_one_memory(
     assert new.id != report.id and rows.sessions_of(conn, new.id) == {"thursday"}
 
 
+def test_a_person_reminding_of_their_clear_rule_in_their_own_words_corroborates_it(
+        config: Config, conn: Any) -> None:
+    _queue_slice(conn, config, (
+        "[user] pls keep scripts/eval.py plain argparse, someone hydra-fied it once and it "
+        "was a mess, i want to run eval with just a ckpt path and nothing else"),
+        session="monday")
+    # "reminder that ..." says it is said again: no stricter a bar than their rule said
+    # again without the word.
+    _queue_slice(conn, config, (
+        "[user] love it. try 128 per gpu. and reminder that the eval script stays plain "
+        "argparse, dont let the launcher/hydra stuff creep into it if you touch it"),
+        session="thursday")
+    digest(conn, config)
+    (rule,) = [m for m in rows.list_memories(conn, "api") if m.live and "argparse" in m.body]
+    assert rule.summary.startswith("Pls keep scripts/eval.py plain argparse")
+    assert rows.sessions_of(conn, rule.id) == {"monday", "thursday"}
+
+
 def test_a_persons_rule_said_again_under_the_bar_corroborates_only_their_rule(
         config: Config, conn: Any) -> None:
     request = ("[user] the export page times out for big teams, can you page the query in "

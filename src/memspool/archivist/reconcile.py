@@ -785,13 +785,14 @@ def _bar(ctx: _Context, note: Note, candidate: memory_rows.Memory) -> RestateBar
     a new rule into the memory of another subject that named the same file, and the
     rule left recall with that memory's old value): a person's rule said again in a
     later session, only into a person's rule (a ``preference``), at the rule bar into
-    one they stated clearly (its clarity reaches the context block's clear bar: a
-    person says their rule again in words of their own, "still plain URLSession pls,
-    no third-party upload libs"), else at the reminder bar (a report of theirs is
-    typed theirs too, and a new rule in its words is news); any other kept note only
-    into a memory of an earlier session whose words it mostly says again (the kept
-    bar: a rule applied in a report of the work, "the same `packer@pve!build` token as
-    every build"). In one session, two facts alike are two facts."""
+    one they stated clearly, a reminder of it too (its clarity reaches the context
+    block's clear bar: a person says their rule again in words of their own, "still
+    plain URLSession pls, no third-party upload libs"), else at the reminder bar (a
+    report of theirs is typed theirs too, and a new rule in its words is news); any
+    other kept note only into a memory of an earlier session whose words it mostly
+    says again (the kept bar: a rule applied in a report of the work, "the same
+    `packer@pve!build` token as every build"). In one session, two facts alike are
+    two facts."""
     if note.only_if is not None and note.restates is None:
         if says_a_change(note.body) and candidate.type != "preference":
             # A report of a change that moved no value may say a person's rule again
@@ -799,16 +800,24 @@ def _bar(ctx: _Context, note: Note, candidate: memory_rows.Memory) -> RestateBar
             # may be the news that moves it, which no corroboration should hide.
             return None
         return "overlap"
-    if note.restates in ("rule", "reminder"):
-        return note.restates
-    if note.restates == "person" and candidate.type == "preference" \
-            and _of_another_session(ctx, candidate):
-        return "rule" if candidate.clarity >= model().clear else "reminder"
+    if note.restates == "rule" or _said_by_them_again(ctx, note, candidate):
+        return "rule"
+    if note.restates == "reminder" or (note.restates == "person" and candidate.type
+                                       == "preference" and _of_another_session(ctx, candidate)):
+        return "reminder"
     if note.restates is None and note.type == "preference":
         # The agent saying a person's rule back ("Understood, plain `URLSession` it
         # is, no Alamofire"): the rule itself, in this session or a later one.
         return "reminder" if candidate.type == "preference" else None
     return "kept" if note.restates is None and _of_another_session(ctx, candidate) else None
+
+
+def _said_by_them_again(ctx: _Context, note: Note, candidate: memory_rows.Memory) -> bool:
+    """A person's note, reminding or not, meets ``candidate``, a rule of theirs of an
+    earlier session that they stated clearly (its clarity reaches the context block's
+    clear bar): they say it again in words of their own, at the rule bar."""
+    return note.restates in ("person", "reminder") and candidate.type == "preference" \
+        and candidate.clarity >= model().clear and _of_another_session(ctx, candidate)
 
 
 def _restated(ctx: _Context, note: Note,
@@ -837,7 +846,7 @@ def _restated(ctx: _Context, note: Note,
         verdict, line = restates(related, bar), None
         if verdict is None:
             verdict, line = _restated_in_a_line(ctx, candidate, note, related, bar)
-        elif note.restates == "person":
+        elif _said_by_them_again(ctx, note, candidate):
             # The rule bar, loose enough for a person's rule in words of their own,
             # lets a prompt of news and the rule said again pass whole: the sentence
             # that says it is the restatement, and the news is news.
