@@ -1,6 +1,6 @@
 """How far two readers of the type definitions agree with the session labels' types.
 
-    python bench/type_agreement.py [--readers tests/data/type_readers.jsonl]
+    python bench/type_agreement.py [--readers tests/data/type_readers.jsonl] [--kept DIR]
 
 150 planted facts of the tuning sessions (tests/data/sessions/tune_*.jsonl)
 were typed by two readers who had the six types' definitions of
@@ -9,26 +9,52 @@ and not the labels (tests/data/README.md). Prints each reader's agreement
 with the labels and with the other reader, and the commonest ways they part
 from the labels: what a careful reader of the same definitions reaches, beside
 the claim model's type accuracy that bench/archivist_sessions.py measures.
+With ``--kept DIR`` (the folder ``bench/archivist_sessions.py --split tune
+--keep DIR`` left), the claim model's types too: for each fact a current
+memory of its project holds (every anchor), whether one such memory has the
+labels' type, and each reader's.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 READERS = ("reader_a", "reader_b")
 
 
-def labels(sessions: Path) -> dict[str, str]:
-    """Each planted fact's labelled type, by its id (tuning files only)."""
-    found: dict[str, str] = {}
+def planted(sessions: Path) -> dict[str, dict[str, Any]]:
+    """Each planted fact of the tuning files as first said, with its project, by id."""
+    found: dict[str, dict[str, Any]] = {}
     for path in sorted(sessions.glob("tune_*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
-            for fact in json.loads(line)["facts"]:
-                found.setdefault(fact["id"], fact["type"])
+            session = json.loads(line)
+            for fact in session["facts"]:
+                found.setdefault(fact["id"], {**fact, "project": session["project"]})
+    return found
+
+
+def model_types(kept: Path, facts: list[dict[str, Any]]) -> list[set[str] | None]:
+    """The types of the current memories of each fact's project that hold all its
+    anchors, in a store the sessions bench kept (``None``: no memory holds it)."""
+    conn = sqlite3.connect(kept / "tune" / "home" / "memspool.db")
+    try:
+        rows = conn.execute("SELECT project, summary || char(10) || body, type FROM memories"
+                            " WHERE layer IN ('buffer', 'canonical')").fetchall()
+    finally:
+        conn.close()
+    found: list[set[str] | None] = []
+    for fact in facts:
+        anchors = [str(a).lower() for a in fact["anchors"]]
+        types = {kind for project, text, kind in rows
+                 if project.endswith(f"/{fact['project']}")
+                 and all(a in text.lower() for a in anchors)}
+        found.append(types or None)
     return found
 
 
@@ -36,8 +62,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--readers", type=Path, default=DATA / "type_readers.jsonl")
     parser.add_argument("--sessions", type=Path, default=DATA / "sessions")
+    parser.add_argument("--kept", type=Path, metavar="DIR",
+                        help="a store kept by archivist_sessions.py --split tune --keep DIR")
     args = parser.parse_args(argv)
-    labelled = labels(args.sessions)
+    facts = planted(args.sessions)
+    labelled = {fact_id: str(fact["type"]) for fact_id, fact in facts.items()}
     rows = [json.loads(line) for line in
             args.readers.read_text(encoding="utf-8").splitlines() if line.strip()]
     print(f"{len(rows)} facts")
@@ -51,6 +80,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"    labelled {label}, read as {read}: {count}")
     both = sum(row[READERS[0]] == row[READERS[1]] for row in rows)
     print(f"the two readers agree on {both}/{len(rows)} ({both / len(rows):.1%})")
+    if args.kept is not None:
+        typed = model_types(args.kept, [facts[row["fact"]] for row in rows])
+        held = [(row, types) for row, types in zip(rows, typed, strict=True) if types]
+        print(f"the claim model: {len(held)} of the {len(rows)} facts held by a memory")
+        columns = {"the labels": [labelled[row["fact"]] for row, _ in held],
+                   **{reader: [row[reader] for row, _ in held] for reader in READERS}}
+        for name, read in columns.items():
+            same = sum(kind in types for kind, (_, types) in zip(read, held, strict=True))
+            print(f"    agrees with {name} on {same}/{len(held)} ({same / len(held):.1%})")
     return 0
 
 

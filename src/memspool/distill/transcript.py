@@ -532,9 +532,10 @@ def _conditional(found: list[Claim], verdicts: list[Verdict], groups: list[_Grou
             # rule's words again (reconciliation's overlap bar). A person's rule said
             # again in passing ("and no prisma mocks in the tests for any of this"),
             # as clearly a rule of theirs as the context block asks of one: their rule
-            # of an earlier session, at the reminder bar and into a rule of theirs
-            # only (reconciliation's "person"). A person's aside or report ("Rev B
-            # boards on the same probe are fine") is none, whatever words it shares.
+            # of an earlier session, into a rule of theirs only, at the rule bar when
+            # they stated it clearly, else the reminder bar (reconciliation's
+            # "person"). A person's aside or report ("Rev B boards on the same probe
+            # are fine") is none, whatever words it shares.
             by_overlap.append(dataclasses.replace(
                 _note(_Group(role, [claim], [verdict]), used), only_if="restates",
                 restates=None if role == "assistant" else "person"))
