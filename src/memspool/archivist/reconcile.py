@@ -830,12 +830,12 @@ def _restated(ctx: _Context, note: Note,
     the keep bar that says no such thing at the overlap bar (:func:`_restating` has
     judged only memories of other sessions); a person's rule only into a rule of
     theirs of an earlier session, at the rule bar when they stated it clearly, else at
-    the reminder bar; another kept note at the kept
-    bar, only into a memory of an earlier session (:func:`_bar`). The memory keeps
-    its words and gains the restatement's, up to RESTATED_BODY_CHARS (a claim under
-    the keep bar adds none). A note of several claims of which one says the memory
-    again (:func:`_restated_in_a_line`) gives the memory that claim, and the rest is
-    a note of its own: the news beside a fact said again is news."""
+    the reminder bar; another kept note at the kept bar, only into a memory of an
+    earlier session (:func:`_bar`). The memory keeps its words and gains the
+    restatement's, up to RESTATED_BODY_CHARS (a claim under the keep bar adds none).
+    A note of several claims of which one says the memory again
+    (:func:`_restated_in_a_line`) gives the memory that claim, and the rest is a note
+    of its own: the news beside a fact said again is news."""
     if ctx.origin.slice_id is None and note.only_if is None:
         return None  # a person's capture says what it says
     best: tuple[tuple[bool, float], memory_rows.Memory, Verdict, int | None] | None = None
