@@ -24,12 +24,13 @@ order, up to the cap:
      one session, texts alike but for a number are siblings, "pool 1" and
      "pool 2"); every other memory of another session that states the old
      value is superseded by it too; a session's new value of a decision or a
-     takeaway is of that type, unless it is a person's rule. A merge never keeps an older value: a
-     text whose values differ is never merged. A memory that grew by merges
-     (one merged note's words a line) gives its new value the lines it does
-     not move, so its other facts stay in recall; a new value of a line
-     merged into it, not of its own fact, supersedes nothing: that line
-     leaves the memory's text and the value is a memory of its own;
+     takeaway is of that type, unless it is a person's rule. A merge never
+     keeps an older value: a text whose values differ is never merged. A
+     memory that grew by merges (one merged note's words a line) gives its
+     new value the lines it does not move, so its other facts stay in
+     recall; a new value of a line merged into it, not of its own fact,
+     supersedes nothing: that line leaves the memory's text and the value
+     is a memory of its own;
    - another fact under the same key: the note takes a key of its own;
    - a claim under the keep bar that says a value changed ("went from 5000 to
      10000 ms") is saved as the new value of a memory of an earlier session
@@ -846,10 +847,11 @@ def _restated(ctx: _Context, note: Note,
         verdict, line = restates(related, bar), None
         if verdict is None:
             verdict, line = _restated_in_a_line(ctx, candidate, note, related, bar)
-        elif _said_by_them_again(ctx, note, candidate):
-            # The rule bar, loose enough for a person's rule in words of their own,
-            # lets a prompt of news and the rule said again pass whole: the sentence
-            # that says it is the restatement, and the news is news.
+        elif bar == "rule" and note.restates != "rule":
+            # A person's note at the rule bar (_bar: _said_by_them_again), loose enough
+            # for their rule in words of their own, lets a prompt of news and the rule
+            # said again pass whole: the sentence that says it is the restatement, and
+            # the news is news.
             line = _said_again_beside_news(ctx, candidate, note, verdict)
         if verdict is None:
             continue
