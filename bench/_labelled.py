@@ -19,3 +19,10 @@ def load_splits(path: Path) -> tuple[list[dict[str, Any]], dict[str, list[dict[s
         if split and split != "all":
             splits.setdefault(split, []).append(row)
     return rows, splits
+
+
+def holds(memory: dict[str, Any], anchors: list[str]) -> bool:
+    """Does ``memory`` (a row of the store, as a dict) hold every anchor of a planted
+    fact, in its summary or body, whatever the case?"""
+    text = f"{memory['summary']}\n{memory['body']}".lower()
+    return all(anchor.lower() in text for anchor in anchors)

@@ -53,6 +53,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from _labelled import holds
+
 from memspool.base.quoting import inert
 from memspool.config import Config, load_config
 from memspool.demo import SessionWriter
@@ -159,11 +161,6 @@ def play(sessions: list[dict[str, Any]], home: Path) -> None:
     _cli(home, "maintain")
 
 
-def _holds(memory: dict[str, Any], anchors: list[str]) -> bool:
-    text = f"{memory['summary']}\n{memory['body']}".lower()
-    return all(anchor.lower() in text for anchor in anchors)
-
-
 def score(sessions: list[dict[str, Any]], home: Path) -> Scores:
     scores = Scores()
     with Service(home) as service:
@@ -240,7 +237,7 @@ def _score_facts(sessions: list[dict[str, Any]], memories: list[dict[str, Any]],
     for fact_id, fact in facts.items():
         scores.facts += 1
         mine = [m for m in current if m["project"] == fact["project"]
-                and _holds(m, fact["anchors"])]
+                and holds(m, fact["anchors"])]
         if mine:
             scores.kept += 1
             scores.holding[fact_id] = {int(m["id"]) for m in mine}
@@ -256,14 +253,14 @@ def _score_facts(sessions: list[dict[str, Any]], memories: list[dict[str, Any]],
                 scores.misses.append(f"not corroborated {fact_id}: "
                                      f"{[(m['id'], m['sessions']) for m in mine]}")
         scores.leaks += sum(1 for m in memories if m["project"] != fact["project"]
-                            and _holds(m, fact["anchors"])
+                            and holds(m, fact["anchors"])
                             and not _said(said_in, m["project"], fact["anchors"]))
     _score_unrestated(current, [f for f in facts.values() if len(sessions_of[f["id"]]) > 1],
                       scores)
     for old_id, (old, new) in replaced.items():
         scores.changed += 1
         stale = [m for m in current if m["project"] == old["project"]
-                 and _holds(m, old["anchors"]) and not _holds(m, new["anchors"])]
+                 and holds(m, old["anchors"]) and not holds(m, new["anchors"])]
         if stale:
             scores.misses.append(f"still current {old_id}: {[m['id'] for m in stale]}")
         else:
@@ -275,7 +272,7 @@ def _score_unrestated(current: list[dict[str, Any]], restated: list[dict[str, An
     """Current memories of two or more sessions that hold no fact said in two."""
     for memory in current:
         if memory["sessions"] >= 2 and not any(
-                f["project"] == memory["project"] and _holds(memory, f["anchors"])
+                f["project"] == memory["project"] and holds(memory, f["anchors"])
                 for f in restated):
             scores.corroborated_unrestated += 1
             scores.misses.append(f"corroborated, no fact restated: #{memory['id']} "

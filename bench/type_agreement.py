@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from _labelled import holds
+
+from memspool.service import Service
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 READERS = ("reader_a", "reader_b")
@@ -42,18 +45,15 @@ def planted(sessions: Path) -> dict[str, dict[str, Any]]:
 def model_types(kept: Path, facts: list[dict[str, Any]]) -> list[set[str] | None]:
     """The types of the current memories of each fact's project that hold all its
     anchors, in a store the sessions bench kept (``None``: no memory holds it)."""
-    conn = sqlite3.connect(kept / "tune" / "home" / "memspool.db")
-    try:
-        rows = conn.execute("SELECT project, summary || char(10) || body, type FROM memories"
-                            " WHERE layer IN ('buffer', 'canonical')").fetchall()
-    finally:
-        conn.close()
+    with Service(kept / "tune" / "home") as service:
+        memories = [row.as_dict() for row in service.memories(limit=1_000_000)]
+    current = [memory for memory in memories if memory["layer"] in ("buffer", "canonical")]
     found: list[set[str] | None] = []
     for fact in facts:
-        anchors = [str(a).lower() for a in fact["anchors"]]
-        types = {kind for project, text, kind in rows
-                 if project.endswith(f"/{fact['project']}")
-                 and all(a in text.lower() for a in anchors)}
+        # A project is its folder in the kept store: matched by its name.
+        types = {str(memory["type"]) for memory in current
+                 if memory["project_name"] == fact["project"]
+                 and holds(memory, fact["anchors"])}
         found.append(types or None)
     return found
 
