@@ -211,6 +211,43 @@ def test_a_memory_a_person_vouches_for_joins_the_context_block(home: Path) -> No
     assert f"#{unsure} " not in _block(home)
 
 
+def test_show_says_which_tier_a_memory_is_in_and_why(home: Path) -> None:
+    """``memories show`` says whether the context block lists a memory, and why: the
+    same rule the block is read by, for each way in and out of it."""
+    texts = ["Pitfall: the payments sandbox resets every Sunday at midnight.",
+             "The export job writes to `s3://exports/daily/`.",
+             "Staging runs on `db-staging-2`; prod on `db-prod-1`.",
+             "Decision: invoices are numbered per tenant, never globally.",
+             "Convention: every migration ships with its down step."]
+    clear, unsure, corroborated, established, replaced = (_saved(t) for t in texts)
+    with Service(home) as service:
+        service.conn.execute("UPDATE memories SET clarity = 0.1 WHERE id != ?", (clear,))
+        service.conn.execute("UPDATE memories SET layer = 'canonical' WHERE id = ?",
+                             (established,))
+        service.conn.execute("UPDATE memories SET layer = 'superseded', superseded_by = ? "
+                             "WHERE id = ?", (clear, replaced))
+        service.conn.commit()
+        service.maintain()
+    run_cli("capture", "--project", "shop", "--session", "a-later-session",
+            input=texts[2].encode())  # a second session says it (after maintain's promotions)
+    block = _block(home)
+    why = {}
+    for memory in (clear, unsure, corroborated, established, replaced):
+        shown = _shown(memory)
+        assert (shown["tier"] == "strict") == (f"#{memory} " in block), shown
+        why[memory] = (shown["tier"], shown["tier_why"])
+    assert why[clear][1].startswith("clearly stated (clarity 1.00")
+    assert why[unsure][0] == "searchable" and "under the bar" in str(why[unsure][1])
+    assert why[corroborated] == ("strict", "said in 2 sessions")
+    assert why[established] == ("strict", "established")
+    assert why[replaced] == ("out of recall", f"superseded by #{clear}")
+    printed = run_cli("memories", "show", str(unsure)).stdout.decode().splitlines()
+    assert printed[2].startswith("searchable only, not in the context block: said in one "
+                                 "session, not clearly (clarity 0.10 under the bar of")
+    run_cli("memories", "pin", str(unsure))
+    assert _shown(unsure)["tier_why"] == "pinned by a person" and f"#{unsure} " in _block(home)
+
+
 def _editor(tmp_path: Path, body: str) -> dict[str, str]:
     """An EDITOR that runs ``body`` (Python, with ``path`` the draft's Path and ``draft``
     its text) on the file it is given; drafts go to a TMPDIR of the test's own."""

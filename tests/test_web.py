@@ -285,6 +285,7 @@ def test_an_edit_keeps_what_the_form_showed_as_a_stand_in(signed_in: WebServer,
     assert (page.memory.summary, page.memory.body, page.history) == (summary, body, [])
     shown = signed_in.request("GET", f"/ui/memories/{memory}", cookie=True).text
     assert "<dt>Corrected</dt><dd>no</dd>" in shown
+    assert "<dt>Context block</dt><dd>listed: clearly stated (clarity 1.00" in shown
 
     answer = signed_in.post_form(path, {**form, "type": "pitfall"}, cookie=True)
     assert answer.headers["location"].endswith("note=edited")
@@ -295,6 +296,7 @@ def test_an_edit_keeps_what_the_form_showed_as_a_stand_in(signed_in: WebServer,
     assert page.edited_at is not None
     shown = signed_in.request("GET", f"/ui/memories/{memory}", cookie=True).text
     assert "later sessions corroborate this text, never rewrite it" in shown
+    assert "<dt>Context block</dt><dd>listed: corrected by a person</dd>" in shown
 
     # One word changed in the middle: every mark outside the change is kept.
     form = _edit_form(signed_in, memory)

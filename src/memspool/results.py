@@ -16,6 +16,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any, Final
 
 from memspool.base.answers import ok_fields
+from memspool.recall.context import Tier
 from memspool.recall.search import Hit
 from memspool.store.memories import HistoryEntry, Memory, Provenance
 from memspool.store.slices import SliceRow
@@ -240,6 +241,9 @@ class MemoryView:
     #: When a person last corrected its text (``None``: never); the archivist then
     #: corroborates it without rewriting it.
     edited_at: float | None = None
+    #: The tier of recall it is in (``strict``: the context block lists it;
+    #: ``searchable``; ``out of recall``) and why (:func:`memspool.recall.context.tier`).
+    tier: Tier | None = None
 
     def as_dict(self, *, history: bool = True) -> dict[str, Any]:
         """The memory's fields with the rest beside them; without ``history`` when
@@ -247,6 +251,8 @@ class MemoryView:
         found: dict[str, Any] = {
             **dataclasses.asdict(self.memory), "project_name": self.project_name,
             "origin": self.origin, "pinned": self.pinned, "edited_at": self.edited_at,
+            "tier": self.tier.name if self.tier else None,
+            "tier_why": self.tier.why if self.tier else None,
             "history": [dataclasses.asdict(entry) for entry in self.history],
             "provenance": [dataclasses.asdict(entry) for entry in self.provenance]}
         if not history:
@@ -423,12 +429,16 @@ class MemoryPage:
     supersedes: list[Memory]
     #: When a person last corrected it (``None``: never).
     edited_at: float | None = None
+    #: The tier of recall it is in, and why (as :class:`MemoryView`'s).
+    tier: Tier | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The memory's fields with the rest beside them (the page template's names)."""
         return {
             **dataclasses.asdict(self.memory), "pinned": self.pinned,
             "edited_at": self.edited_at,
+            "tier": self.tier.name if self.tier else None,
+            "tier_why": self.tier.why if self.tier else None,
             "last_recalled": self.last_recalled,
             "history": [dataclasses.asdict(entry) for entry in self.history],
             "provenance": [dataclasses.asdict(entry) for entry in self.provenance],

@@ -44,7 +44,7 @@ from memspool.distill.similarity import Profiles, index_terms
 from memspool.drainer.lock import drainer_running
 from memspool.install import default_settings_path, installed_events
 from memspool.recall import render, render_dirty, search
-from memspool.recall.context import stored
+from memspool.recall.context import stored, tier
 from memspool.recall.embed import SemanticState, semantic_state
 from memspool.recall.vectors import VectorIndex, bump_epoch, remove_sets
 from memspool.redact import kept
@@ -440,7 +440,8 @@ class Service:
                 origin=origins(conn, [found.id]).get(found.id),
                 history=memory_rows.history(conn, memory_id),
                 provenance=memory_rows.provenance(conn, memory_id),
-                pinned=pinned, edited_at=edited_at)
+                pinned=pinned, edited_at=edited_at,
+                tier=tier(found, pinned=pinned, edited=edited_at is not None))
 
     def memories(self, *, project: str | None = None, type: str | None = None,
                  layer: str | None = None, limit: int = 100,
@@ -779,7 +780,8 @@ class Service:
                 history=memory_rows.history(conn, memory_id),
                 provenance=memory_rows.provenance(conn, memory_id),
                 superseded_by_memory=successor,
-                supersedes=browse.successors_of(conn, memory_id))
+                supersedes=browse.successors_of(conn, memory_id),
+                tier=tier(found, pinned=pinned, edited=edited_at is not None))
 
     def edit(self, memory_id: int, *, summary: str, body: str, type: str) -> Edited:
         """A person's correction: new text or type, the old kept in history with the

@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memspool.base.errors import NotFound, PayloadError
 from memspool.base.kinds import LAYERS, NOTE_TYPES
@@ -120,6 +120,14 @@ def _print_text(summary: str, body: str) -> None:
     print(for_terminal(body))
 
 
+def _tier_line(memory: dict[str, Any]) -> str:
+    """Which tier of recall the memory is in, and why (docs/recall.md, "Two tiers")."""
+    where = {"strict": "in the context block (the strict tier)",
+             "searchable": "searchable only, not in the context block",
+             "out of recall": "out of recall (search --all finds it)"}[memory["tier"]]
+    return f"{where}: {memory['tier_why']}"
+
+
 def _show(args: argparse.Namespace) -> int:
     with open_service(args.home, readonly=True) as service:
         memory = service.get(args.id).as_dict()
@@ -137,6 +145,7 @@ def _show(args: argparse.Namespace) -> int:
           f"clarity {memory['clarity']:.2f}, "
           f"{memory['sessions']} session(s); created {_when(memory['created_at'])}, "
           f"changed {_when(memory['updated_at'])}")
+    print(_tier_line(memory))
     print()
     _print_text(memory["summary"], memory["body"])
     # Each earlier text, with the type it had when that differs from the one after it.
@@ -390,7 +399,8 @@ def register(sub: Subparsers) -> None:
     listing.add_argument("--limit", type=positive_int, default=100,
                          help="at most this many (default 100)")
     add_json(listing, "the memories")
-    show = command(inner, "show", "Show one memory with its history and provenance.\n\n"
+    show = command(inner, "show", "Show one memory with its history and provenance, and "
+                   "whether the context block lists it and why.\n\n"
                    "Example:\n    memspool memories show 12", _show)
     add_home(show)
     show.add_argument("id", type=record_id, help="memory id (see `memspool memories list`)")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from typing import Final
+from typing import Final, Literal, NamedTuple
 
 from memspool.base.project import readable_name
 from memspool.base.quoting import inert
@@ -30,8 +30,9 @@ from memspool.distill.claim_model import model
 from memspool.distill.keys import SUMMARY_CHARS, stated
 from memspool.recall.counts import refresh as refresh_counts
 from memspool.store import transaction
+from memspool.store.memories import Memory
 
-__all__ = ["SECTIONS", "render", "render_dirty", "stored"]
+__all__ = ["SECTIONS", "Tier", "render", "render_dirty", "stored", "tier"]
 
 #: Type headings, in the order a new session most needs them.
 SECTIONS: Final = (
@@ -46,6 +47,36 @@ READ_LIMIT: Final = 400
 _TRAILER_CHARS: Final = 120
 
 
+class Tier(NamedTuple):
+    """Where a memory stands in recall, and why (docs/recall.md, "Two tiers")."""
+
+    #: ``strict``: the context block lists it, within its budget; ``searchable``: search
+    #: finds it, the block does not list it; ``out of recall``: superseded or archived,
+    #: found only by ``search --all``.
+    name: Literal["strict", "searchable", "out of recall"]
+    why: str
+
+
+def tier(memory: Memory, *, pinned: bool, edited: bool) -> Tier:
+    """The tier ``memory`` is in (``pinned`` and ``edited``: a person pinned or corrected
+    it), by the rule :func:`render` reads the block's memories with."""
+    if not memory.live:
+        return Tier("out of recall", f"superseded by #{memory.superseded_by}"
+                    if memory.superseded_by else f"{memory.layer}")
+    bar = model().clear
+    reasons = ((pinned, "pinned by a person"), (edited, "corrected by a person"),
+               (memory.layer == "canonical", "established"),
+               (memory.sessions >= 2, f"said in {memory.sessions} sessions"),
+               (memory.clarity >= bar,
+                f"clearly stated (clarity {memory.clarity:.2f}, the bar {bar:.2f})"))
+    why = next((reason for holds, reason in reasons if holds), None)
+    if why is not None:
+        return Tier("strict", why)
+    return Tier("searchable", f"said in one session, not clearly (clarity {memory.clarity:.2f}"
+                f" under the bar of {bar:.2f}): a second session saying it, a pin or an edit"
+                " puts it in the context block")
+
+
 def _line(row: sqlite3.Row) -> str:
     # Shown to an agent: quoted data, never markup that could close the block's frame.
     summary = inert(stated(str(row["summary"]), str(row["body"]), SUMMARY_CHARS))
@@ -58,6 +89,7 @@ def _line(row: sqlite3.Row) -> str:
 
 def render(conn: sqlite3.Connection, project: str, max_chars: int) -> tuple[str, int]:
     """The block for ``project`` and how many memories it lists ("" and 0 for none)."""
+    # The strict tier, as tier() tells it of one memory.
     rows = conn.execute(
         "SELECT id, type, layer, summary, body, sessions, pinned FROM memories"
         " WHERE project = ? AND layer IN ('buffer', 'canonical')"
