@@ -241,6 +241,9 @@ def test_show_says_which_tier_a_memory_is_in_and_why(home: Path) -> None:
     assert why[corroborated] == ("strict", "said in 2 sessions")
     assert why[established] == ("strict", "established")
     assert why[replaced] == ("out of recall", f"superseded by #{clear}")
+    status = json.loads(run_cli("status", "--json").stdout)
+    assert status["memories_in_context"] == sum(t == "strict" for t, _ in why.values()) == 3
+    assert "in context blocks: 3 of the 4 current" in run_cli("status").stdout.decode()
     printed = run_cli("memories", "show", str(unsure)).stdout.decode().splitlines()
     assert printed[2].startswith("searchable only, not in the context block: said in one "
                                  "session, not clearly (clarity 0.10 under the bar of")

@@ -339,6 +339,8 @@ class Status:
     last_error: str | None
     memories_by_layer: dict[str, int] | None
     last_maintain: dict[str, Any] | None
+    #: Memories in the strict tier: the ones the context blocks list, within their budget.
+    memories_in_context: int | None
     semantic: dict[str, Any]
     team: dict[str, Any] | None
     hook_errors: int

@@ -44,7 +44,7 @@ from memspool.distill.similarity import Profiles, index_terms
 from memspool.drainer.lock import drainer_running
 from memspool.install import default_settings_path, installed_events
 from memspool.recall import render, render_dirty, search
-from memspool.recall.context import stored, tier
+from memspool.recall.context import stored, strict_count, tier
 from memspool.recall.embed import SemanticState, semantic_state
 from memspool.recall.vectors import VectorIndex, bump_epoch, remove_sets
 from memspool.redact import kept
@@ -674,13 +674,15 @@ class Service:
 
     def _memory_status(self) -> dict[str, Any]:
         if not self.config.db_path.exists():
-            return {"memories_by_layer": {}, "last_maintain": None}
+            return {"memories_by_layer": {}, "last_maintain": None, "memories_in_context": 0}
         try:
             with self._reading() as conn:
                 return {"memories_by_layer": memory_rows.count_by_layer(conn),
-                        "last_maintain": last_report(conn)}
+                        "last_maintain": last_report(conn),
+                        "memories_in_context": strict_count(conn)}
         except StoreError:
-            return {"memories_by_layer": None, "last_maintain": None}
+            return {"memories_by_layer": None, "last_maintain": None,
+                    "memories_in_context": None}
 
     def _semantic_status(self) -> dict[str, Any]:
         """On or off and why; with it on, how many memories have a vector of the

@@ -39,6 +39,10 @@ def _status(args: argparse.Namespace) -> int:
     layers = status.memories_by_layer or {}
     shown = ", ".join(f"{n} {layer}" for layer, n in sorted(layers.items())) or "none"
     print(f"memories:          {_n(status.memories)} ({shown})")
+    current = sum(n for layer, n in layers.items() if layer in ("buffer", "canonical"))
+    if status.memories_in_context is not None and current:
+        print(f"in context blocks: {status.memories_in_context} of the {current} current "
+              f"(the rest are found by search)")
     last = status.last_maintain
     print("last maintenance:  " + ("never (run `memspool maintain`)" if not last else
           f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(last['started_at']))}: "

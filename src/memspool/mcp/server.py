@@ -202,11 +202,12 @@ def build_server(home: Path | None = None) -> MCPServer:
         return call(service.forget, id).as_dict()
 
     @server.tool(description=(
-        "memspool's state: memories by layer, slices queued, the last drain and maintenance "
-        "pass, whether hooks are installed."))
+        "memspool's state: memories by layer and how many the context blocks list, slices "
+        "queued, the last drain and maintenance pass, whether hooks are installed."))
     async def stats() -> dict[str, Any]:
         status = call(service.status).as_dict()
-        keep = ("home", "memories", "memories_by_layer", "slices_queued", "slices_total",
+        keep = ("home", "memories", "memories_by_layer", "memories_in_context",
+                "slices_queued", "slices_total",
                 "sessions_tracked", "last_drain", "last_maintain", "hooks_installed", "store")
         return {name: status.get(name) for name in keep}
 

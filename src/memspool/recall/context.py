@@ -32,7 +32,7 @@ from memspool.recall.counts import refresh as refresh_counts
 from memspool.store import transaction
 from memspool.store.memories import Memory
 
-__all__ = ["SECTIONS", "Tier", "render", "render_dirty", "stored", "tier"]
+__all__ = ["SECTIONS", "Tier", "render", "render_dirty", "stored", "strict_count", "tier"]
 
 #: Type headings, in the order a new session most needs them.
 SECTIONS: Final = (
@@ -45,6 +45,10 @@ SECTIONS: Final = (
 READ_LIMIT: Final = 400
 #: Room kept for the closing line that counts what did not fit.
 _TRAILER_CHARS: Final = 120
+#: The strict tier in SQL (its one parameter: the claim model's clear bar), as
+#: :func:`tier` tells it of one memory.
+_STRICT: Final = ("layer IN ('buffer', 'canonical') AND (layer = 'canonical' OR sessions >= 2"
+                  " OR clarity >= ? OR pinned = 1 OR edited_at IS NOT NULL)")
 
 
 class Tier(NamedTuple):
@@ -77,6 +81,12 @@ def tier(memory: Memory, *, pinned: bool, edited: bool) -> Tier:
                 " puts it in the context block")
 
 
+def strict_count(conn: sqlite3.Connection) -> int:
+    """How many memories, of every project, are in the strict tier."""
+    return int(conn.execute(f"SELECT count(*) FROM memories WHERE {_STRICT}",  # noqa: S608 - constants
+                            (model().clear,)).fetchone()[0])
+
+
 def _line(row: sqlite3.Row) -> str:
     # Shown to an agent: quoted data, never markup that could close the block's frame.
     summary = inert(stated(str(row["summary"]), str(row["body"]), SUMMARY_CHARS))
@@ -89,12 +99,9 @@ def _line(row: sqlite3.Row) -> str:
 
 def render(conn: sqlite3.Connection, project: str, max_chars: int) -> tuple[str, int]:
     """The block for ``project`` and how many memories it lists ("" and 0 for none)."""
-    # The strict tier, as tier() tells it of one memory.
     rows = conn.execute(
-        "SELECT id, type, layer, summary, body, sessions, pinned FROM memories"
-        " WHERE project = ? AND layer IN ('buffer', 'canonical')"
-        " AND (layer = 'canonical' OR sessions >= 2 OR clarity >= ? OR pinned = 1"
-        " OR edited_at IS NOT NULL)"
+        "SELECT id, type, layer, summary, body, sessions, pinned FROM memories"  # noqa: S608 - constants
+        f" WHERE project = ? AND {_STRICT}"
         " ORDER BY pinned DESC, layer = 'canonical' DESC, sessions DESC, confidence DESC,"
         " importance DESC, clarity DESC, updated_at DESC, id DESC LIMIT ?",
         (project, model().clear, READ_LIMIT),
