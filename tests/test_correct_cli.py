@@ -17,6 +17,7 @@ import pytest
 from conftest import run_cli
 
 from memspool.archivist import maintain
+from memspool.distill.claim_model import model
 from memspool.service import Service
 
 FACT = "Deploys go through `make deploy`; never `kubectl apply` by hand in prod."
@@ -213,15 +214,20 @@ def test_a_memory_a_person_vouches_for_joins_the_context_block(home: Path) -> No
 
 def test_show_says_which_tier_a_memory_is_in_and_why(home: Path) -> None:
     """``memories show`` says whether the context block lists a memory, and why: the
-    same rule the block is read by, for each way in and out of it."""
+    same rule the block is read by, for each way in and out of it; past the block's
+    budget a memory of the strict tier is left to search, and says so."""
     texts = ["Pitfall: the payments sandbox resets every Sunday at midnight.",
              "The export job writes to `s3://exports/daily/`.",
              "Staging runs on `db-staging-2`; prod on `db-prod-1`.",
              "Decision: invoices are numbered per tenant, never globally.",
-             "Convention: every migration ships with its down step."]
-    clear, unsure, corroborated, established, replaced = (_saved(t) for t in texts)
+             "Convention: every migration ships with its down step.",
+             "The nightly backup keeps 14 days of snapshots in `backups/pg/`."]
+    clear, unsure, corroborated, established, replaced, edge = (_saved(t) for t in texts)
     with Service(home) as service:
-        service.conn.execute("UPDATE memories SET clarity = 0.1 WHERE id != ?", (clear,))
+        service.conn.execute("UPDATE memories SET clarity = 0.1 WHERE id NOT IN (?, ?)",
+                             (clear, edge))
+        bar = model().clear  # just under the bar, though it prints as the bar rounded
+        service.conn.execute("UPDATE memories SET clarity = ? WHERE id = ?", (bar - 1e-4, edge))
         service.conn.execute("UPDATE memories SET layer = 'canonical' WHERE id = ?",
                              (established,))
         service.conn.execute("UPDATE memories SET layer = 'superseded', superseded_by = ? "
@@ -232,23 +238,44 @@ def test_show_says_which_tier_a_memory_is_in_and_why(home: Path) -> None:
             input=texts[2].encode())  # a second session says it (after maintain's promotions)
     block = _block(home)
     why = {}
-    for memory in (clear, unsure, corroborated, established, replaced):
+    for memory in (clear, unsure, corroborated, established, replaced, edge):
         shown = _shown(memory)
-        assert (shown["tier"] == "strict") == (f"#{memory} " in block), shown
+        assert (shown["tier"] == "strict") == (f"#{memory} " in block) \
+            == shown["in_context_block"], shown
         why[memory] = (shown["tier"], shown["tier_why"])
-    assert why[clear][1].startswith("clearly stated (clarity 1.00")
-    assert why[unsure][0] == "searchable" and "under the bar" in str(why[unsure][1])
+    assert why[clear] == ("strict", "clearly stated (clarity 1.00, at or above the bar of "
+                          f"{bar:.2f})")
     assert why[corroborated] == ("strict", "said in 2 sessions")
     assert why[established] == ("strict", "established")
     assert why[replaced] == ("out of recall", f"superseded by #{clear}")
+    for memory, clarity in ((unsure, "0.10"), (edge, f"{bar - 0.01:.2f}")):
+        assert why[memory][0] == "searchable"
+        assert str(why[memory][1]).startswith(
+            f"said in one session, not clearly (clarity {clarity} under the bar of {bar:.2f}): "
+            "a second session saying it, a pin or an edit puts it in the context block; so "
+            "does maintain, which makes it established from ")
+    printed = run_cli("memories", "show", str(unsure)).stdout.decode().splitlines()
+    assert printed[2].startswith("searchable only, not in the context block: said in one ")
     status = json.loads(run_cli("status", "--json").stdout)
     assert status["memories_in_context"] == sum(t == "strict" for t, _ in why.values()) == 3
-    assert "in context blocks: 3 of the 4 current" in run_cli("status").stdout.decode()
-    printed = run_cli("memories", "show", str(unsure)).stdout.decode().splitlines()
-    assert printed[2].startswith("searchable only, not in the context block: said in one "
-                                 "session, not clearly (clarity 0.10 under the bar of")
+    assert run_cli("status").stdout.decode().count(
+        "in context blocks: 3 of the 5 current (the rest are found by search)\n") == 1
     run_cli("memories", "pin", str(unsure))
     assert _shown(unsure)["tier_why"] == "pinned by a person" and f"#{unsure} " in _block(home)
+
+    # A block too small for all four: the last of them is left to search, and says so.
+    run_cli("memories", "edit", str(edge), "--summary", "Backups: 14 days of snapshots.",
+            env={"MEMSPOOL_CONTEXT_MAX_CHARS": "420"})
+    block = _block(home)
+    listed = [m for m in (unsure, edge, clear, corroborated, established) if f"#{m} " in block]
+    assert 0 < len(listed) < 5, block
+    left = next(m for m in (unsure, edge, clear, corroborated, established) if m not in listed)
+    shown = _shown(left)
+    assert shown["tier"] == "strict" and shown["in_context_block"] is False
+    printed = run_cli("memories", "show", str(left)).stdout.decode().splitlines()
+    assert printed[2].startswith("strict tier, past the context block's budget (search finds "
+                                 "it): ")
+    assert json.loads(run_cli("status", "--json").stdout)["memories_in_context"] == len(listed)
 
 
 def _editor(tmp_path: Path, body: str) -> dict[str, str]:

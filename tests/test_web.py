@@ -605,4 +605,4 @@ def test_the_overview_counts_projects_and_sessions(signed_in: WebServer, home: P
     assert re.search(r'href="/ui/memories\?project=web"[^>]*>web</a>', page)
     assert "Last maintenance pass" in page and "Never" in page
     # Captured by a person, both are clear: both are in their project's block.
-    assert "<dt>In context blocks</dt><dd>2 (the strict tier" in page
+    assert "<dt>In context blocks</dt><dd>2 of the 2 current</dd>" in page

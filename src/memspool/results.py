@@ -253,6 +253,7 @@ class MemoryView:
             "origin": self.origin, "pinned": self.pinned, "edited_at": self.edited_at,
             "tier": self.tier.name if self.tier else None,
             "tier_why": self.tier.why if self.tier else None,
+            "in_context_block": self.tier.listed if self.tier else None,
             "history": [dataclasses.asdict(entry) for entry in self.history],
             "provenance": [dataclasses.asdict(entry) for entry in self.provenance]}
         if not history:
@@ -339,7 +340,7 @@ class Status:
     last_error: str | None
     memories_by_layer: dict[str, int] | None
     last_maintain: dict[str, Any] | None
-    #: Memories in the strict tier: the ones the context blocks list, within their budget.
+    #: Memories the stored context blocks list (of the strict tier, those within budget).
     memories_in_context: int | None
     semantic: dict[str, Any]
     team: dict[str, Any] | None
@@ -441,6 +442,7 @@ class MemoryPage:
             "edited_at": self.edited_at,
             "tier": self.tier.name if self.tier else None,
             "tier_why": self.tier.why if self.tier else None,
+            "in_context_block": self.tier.listed if self.tier else None,
             "last_recalled": self.last_recalled,
             "history": [dataclasses.asdict(entry) for entry in self.history],
             "provenance": [dataclasses.asdict(entry) for entry in self.provenance],

@@ -44,7 +44,7 @@ from memspool.distill.similarity import Profiles, index_terms
 from memspool.drainer.lock import drainer_running
 from memspool.install import default_settings_path, installed_events
 from memspool.recall import render, render_dirty, search
-from memspool.recall.context import stored, strict_count, tier
+from memspool.recall.context import listed_count, stored, tier
 from memspool.recall.embed import SemanticState, semantic_state
 from memspool.recall.vectors import VectorIndex, bump_epoch, remove_sets
 from memspool.redact import kept
@@ -441,7 +441,7 @@ class Service:
                 history=memory_rows.history(conn, memory_id),
                 provenance=memory_rows.provenance(conn, memory_id),
                 pinned=pinned, edited_at=edited_at,
-                tier=tier(found, pinned=pinned, edited=edited_at is not None))
+                tier=tier(conn, found, pinned=pinned, edited=edited_at is not None))
 
     def memories(self, *, project: str | None = None, type: str | None = None,
                  layer: str | None = None, limit: int = 100,
@@ -679,7 +679,7 @@ class Service:
             with self._reading() as conn:
                 return {"memories_by_layer": memory_rows.count_by_layer(conn),
                         "last_maintain": last_report(conn),
-                        "memories_in_context": strict_count(conn)}
+                        "memories_in_context": listed_count(conn)}
         except StoreError:
             return {"memories_by_layer": None, "last_maintain": None,
                     "memories_in_context": None}
@@ -783,7 +783,7 @@ class Service:
                 provenance=memory_rows.provenance(conn, memory_id),
                 superseded_by_memory=successor,
                 supersedes=browse.successors_of(conn, memory_id),
-                tier=tier(found, pinned=pinned, edited=edited_at is not None))
+                tier=tier(conn, found, pinned=pinned, edited=edited_at is not None))
 
     def edit(self, memory_id: int, *, summary: str, body: str, type: str) -> Edited:
         """A person's correction: new text or type, the old kept in history with the

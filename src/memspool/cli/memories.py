@@ -125,6 +125,8 @@ def _tier_line(memory: dict[str, Any]) -> str:
     where = {"strict": "in the context block (the strict tier)",
              "searchable": "searchable only, not in the context block",
              "out of recall": "out of recall (search --all finds it)"}[memory["tier"]]
+    if memory["tier"] == "strict" and not memory["in_context_block"]:
+        where = "strict tier, past the context block's budget (search finds it)"
     return f"{where}: {memory['tier_why']}"
 
 

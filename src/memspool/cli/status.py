@@ -41,8 +41,8 @@ def _status(args: argparse.Namespace) -> int:
     print(f"memories:          {_n(status.memories)} ({shown})")
     current = sum(n for layer, n in layers.items() if layer in ("buffer", "canonical"))
     if status.memories_in_context is not None and current:
-        print(f"in context blocks: {status.memories_in_context} of the {current} current "
-              f"(the rest are found by search)")
+        rest = " (the rest are found by search)" if status.memories_in_context < current else ""
+        print(f"in context blocks: {status.memories_in_context} of the {current} current{rest}")
     last = status.last_maintain
     print("last maintenance:  " + ("never (run `memspool maintain`)" if not last else
           f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(last['started_at']))}: "

@@ -180,8 +180,8 @@ def build_server(home: Path | None = None) -> MCPServer:
 
     @server.tool(description=(
         f"Full memories by id (at most {MAX_GET}): text, layer, confidence, sessions, "
-        "provenance, whether the context block lists it (tier, tier_why); with history=true "
-        "also the earlier texts."))
+        "provenance, its tier and whether the context block lists it (tier, tier_why, "
+        "in_context_block); with history=true also the earlier texts."))
     async def get(ids: _Ids, history: bool = False) -> dict[str, Any]:
         return {"memories": [call(service.get, memory_id).as_dict(history=history)
                              for memory_id in ids]}

@@ -20,6 +20,7 @@ ends between two memories and says how many more there are.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import time
 from typing import Final, Literal, NamedTuple
@@ -32,7 +33,7 @@ from memspool.recall.counts import refresh as refresh_counts
 from memspool.store import transaction
 from memspool.store.memories import Memory
 
-__all__ = ["SECTIONS", "Tier", "render", "render_dirty", "stored", "strict_count", "tier"]
+__all__ = ["SECTIONS", "Tier", "listed_count", "render", "render_dirty", "stored", "tier"]
 
 #: Type headings, in the order a new session most needs them.
 SECTIONS: Final = (
@@ -54,37 +55,47 @@ _STRICT: Final = ("layer IN ('buffer', 'canonical') AND (layer = 'canonical' OR 
 class Tier(NamedTuple):
     """Where a memory stands in recall, and why (docs/recall.md, "Two tiers")."""
 
-    #: ``strict``: the context block lists it, within its budget; ``searchable``: search
+    #: ``strict``: the context block lists it while it has room; ``searchable``: search
     #: finds it, the block does not list it; ``out of recall``: superseded or archived,
     #: found only by ``search --all``.
     name: Literal["strict", "searchable", "out of recall"]
     why: str
+    #: Whether its project's block, as stored, lists it (a strict memory past the
+    #: block's budget is left to search).
+    listed: bool = False
 
 
-def tier(memory: Memory, *, pinned: bool, edited: bool) -> Tier:
+def tier(conn: sqlite3.Connection, memory: Memory, *, pinned: bool, edited: bool) -> Tier:
     """The tier ``memory`` is in (``pinned`` and ``edited``: a person pinned or corrected
-    it), by the rule :func:`render` reads the block's memories with."""
+    it), by the rule :func:`render` reads the block's memories with, and whether the
+    block stored for its project lists it."""
     if not memory.live:
         return Tier("out of recall", f"superseded by #{memory.superseded_by}"
                     if memory.superseded_by else f"{memory.layer}")
     bar = model().clear
+    # Two decimals, never rounded up to the bar: 0.6799 is under 0.68.
+    clarity = f"{math.floor(memory.clarity * 100) / 100:.2f}"
     reasons = ((pinned, "pinned by a person"), (edited, "corrected by a person"),
                (memory.layer == "canonical", "established"),
                (memory.sessions >= 2, f"said in {memory.sessions} sessions"),
                (memory.clarity >= bar,
-                f"clearly stated (clarity {memory.clarity:.2f}, the bar {bar:.2f})"))
+                f"clearly stated (clarity {clarity}, at or above the bar of {bar:.2f})"))
     why = next((reason for holds, reason in reasons if holds), None)
     if why is not None:
-        return Tier("strict", why)
-    return Tier("searchable", f"said in one session, not clearly (clarity {memory.clarity:.2f}"
-                f" under the bar of {bar:.2f}): a second session saying it, a pin or an edit"
-                " puts it in the context block")
+        block = stored(conn, memory.project) or ""
+        return Tier("strict", why, listed=f"\n- #{memory.id} " in block)
+    due = memory.promote_at
+    promoted = ("" if due is None else f"; so does maintain, which makes it established from "
+                f"{time.strftime('%Y-%m-%d', time.localtime(due))} if it is still current")
+    return Tier("searchable", f"said in one session, not clearly (clarity {clarity} under the"
+                f" bar of {bar:.2f}): a second session saying it, a pin or an edit puts it in"
+                f" the context block{promoted}")
 
 
-def strict_count(conn: sqlite3.Connection) -> int:
-    """How many memories, of every project, are in the strict tier."""
-    return int(conn.execute(f"SELECT count(*) FROM memories WHERE {_STRICT}",  # noqa: S608 - constants
-                            (model().clear,)).fetchone()[0])
+def listed_count(conn: sqlite3.Connection) -> int:
+    """How many memories the stored context blocks of every project list."""
+    return int(conn.execute("SELECT coalesce(sum(memories), 0) FROM context_blocks"
+                            ).fetchone()[0])
 
 
 def _line(row: sqlite3.Row) -> str:
