@@ -414,6 +414,26 @@ def test_a_cause_and_the_fix_a_lead_in_introduces_are_one_note(cause: str, lead_
     assert "Found it" not in note.body and "again" not in note.body
 
 
+@pytest.mark.parametrize(("gap", "kept"), [
+    (_IMPORT_WHY, [_IMPORT_WHY]),  # points back: part of the fact
+    ("Worse than before.", []),  # may be chatter: the fact goes on past it, without it
+], ids=["points-back", "chatter"])
+@pytest.mark.parametrize("lead_in", ["The fix:", "Fix on our side:"])
+def test_a_fix_its_lead_in_opens_a_paragraph_with_joins_the_cause_across_a_doubted_sentence(
+        gap: str, kept: list[str], lead_in: str) -> None:
+    # The cause's paragraph ends on a sentence the model doubts; the next opens with a
+    # lead-in to the fix: the lead-in reads on from the cause, as it does right after it.
+    fix = ("collect the rows and send them with `executemany` in batches of 1,000, which "
+           "brings the import under 20 seconds.")
+    (note,) = transcript_notes(f"[assistant] Found it. {_IMPORT_CAUSE} {gap}\n\n{lead_in} "
+                               f"{fix} Running the tests now.")
+    assert note.body == "\n".join([_IMPORT_CAUSE, *kept, f"{lead_in} {fix}"])
+    # A label that names a type there opens a fact of its own, as it does anywhere.
+    notes = transcript_notes(f"[assistant] {_IMPORT_CAUSE} {gap}\n\nGotcha: {_RATES_GOTCHA}")
+    assert [n.body.startswith(_IMPORT_CAUSE) for n in notes] == [True, False]
+    assert "`responses` mocks" in notes[1].body
+
+
 def test_two_lead_ins_in_a_row_are_both_read_with_the_fix() -> None:
     cause = ("The thumbnails come out rotated because Pillow ignores the EXIF orientation "
              "tag when it resizes, so portrait photos from phones are stored sideways.")

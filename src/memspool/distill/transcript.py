@@ -265,13 +265,18 @@ def _bridged(group: _Group, found: list[Claim], verdicts: list[Verdict], index: 
              floor: float) -> bool:
     """The sentence at ``index``, under the keep bar, is one of at most BRIDGED between
     the group's fact and a kept sentence that goes on with it (:func:`_kept_beside`),
-    each of them a statement at ``floor`` or more (no question, no type's label), all
-    in the paragraph the fact has reached: the gap does not part the fact. A new
-    paragraph after a sentence not kept is a new fact ("In fly.toml I also set
-    `kill_timeout = 30`. ...")."""
+    or a lead-in to one (:func:`_leads_on`: "That's the gaps, for every metric." /
+    "Fix on our side: the role now passes ..."), each of them a statement at ``floor``
+    or more (no question, no type's label), all in the paragraph the fact has reached:
+    the gap does not part the fact. A new paragraph after a sentence not kept is a new
+    fact ("In fly.toml I also set `kill_timeout = 30`. ..."), unless it opens with
+    such a lead-in, which reads on from the fact wherever it stands, as it does right
+    after it."""
     paragraph = group.claims[-1].block
     for ahead in range(index, min(len(found), index + BRIDGED + 1)):
         claim, verdict = found[ahead], verdicts[ahead]
+        if ahead > index and _leads_on(group, found, verdicts, ahead):
+            return True
         if claim.kind != "sentence" or claim.introduces or claim.block != paragraph \
                 or is_type_label(claim.text):
             return False  # a label that names a type ("Gotcha:") opens a fact of its own
