@@ -241,8 +241,9 @@ class MemoryView:
     #: When a person last corrected its text (``None``: never); the archivist then
     #: corroborates it without rewriting it.
     edited_at: float | None = None
-    #: The tier of recall it is in (``strict``: the context block lists it;
-    #: ``searchable``; ``out of recall``) and why (:func:`memspool.recall.context.tier`).
+    #: The tier of recall it is in (``strict``: the context block lists it while it has
+    #: room; ``searchable``; ``out of recall``), why, and whether its project's stored
+    #: block lists it (:func:`memspool.recall.context.tier`).
     tier: Tier | None = None
 
     def as_dict(self, *, history: bool = True) -> dict[str, Any]:
