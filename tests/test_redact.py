@@ -238,8 +238,12 @@ json_values_st = st.recursive(
 @PROPERTY
 @given(json_values_st, st.booleans())
 # Found by this property: a key holding `='` opened a single-quoted "value" that ran
-# on through the document's closing quote and brace.
+# on through the document's closing quote and brace; and so did a single-quoted value
+# never closed inside its string.
 @example({"password='": None}, False)
+@example(["password='0000"], False)
+@example(["password='hunter22"], False)
+@example(["token=`ghp0123456789abcdefABCDEF"], True)
 def test_json_documents_stay_valid_json(value: object, ascii_only: bool) -> None:
     doc = json.dumps(value, ensure_ascii=ascii_only)
     out, counts = redact(doc)

@@ -154,13 +154,16 @@ def separator(ops: str, *, before: str = "") -> str:
 ASSIGN_SIMPLE: Final = separator(":=|=>|=|:")
 #: A value: quoted (any characters but its quote, a backslash or a line break) or bare (up
 #: to a blank, quote, backslash, or a character that ends a value in code). The closing
-#: quote is not required, so a value cut off by the end of a slice still counts. A value
+#: quote is not required, so a value cut off by the end of a slice still counts; but a
+#: single- or back-quoted value holds a double quote only when its own quote closes it
+#: later on the line: else that double quote ends the JSON string the value is in
+#: (``["password='hunter22"]``), and the value would run on through the document. A value
 #: longer than the bound is extended after it is accepted (see ``_VALUE_TAILS``): the
 #: bound only caps the work done on the many values that are rejected.
 _VALUE_CHARS: Final = {
     "v1": r"[^\"\\\r\n]",
-    "v2": r"[^'\\\r\n]",
-    "v3": r"[^`\\\r\n]",
+    "v2": r"(?:[^'\"\\\r\n]|\"(?=[^'\r\n]{0,256}'))",
+    "v3": r"(?:[^`\"\\\r\n]|\"(?=[^`\r\n]{0,256}`))",
     "v4": r"[^\s\"'`\\,;<>(){}\[\]|]",
 }
 #: A quoted value cannot begin with a blank or ``:,}]``: those follow a *closing* quote.
